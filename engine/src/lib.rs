@@ -1,0 +1,55 @@
+//! The rules engine of flipzero: the Ataxx family of games (standard Ataxx, misère,
+//! Assimilation, Thomas, Hexxagon) with the board geometry as data.
+//!
+//! Boards are at most 64 cells, so a set of cells is one `u64` ([`Bitboard`]). Each rule
+//! set precomputes per-cell clone, jump and flip masks ([`Geometry`]); move generation and
+//! make-move are bit operations on those masks. A [`Position`] is small and `Copy`.
+//!
+//! ```
+//! use engine::{perft, Position, Rules};
+//! let rules: Rules = "ataxx".parse().unwrap();
+//! let pos = Position::from_fen("x5o/7/7/7/7/7/o5x x 0 1", rules).unwrap();
+//! assert_eq!(perft(&pos, 2), 256);
+//! ```
+
+#![warn(missing_docs)]
+
+mod bitboard;
+pub mod boards;
+mod fen;
+pub mod geometry;
+mod perft;
+mod position;
+mod rng;
+mod rules;
+
+pub use bitboard::{BitIter, Bitboard};
+pub use fen::{FenError, MoveError};
+pub use geometry::{Geometry, Reach, Shape};
+pub use perft::{divide, perft, perft_parallel};
+pub use position::{
+    EndReason, GameResult, IllegalMove, MAX_MOVES, Move, MoveDisplay, MoveKind, MoveList, Position,
+    Side,
+};
+pub use rng::{Rng, splitmix64};
+pub use rules::{DEFAULT_HALFMOVE_LIMIT, Rules, UnknownGame, Variant};
+
+/// A cell of a board, by index in its [`Geometry`] (names such as `g7` depend on the
+/// board: see [`Geometry::square_name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Square(u8);
+
+impl Square {
+    /// The cell with index `i` (< 64).
+    #[inline]
+    pub const fn new(i: u8) -> Square {
+        debug_assert!(i < 64);
+        Square(i)
+    }
+
+    /// The index, 0..64.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}

@@ -1,0 +1,686 @@
+//! Positions of the Ataxx family: move generation, make-move, game end and result.
+
+use std::fmt;
+
+use arrayvec::ArrayVec;
+
+use crate::geometry::{Geometry, MAX_CELLS};
+use crate::rng::splitmix64;
+use crate::{Bitboard, Rules, Square};
+
+/// One of the two players.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Side {
+    /// The first player (`x`; Black in Italian sources, Red on Youzai).
+    X = 0,
+    /// The second player (`o`; White / Blue).
+    O = 1,
+}
+
+impl Side {
+    /// Both sides, first player first.
+    pub const BOTH: [Side; 2] = [Side::X, Side::O];
+
+    /// The opponent.
+    #[inline]
+    pub const fn other(self) -> Side {
+        match self {
+            Side::X => Side::O,
+            Side::O => Side::X,
+        }
+    }
+
+    /// 0 for `x`, 1 for `o`.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The side's letter in FEN and notation.
+    pub const fn char(self) -> char {
+        match self {
+            Side::X => 'x',
+            Side::O => 'o',
+        }
+    }
+}
+
+/// A move: a clone onto a cell, a jump from one cell to another, or a pass.
+///
+/// Printed in the engine community's notation through [`Move::display`]: a clone is its
+/// target (`g2`), a jump is source then target (`g1e3`), a pass is `0000`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Move {
+    from: u8,
+    to: u8,
+}
+
+/// What a [`Move`] does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MoveKind {
+    /// A new piece appears on `to`; the source stays.
+    Clone {
+        /// Target cell.
+        to: Square,
+    },
+    /// The piece on `from` moves to `to`.
+    Jump {
+        /// Source cell.
+        from: Square,
+        /// Target cell.
+        to: Square,
+    },
+    /// The side to move has no legal move and passes.
+    Pass,
+}
+
+impl Move {
+    /// The pass.
+    pub const PASS: Move = Move {
+        from: 0xFF,
+        to: 0xFF,
+    };
+
+    /// A clone onto `to`.
+    #[inline]
+    pub const fn clone_to(to: Square) -> Move {
+        Move {
+            from: to.index() as u8,
+            to: to.index() as u8,
+        }
+    }
+
+    /// A jump from `from` to `to` (`from` ≠ `to`).
+    #[inline]
+    pub const fn jump(from: Square, to: Square) -> Move {
+        debug_assert!(from.index() != to.index());
+        Move {
+            from: from.index() as u8,
+            to: to.index() as u8,
+        }
+    }
+
+    /// What the move does.
+    #[inline]
+    pub const fn kind(self) -> MoveKind {
+        if self.from == 0xFF {
+            MoveKind::Pass
+        } else if self.from == self.to {
+            MoveKind::Clone {
+                to: Square::new(self.to),
+            }
+        } else {
+            MoveKind::Jump {
+                from: Square::new(self.from),
+                to: Square::new(self.to),
+            }
+        }
+    }
+
+    /// Whether the move is the pass.
+    #[inline]
+    pub const fn is_pass(self) -> bool {
+        self.from == 0xFF
+    }
+
+    /// The target cell (`None` for the pass).
+    #[inline]
+    pub const fn to(self) -> Option<Square> {
+        if self.from == 0xFF {
+            None
+        } else {
+            Some(Square::new(self.to))
+        }
+    }
+
+    /// The move in notation on `geometry`'s board.
+    pub fn display(self, geometry: &Geometry) -> MoveDisplay<'_> {
+        MoveDisplay { mv: self, geometry }
+    }
+}
+
+/// A [`Move`] printed in notation for a given board (see [`Move::display`]).
+pub struct MoveDisplay<'a> {
+    mv: Move,
+    geometry: &'a Geometry,
+}
+
+impl fmt::Display for MoveDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.mv.kind() {
+            MoveKind::Pass => f.write_str("0000"),
+            MoveKind::Clone { to } => f.write_str(&self.geometry.square_name(to)),
+            MoveKind::Jump { from, to } => {
+                write!(
+                    f,
+                    "{}{}",
+                    self.geometry.square_name(from),
+                    self.geometry.square_name(to)
+                )
+            }
+        }
+    }
+}
+
+/// Capacity of a [`MoveList`]: at most one clone per cell plus one jump per (cell, jump
+/// target) pair; a test checks that every board stays below it.
+pub const MAX_MOVES: usize = 832;
+
+/// The legal moves of a position, without heap allocation.
+pub type MoveList = ArrayVec<Move, MAX_MOVES>;
+
+/// Why a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EndReason {
+    /// No empty playable cell is left.
+    FullBoard,
+    /// One side has no pieces left.
+    WipeOut,
+    /// Neither side can move, with empty cells left (walled-off regions), or both sides
+    /// have no pieces.
+    NoMoves,
+    /// The half-move clock reached the rule set's limit: adjudicated a draw.
+    HalfmoveCap,
+}
+
+impl EndReason {
+    /// A short lowercase name (`full-board`, `wipe-out`, `no-moves`, `halfmove-cap`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            EndReason::FullBoard => "full-board",
+            EndReason::WipeOut => "wipe-out",
+            EndReason::NoMoves => "no-moves",
+            EndReason::HalfmoveCap => "halfmove-cap",
+        }
+    }
+}
+
+/// The result of a finished game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GameResult {
+    /// The winner, or `None` for a draw.
+    pub winner: Option<Side>,
+    /// Pieces on the board at the end: `[x, o]`.
+    pub counts: [u32; 2],
+    /// The margin from the first player's (`x`) view: positive when `x` won. It is the
+    /// piece difference (in misère, `o`'s count minus `x`'s); a wipe-out scores as if
+    /// the winner held every playable cell (±49 on the plain board); adjudicated draws
+    /// score 0.
+    pub score: i32,
+    /// Why the game ended.
+    pub reason: EndReason,
+}
+
+/// Zobrist keys: pieces by side and cell, blocked cells, and the side to move.
+struct Zobrist {
+    pieces: [[u64; MAX_CELLS]; 2],
+    blocked: [u64; MAX_CELLS],
+    side: u64,
+}
+
+const fn zobrist_keys() -> Zobrist {
+    let mut z = Zobrist {
+        pieces: [[0; MAX_CELLS]; 2],
+        blocked: [0; MAX_CELLS],
+        side: 0,
+    };
+    let mut st = 0x5EED_A7A7_F11F_2E80u64;
+    let mut i = 0;
+    while i < MAX_CELLS {
+        let (s, a) = splitmix64(st);
+        let (s, b) = splitmix64(s);
+        let (s, c) = splitmix64(s);
+        z.pieces[0][i] = a;
+        z.pieces[1][i] = b;
+        z.blocked[i] = c;
+        st = s;
+        i += 1;
+    }
+    z.side = splitmix64(st).1;
+    z
+}
+
+static ZOBRIST: Zobrist = zobrist_keys();
+
+/// XOR of the keys of every cell of `b` in table `keys`.
+#[inline]
+fn keys_of(keys: &[u64; MAX_CELLS], b: Bitboard) -> u64 {
+    b.iter().fold(0, |h, s| h ^ keys[s.index()])
+}
+
+/// A position of an Ataxx-family game: pieces, blocked cells, side to move, clocks and the
+/// rule set. Small and `Copy`; make-move returns or updates a value, there is no undo.
+///
+/// ```
+/// use engine::{Position, Rules};
+/// let mut pos = Position::startpos(Rules::ATAXX);
+/// assert_eq!(pos.legal_moves().len(), 16);
+/// let mv = pos.parse_move("g2").unwrap();
+/// pos.play(mv);
+/// assert_eq!(pos.fen(), "x5o/7/7/7/7/6x/o5x o 0 1");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Position {
+    pub(crate) pieces: [Bitboard; 2],
+    pub(crate) blocked: Bitboard,
+    pub(crate) hash: u64,
+    pub(crate) halfmove: u16,
+    pub(crate) fullmove: u16,
+    pub(crate) side: Side,
+    pub(crate) rules: Rules,
+}
+
+impl Position {
+    /// Builds a position from its parts, computing the hash; `None` if a piece lies on a
+    /// blocked cell, both sides share a cell, or a set holds a cell the board lacks.
+    pub fn from_parts(
+        rules: Rules,
+        x: Bitboard,
+        o: Bitboard,
+        blocked: Bitboard,
+        side: Side,
+        halfmove: u16,
+        fullmove: u16,
+    ) -> Option<Position> {
+        let cells = rules.geometry().cells;
+        let all = x | o | blocked;
+        if !(x & o).is_empty() || !((x | o) & blocked).is_empty() || !(all & !cells).is_empty() {
+            return None;
+        }
+        let mut p = Position {
+            pieces: [x, o],
+            blocked,
+            hash: 0,
+            halfmove,
+            fullmove,
+            side,
+            rules,
+        };
+        p.hash = p.compute_hash();
+        Some(p)
+    }
+
+    /// The standard starting position of the rule set.
+    pub fn startpos(rules: Rules) -> Position {
+        Position::from_fen(rules.variant.start_fen(), rules)
+            .expect("built-in start positions parse")
+    }
+
+    /// The rule set.
+    #[inline]
+    pub fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    /// The board and neighbourhood tables.
+    #[inline]
+    pub fn geometry(&self) -> &'static Geometry {
+        self.rules.geometry()
+    }
+
+    /// The side to move.
+    #[inline]
+    pub fn side_to_move(&self) -> Side {
+        self.side
+    }
+
+    /// The pieces of `side`.
+    #[inline]
+    pub fn pieces(&self, side: Side) -> Bitboard {
+        self.pieces[side.index()]
+    }
+
+    /// The blocked cells.
+    #[inline]
+    pub fn blocked(&self) -> Bitboard {
+        self.blocked
+    }
+
+    /// The empty playable cells.
+    #[inline]
+    pub fn empty(&self) -> Bitboard {
+        self.geometry().cells & !(self.pieces[0] | self.pieces[1] | self.blocked)
+    }
+
+    /// Playable (not blocked) cells.
+    #[inline]
+    pub fn playable(&self) -> Bitboard {
+        self.geometry().cells & !self.blocked
+    }
+
+    /// Half-move clock: moves since the last clone (jumps and passes count).
+    #[inline]
+    pub fn halfmove_clock(&self) -> u16 {
+        self.halfmove
+    }
+
+    /// Full-move number, starting at 1 and incremented after `o` moves.
+    #[inline]
+    pub fn fullmove_number(&self) -> u16 {
+        self.fullmove
+    }
+
+    /// The Zobrist hash, kept up to date incrementally.
+    #[inline]
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The Zobrist hash computed from scratch (equals [`Position::hash`]).
+    pub fn compute_hash(&self) -> u64 {
+        let z = &ZOBRIST;
+        let mut h = keys_of(&z.pieces[0], self.pieces[0])
+            ^ keys_of(&z.pieces[1], self.pieces[1])
+            ^ keys_of(&z.blocked, self.blocked);
+        if self.side == Side::O {
+            h ^= z.side;
+        }
+        h
+    }
+
+    /// Whether `side` has a move other than the pass.
+    #[inline]
+    pub fn can_move(&self, side: Side) -> bool {
+        can_move(self.geometry(), self.pieces[side.index()], self.empty())
+    }
+
+    /// Whether the game is over (see [`Position::result`] for the conditions).
+    #[inline]
+    pub fn is_game_over(&self) -> bool {
+        self.end_reason().is_some()
+    }
+
+    fn end_reason(&self) -> Option<EndReason> {
+        let [x, o] = self.pieces;
+        let empty = self.empty();
+        if x.is_empty() || o.is_empty() {
+            if x.is_empty() && o.is_empty() {
+                return Some(EndReason::NoMoves);
+            }
+            return Some(EndReason::WipeOut);
+        }
+        if empty.is_empty() {
+            return Some(EndReason::FullBoard);
+        }
+        let g = self.geometry();
+        if !can_move(g, x, empty) && !can_move(g, o, empty) {
+            return Some(EndReason::NoMoves);
+        }
+        let limit = self.rules.halfmove_limit;
+        if limit > 0 && self.halfmove >= limit {
+            return Some(EndReason::HalfmoveCap);
+        }
+        None
+    }
+
+    /// The result if the game is over, else `None`.
+    ///
+    /// The game ends when a side has no pieces (wipe-out), no empty playable cell is left
+    /// (full board), neither side can move, or — with adjudication on — the half-move
+    /// clock reaches the limit (a draw, unless one of the other endings also holds).
+    pub fn result(&self) -> Option<GameResult> {
+        let reason = self.end_reason()?;
+        let counts = [self.pieces[0].len(), self.pieces[1].len()];
+        if reason == EndReason::HalfmoveCap {
+            return Some(GameResult {
+                winner: None,
+                counts,
+                score: 0,
+                reason,
+            });
+        }
+        // Margin from x's view under normal rules; misère inverts who is ahead.
+        let mut margin = counts[0] as i32 - counts[1] as i32;
+        if reason == EndReason::WipeOut {
+            margin = margin.signum() * self.playable().len() as i32;
+        }
+        if self.rules.misere {
+            margin = -margin;
+        }
+        let winner = match margin.signum() {
+            1 => Some(Side::X),
+            -1 => Some(Side::O),
+            _ => None,
+        };
+        Some(GameResult {
+            winner,
+            counts,
+            score: margin,
+            reason,
+        })
+    }
+
+    /// Calls `f` for every legal move other than the pass: clones by target cell, then
+    /// jumps by source and target cell.
+    #[inline]
+    pub(crate) fn for_each_nonpass(&self, mut f: impl FnMut(Move)) {
+        let g = self.geometry();
+        let own = self.pieces[self.side.index()];
+        let empty = self.empty();
+        let mut reach = Bitboard::EMPTY;
+        for sq in own {
+            reach |= g.clone[sq.index()];
+        }
+        for to in reach & empty {
+            f(Move::clone_to(to));
+        }
+        for from in own {
+            for to in g.jump[from.index()] & empty {
+                f(Move::jump(from, to));
+            }
+        }
+    }
+
+    /// The legal moves: empty when the game is over, only the pass when the side to move
+    /// has no other move.
+    pub fn legal_moves(&self) -> MoveList {
+        let mut list = MoveList::new();
+        if self.is_game_over() {
+            return list;
+        }
+        self.for_each_nonpass(|m| list.push(m));
+        if list.is_empty() {
+            list.push(Move::PASS);
+        }
+        list
+    }
+
+    /// The number of legal moves, counted without generating them (bulk counting).
+    /// Equal to `legal_moves().len()`.
+    #[inline]
+    pub fn count_moves(&self) -> u64 {
+        if self.is_trivially_over() {
+            return 0;
+        }
+        let g = self.geometry();
+        let own = self.pieces[self.side.index()];
+        let opp = self.pieces[self.side.other().index()];
+        let empty = self.empty();
+        let mut reach = Bitboard::EMPTY;
+        let mut jumps = 0u64;
+        for sq in own {
+            reach |= g.clone[sq.index()];
+            jumps += (g.jump[sq.index()] & empty).len() as u64;
+        }
+        let n = jumps + (reach & empty).len() as u64;
+        if n > 0 {
+            n
+        } else {
+            u64::from(can_move(g, opp, empty))
+        }
+    }
+
+    /// Whether the game is over for a reason that needs no move generation: a side
+    /// without pieces, a full board, or the half-move limit.
+    #[inline]
+    pub(crate) fn is_trivially_over(&self) -> bool {
+        let limit = self.rules.halfmove_limit;
+        self.pieces[0].is_empty()
+            || self.pieces[1].is_empty()
+            || self.empty().is_empty()
+            || (limit > 0 && self.halfmove >= limit)
+    }
+
+    /// Whether `mv` is legal here.
+    pub fn is_legal(&self, mv: Move) -> bool {
+        self.check_legal(mv).is_ok()
+    }
+
+    /// Why `mv` is illegal here, or `Ok`.
+    pub fn check_legal(&self, mv: Move) -> Result<(), IllegalMove> {
+        if let Some(r) = self.end_reason() {
+            return Err(IllegalMove::GameOver(r));
+        }
+        let g = self.geometry();
+        let own = self.pieces[self.side.index()];
+        let empty = self.empty();
+        match mv.kind() {
+            MoveKind::Pass => {
+                if can_move(g, own, empty) {
+                    Err(IllegalMove::PassWithMoves)
+                } else {
+                    Ok(())
+                }
+            }
+            MoveKind::Clone { to } | MoveKind::Jump { to, .. }
+                if to.index() >= g.num_cells as usize || !empty.has(to) =>
+            {
+                Err(IllegalMove::TargetNotEmpty)
+            }
+            MoveKind::Clone { to } => {
+                if own.iter().any(|s| g.clone[s.index()].has(to)) {
+                    Ok(())
+                } else {
+                    Err(IllegalMove::NoCloneSource)
+                }
+            }
+            MoveKind::Jump { from, to } => {
+                if from.index() >= g.num_cells as usize || !own.has(from) {
+                    Err(IllegalMove::NotOwnPiece)
+                } else if !g.jump[from.index()].has(to) {
+                    Err(IllegalMove::NotAJump)
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Plays `mv`, which must be legal (checked only in debug builds; see
+    /// [`Position::try_play`]).
+    #[inline]
+    pub fn play(&mut self, mv: Move) {
+        debug_assert!(self.is_legal(mv), "illegal move {mv:?} in {}", self.fen());
+        self.play_inner::<true>(mv);
+    }
+
+    /// Plays `mv` if it is legal; otherwise leaves the position unchanged and says why.
+    pub fn try_play(&mut self, mv: Move) -> Result<(), IllegalMove> {
+        self.check_legal(mv)?;
+        self.play_inner::<true>(mv);
+        Ok(())
+    }
+
+    /// The position after `mv` (which must be legal).
+    #[inline]
+    pub fn after(&self, mv: Move) -> Position {
+        let mut p = *self;
+        p.play(mv);
+        p
+    }
+
+    /// Make-move; `HASH = false` skips the hash update (perft only, where the hash is
+    /// never read).
+    #[inline(always)]
+    pub(crate) fn play_inner<const HASH: bool>(&mut self, mv: Move) {
+        let us = self.side.index();
+        let them = us ^ 1;
+        let z = &ZOBRIST;
+        if !mv.is_pass() {
+            let g = self.geometry();
+            let to = mv.to as usize;
+            let to_bb = Bitboard(1u64 << to);
+            if mv.from == mv.to {
+                self.halfmove = 0;
+            } else {
+                self.pieces[us] ^= Bitboard(1u64 << mv.from);
+                self.halfmove = self.halfmove.saturating_add(1);
+                if HASH {
+                    self.hash ^= z.pieces[us][mv.from as usize];
+                }
+            }
+            let flips = g.flip[to] & self.pieces[them];
+            self.pieces[us] |= to_bb | flips;
+            self.pieces[them] ^= flips;
+            if HASH {
+                self.hash ^= z.pieces[us][to];
+                for s in flips {
+                    self.hash ^= z.pieces[0][s.index()] ^ z.pieces[1][s.index()];
+                }
+            }
+        } else {
+            self.halfmove = self.halfmove.saturating_add(1);
+        }
+        if self.side == Side::O {
+            self.fullmove = self.fullmove.saturating_add(1);
+        }
+        self.side = self.side.other();
+        if HASH {
+            self.hash ^= z.side;
+        }
+    }
+
+    /// The number of enemy pieces `mv` would flip.
+    #[inline]
+    pub fn flips(&self, mv: Move) -> u32 {
+        match mv.to() {
+            Some(to) => {
+                (self.geometry().flip[to.index()] & self.pieces[self.side.other().index()]).len()
+            }
+            None => 0,
+        }
+    }
+}
+
+#[inline]
+fn can_move(g: &Geometry, own: Bitboard, empty: Bitboard) -> bool {
+    own.iter()
+        .any(|s| !((g.clone[s.index()] | g.jump[s.index()]) & empty).is_empty())
+}
+
+/// Why a move cannot be played in a position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IllegalMove {
+    /// The game is already over.
+    #[error("the game is over ({})", .0.name())]
+    GameOver(EndReason),
+    /// A pass was given while the side to move has a move.
+    #[error("passing is only allowed when no other move exists")]
+    PassWithMoves,
+    /// The target cell is occupied, blocked or off the board.
+    #[error("the target cell is not empty")]
+    TargetNotEmpty,
+    /// No piece of the side to move is a clone neighbour of the target.
+    #[error("no piece of the side to move can clone to the target")]
+    NoCloneSource,
+    /// The jump source is not a piece of the side to move.
+    #[error("the source cell does not hold a piece of the side to move")]
+    NotOwnPiece,
+    /// The target is not a jump target of the source under these rules.
+    #[error("the target is not a jump (or clone) target of the source under these rules")]
+    NotAJump,
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({} [{}])", self.fen(), self.rules)
+    }
+}
+
+impl fmt::Display for Position {
+    /// The position in FEN (the Hexxagon text format on the hex board).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.fen())
+    }
+}
