@@ -26,7 +26,7 @@ mod rules;
 pub use bitboard::{BitIter, Bitboard};
 pub use fen::{FenError, MoveError};
 pub use geometry::{Geometry, Reach, Shape};
-pub use perft::{divide, perft, perft_parallel};
+pub use perft::{divide, perft, perft_make_all, perft_parallel};
 pub use position::{
     EndReason, GameResult, IllegalMove, MAX_MOVES, Move, MoveDisplay, MoveKind, MoveList, Position,
     Side,

@@ -78,3 +78,36 @@ pub fn perft_parallel(pos: &Position, depth: u32, threads: usize) -> u64 {
             .sum()
     })
 }
+
+/// [`perft`] without bulk counting: every move of the last ply is generated as a list and
+/// played through the public API (hash update included). Same count as [`perft`]; used to
+/// measure make-move throughput.
+pub fn perft_make_all(pos: &Position, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    pos.legal_moves()
+        .into_iter()
+        .map(|mv| perft_make_all(&pos.after(mv), depth - 1))
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Rules;
+
+    #[test]
+    fn every_way_of_counting_agrees() {
+        let pos = Position::from_fen("x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1", Rules::ATAXX).unwrap();
+        for d in 0..4 {
+            let want = perft(&pos, d);
+            assert_eq!(perft_make_all(&pos, d), want);
+            assert_eq!(perft_parallel(&pos, d, 3), want);
+            assert_eq!(
+                divide(&pos, d).iter().map(|&(_, n)| n).sum::<u64>(),
+                if d == 0 { 0 } else { want }
+            );
+        }
+    }
+}

@@ -684,3 +684,26 @@ impl fmt::Display for Position {
         f.write_str(&self.fen())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Variant;
+
+    #[test]
+    fn move_list_capacity_covers_every_board() {
+        for v in Variant::ALL {
+            let g = v.geometry();
+            let jumps: u32 = g.cells.iter().map(|s| g.jump[s.index()].len()).sum();
+            assert!(
+                (g.num_cells as usize) + jumps as usize <= MAX_MOVES,
+                "{v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn position_is_small() {
+        assert!(std::mem::size_of::<Position>() <= 48);
+    }
+}

@@ -1,0 +1,30 @@
+# flipzero: the two set-up commands are `make run` and `make test`.
+# Tests and binaries share the release profile so that dependencies compile once.
+CARGO ?= cargo
+BIN := target/release/flipzero
+
+.PHONY: build test lint fmt bench perft clean
+
+build:
+	$(CARGO) build --release
+
+test:
+	$(CARGO) test --release --workspace
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+# Speed figures (recorded in docs/benchmarks.md). Single-threaded unless stated.
+bench: build
+	$(BIN) bench movegen
+
+# The reference perft of the README.
+perft: build
+	$(BIN) perft --depth 7
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,49 @@
+//! Runs every perft table under `tests/data/*.perft` (format: see the files' headers).
+
+use std::path::Path;
+
+use engine::{Position, Rules, perft};
+
+/// Above this many leaves a count runs only in optimized builds.
+const SLOW: u64 = 200_000_000;
+
+#[test]
+fn perft_tables() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "perft"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let mut checked = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut rules = Rules::ATAXX;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            let at = || format!("{}:{}", file.display(), n + 1);
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(name) = line.strip_prefix("game ") {
+                rules = name.parse().unwrap_or_else(|e| panic!("{}: {e}", at()));
+                continue;
+            }
+            let (fen, counts) = line
+                .split_once(':')
+                .unwrap_or_else(|| panic!("{}: no `:`", at()));
+            let pos = Position::from_fen(fen, rules).unwrap_or_else(|e| panic!("{}: {e}", at()));
+            for (depth, want) in counts.split_whitespace().enumerate() {
+                let want: u64 = want.parse().unwrap();
+                if want > SLOW && cfg!(debug_assertions) {
+                    continue;
+                }
+                assert_eq!(perft(&pos, depth as u32), want, "{}: depth {depth}", at());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50);
+}

@@ -1,0 +1,56 @@
+//! The `flipzero` binary as a user runs it.
+
+use std::process::Command;
+
+fn flipzero(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn perft_last_line_is_the_node_count() {
+    let (ok, out, _) = flipzero(&["perft", "--depth", "5"]);
+    assert!(ok);
+    assert_eq!(out.lines().last(), Some("nodes 4752668"));
+    let (ok, out, _) = flipzero(&[
+        "perft",
+        "--game",
+        "hexxagon",
+        "--depth",
+        "3",
+        "--threads",
+        "2",
+    ]);
+    assert!(ok);
+    assert_eq!(out.lines().last(), Some("nodes 16548"));
+}
+
+#[test]
+fn perft_divide_lists_moves_then_total() {
+    let fen = "7/7/7/7/ooooooo/ooooooo/xxxxxxx x 0 1";
+    let (ok, out, _) = flipzero(&["perft", "--fen", fen, "--depth", "3", "--divide"]);
+    assert!(ok);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "0000 249");
+    assert_eq!(lines.last(), Some(&"nodes 249"));
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let (ok, _, err) = flipzero(&["perft", "--fen", "x5o/7/7/7/7/7/o5q x", "--depth", "1"]);
+    assert!(!ok);
+    assert!(err.contains("rank 1: unexpected character `q`"), "{err}");
+    let (ok, _, err) = flipzero(&["perft", "--game", "chess", "--depth", "1"]);
+    assert!(!ok);
+    assert!(
+        err.contains("unknown game `chess`") && err.contains("hexxagon"),
+        "{err}"
+    );
+}
