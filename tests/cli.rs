@@ -54,3 +54,36 @@ fn bad_input_gets_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn perft_works_for_every_family() {
+    let (ok, out, _) = flipzero(&["perft", "--game", "othello", "--depth", "6"]);
+    assert!(ok);
+    assert_eq!(out.lines().last(), Some("nodes 8200"));
+    let pos = "annexation76-parallel 4/6/8/10/4ox4/4ox4/10/8/6/4 x play 38 38 0";
+    let (ok, out, _) = flipzero(&[
+        "perft",
+        "--game",
+        "annexation76-parallel",
+        "--position",
+        pos,
+        "--depth",
+        "3",
+    ]);
+    assert!(ok);
+    assert_eq!(out.lines().last(), Some("nodes 68"));
+    let (ok, _, err) = flipzero(&[
+        "perft",
+        "--game",
+        "annexation64",
+        "--position",
+        "8/8 x",
+        "--depth",
+        "1",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("bad position") && err.contains("annexation64"),
+        "{err}"
+    );
+}

@@ -1,5 +1,7 @@
 //! The rules engine of flipzero: the Ataxx family of games (standard Ataxx, misère,
-//! Assimilation, Thomas, Hexxagon) with the board geometry as data.
+//! Assimilation, Thomas, Hexxagon) with the board geometry as data, and the outflanking
+//! games (Othello, Reversi, Annexation; module [`flank`]), both behind one interface
+//! ([`Game`], [`State`]).
 //!
 //! Boards are at most 64 cells, so a set of cells is one `u64` ([`Bitboard`]). Each rule
 //! set precomputes per-cell clone, jump and flip masks ([`Geometry`]); move generation and
@@ -17,6 +19,8 @@
 mod bitboard;
 pub mod boards;
 mod fen;
+pub mod flank;
+mod game;
 pub mod geometry;
 mod perft;
 mod position;
@@ -25,6 +29,7 @@ mod rules;
 
 pub use bitboard::{BitIter, Bitboard};
 pub use fen::{FenError, MoveError};
+pub use game::{GAME_NAMES, Game, GameMoveError, PositionError, State, Symmetry, UnknownGameName};
 pub use geometry::{Geometry, Reach, Shape};
 pub use perft::{divide, perft, perft_make_all, perft_parallel};
 pub use position::{
@@ -35,19 +40,19 @@ pub use rng::{Rng, splitmix64};
 pub use rules::{DEFAULT_HALFMOVE_LIMIT, Rules, UnknownGame, Variant};
 
 /// A cell of a board, by index in its [`Geometry`] (names such as `g7` depend on the
-/// board: see [`Geometry::square_name`]).
+/// board: see [`Geometry::square_name`]). Ataxx-family cells are below 64; outflanking
+/// boards number their cells `rank * 16 + file`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Square(u8);
 
 impl Square {
-    /// The cell with index `i` (< 64).
+    /// The cell with index `i`.
     #[inline]
     pub const fn new(i: u8) -> Square {
-        debug_assert!(i < 64);
         Square(i)
     }
 
-    /// The index, 0..64.
+    /// The index.
     #[inline]
     pub const fn index(self) -> usize {
         self.0 as usize

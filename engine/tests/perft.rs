@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use engine::{Position, Rules, perft};
+use engine::Game;
 
 /// Above this many leaves a count runs only in optimized builds.
 const SLOW: u64 = 200_000_000;
@@ -20,7 +20,7 @@ fn perft_tables() {
     let mut checked = 0;
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        let mut rules = Rules::ATAXX;
+        let mut game: Game = "ataxx".parse().unwrap();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             let at = || format!("{}:{}", file.display(), n + 1);
@@ -28,19 +28,21 @@ fn perft_tables() {
                 continue;
             }
             if let Some(name) = line.strip_prefix("game ") {
-                rules = name.parse().unwrap_or_else(|e| panic!("{}: {e}", at()));
+                game = name.parse().unwrap_or_else(|e| panic!("{}: {e}", at()));
                 continue;
             }
             let (fen, counts) = line
                 .split_once(':')
                 .unwrap_or_else(|| panic!("{}: no `:`", at()));
-            let pos = Position::from_fen(fen, rules).unwrap_or_else(|e| panic!("{}: {e}", at()));
+            let pos = game
+                .parse_position(fen)
+                .unwrap_or_else(|e| panic!("{}: {e}", at()));
             for (depth, want) in counts.split_whitespace().enumerate() {
                 let want: u64 = want.parse().unwrap();
                 if want > SLOW && cfg!(debug_assertions) {
                     continue;
                 }
-                assert_eq!(perft(&pos, depth as u32), want, "{}: depth {depth}", at());
+                assert_eq!(pos.perft(depth as u32), want, "{}: depth {depth}", at());
                 checked += 1;
             }
         }

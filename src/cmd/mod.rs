@@ -4,19 +4,21 @@ pub mod bench;
 pub mod perft;
 
 use anyhow::Context;
-use engine::{Position, Rules};
+use engine::{Game, State};
 
 /// The help text listing every game name.
-pub const GAMES_HELP: &str = "Game: ataxx, ataxx/misere, ataxx/assimilation, \
-ataxx/assimilation/misere, ataxx/thomas, ataxx/thomas/misere, hexxagon, hexxagon/misere";
+pub const GAMES_HELP: &str = "Game: ataxx, ataxx/assimilation, ataxx/thomas, hexxagon, \
+othello, reversi, annexation64, annexation132, annexation76-cross, annexation76-parallel, \
+annexation32, annexation80; each also with /misere (e.g. ataxx/misere)";
 
 /// Parses a game name and an optional position text (default: the standard start).
-pub fn game_and_position(game: &str, position: Option<&str>) -> anyhow::Result<(Rules, Position)> {
-    let rules: Rules = game.parse()?;
+pub fn game_and_position(game: &str, position: Option<&str>) -> anyhow::Result<(Game, State)> {
+    let game: Game = game.parse()?;
     let pos = match position {
-        None => Position::startpos(rules),
-        Some(text) => Position::from_fen(text, rules)
-            .with_context(|| format!("bad position `{text}` for game {rules}"))?,
+        None => game.startpos(),
+        Some(text) => game
+            .parse_position(text)
+            .with_context(|| format!("bad position `{text}` for game {game}"))?,
     };
-    Ok((rules, pos))
+    Ok((game, pos))
 }

@@ -9,9 +9,10 @@ use clap::Args;
 pub struct PerftArgs {
     #[arg(long, default_value = "ataxx", help = super::GAMES_HELP)]
     game: String,
-    /// Start position (FEN, or the game's text format; `startpos` is the standard start).
-    #[arg(long, alias = "position")]
-    fen: Option<String>,
+    /// Start position in the game's text format (FEN for the Ataxx family; `startpos` is
+    /// the standard start, also the default).
+    #[arg(long, visible_alias = "fen")]
+    position: Option<String>,
     /// Depth in plies.
     #[arg(long)]
     depth: u32,
@@ -25,17 +26,23 @@ pub struct PerftArgs {
 
 /// Runs `flipzero perft`: the last line of output is `nodes <count>`.
 pub fn run(a: PerftArgs) -> anyhow::Result<()> {
-    let (_, pos) = super::game_and_position(&a.game, a.fen.as_deref())?;
+    let (_, pos) = super::game_and_position(&a.game, a.position.as_deref())?;
     let t = Instant::now();
     let nodes = if a.divide {
         let mut total = 0;
-        for (mv, n) in engine::divide(&pos, a.depth) {
-            println!("{} {n}", pos.move_to_string(mv));
-            total += n;
+        if a.depth > 0 {
+            for mv in pos.legal_moves() {
+                let n = pos.after(mv).perft(a.depth - 1);
+                println!("{} {n}", pos.move_to_string(mv));
+                total += n;
+            }
         }
         total
     } else {
-        engine::perft_parallel(&pos, a.depth, a.threads)
+        match pos {
+            engine::State::Ataxx(p) => engine::perft_parallel(&p, a.depth, a.threads),
+            _ => pos.perft(a.depth),
+        }
     };
     let secs = t.elapsed().as_secs_f64();
     println!(
