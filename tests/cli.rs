@@ -60,7 +60,7 @@ fn perft_works_for_every_family() {
     let (ok, out, _) = flipzero(&["perft", "--game", "othello", "--depth", "6"]);
     assert!(ok);
     assert_eq!(out.lines().last(), Some("nodes 8200"));
-    let pos = "annexation76-parallel 4/6/8/10/4ox4/4ox4/10/8/6/4 x play 38 38 0";
+    let pos = "annexation76-parallel 4/6/8/10/4xo4/4xo4/10/8/6/4 x play 38 38 0";
     let (ok, out, _) = flipzero(&[
         "perft",
         "--game",

@@ -146,6 +146,19 @@ impl Not for Bits {
     }
 }
 
+/// Empty cells reached from `own` through a contiguous line of `opp` in direction `D`.
+#[inline(always)]
+fn fill<const D: i32>(own: Bits, opp: Bits, empty: Bits) -> Bits {
+    let mut t = own.step(D) & opp;
+    loop {
+        let n = t | (t.step(D) & opp);
+        if n == t {
+            return t.step(D) & empty;
+        }
+        t = n;
+    }
+}
+
 /// The eight directions as index steps: E, W, N, S, NE, NW, SE, SW.
 pub const DIRECTIONS: [i32; 8] = [1, -1, 16, -16, 17, 15, -15, -17];
 
@@ -572,19 +585,14 @@ impl FlankPosition {
         }
         let own = self.pieces[side.index()];
         let opp = self.pieces[side.other().index()];
-        let mut moves = Bits::EMPTY;
-        for d in DIRECTIONS {
-            let mut t = own.step(d) & opp;
-            loop {
-                let n = t | (t.step(d) & opp);
-                if n == t {
-                    break;
-                }
-                t = n;
-            }
-            moves |= t.step(d) & empty;
-        }
-        moves
+        fill::<1>(own, opp, empty)
+            | fill::<-1>(own, opp, empty)
+            | fill::<16>(own, opp, empty)
+            | fill::<-16>(own, opp, empty)
+            | fill::<17>(own, opp, empty)
+            | fill::<15>(own, opp, empty)
+            | fill::<-15>(own, opp, empty)
+            | fill::<-17>(own, opp, empty)
     }
 
     /// Whether the game is over: the board is full, or neither side can place.

@@ -3,13 +3,14 @@
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use engine::{Position, Rules, Variant};
+use engine::{Game, Position, Rules, Variant};
 
 /// Which benchmark to run.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Suite {
     /// Move generation: perft with bulk counting (start position, depths 6 and 7, one
-    /// thread), perft with every leaf move made (make-move throughput), Hexxagon perft.
+    /// thread), perft with every leaf move made (make-move throughput), Hexxagon,
+    /// Othello and Annexation 64 perft.
     Movegen,
 }
 
@@ -47,6 +48,12 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             total += timed("hexxagon startpos perft 6 (bulk)", || {
                 engine::perft(&hex, 6)
             });
+            for (name, depth) in [("othello", 10), ("annexation64", 12)] {
+                let s = name.parse::<Game>()?.startpos();
+                total += timed(&format!("{name} startpos perft {depth} (bulk)"), || {
+                    s.perft(depth)
+                });
+            }
             println!("nodes {total}");
         }
     }

@@ -30,7 +30,9 @@ pub fn run(a: PerftArgs) -> anyhow::Result<()> {
     let t = Instant::now();
     let nodes = if a.divide {
         let mut total = 0;
-        if a.depth > 0 {
+        if a.depth == 0 {
+            total = 1;
+        } else {
             for mv in pos.legal_moves() {
                 let n = pos.after(mv).perft(a.depth - 1);
                 println!("{} {n}", pos.move_to_string(mv));
