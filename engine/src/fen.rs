@@ -205,27 +205,18 @@ impl Position {
             if k > 0 {
                 s.push('/');
             }
-            let mut run = 0;
-            for &sq in cells {
-                let ch = if self.pieces[0].has(sq) {
-                    'x'
+            let marks = cells.iter().map(|&sq| {
+                if self.pieces[0].has(sq) {
+                    Some('x')
                 } else if self.pieces[1].has(sq) {
-                    'o'
+                    Some('o')
                 } else if self.blocked.has(sq) {
-                    '-'
+                    Some('-')
                 } else {
-                    run += 1;
-                    continue;
-                };
-                if run > 0 {
-                    write!(s, "{run}").unwrap();
-                    run = 0;
+                    None
                 }
-                s.push(ch);
-            }
-            if run > 0 {
-                write!(s, "{run}").unwrap();
-            }
+            });
+            write_run_length(&mut s, marks);
         }
         write!(
             s,
@@ -334,6 +325,27 @@ impl Position {
         )
         .unwrap();
         s
+    }
+}
+
+/// Appends one rank (or column) of a position text: each cell's mark, with runs of
+/// empty cells (`None`) written as their count.
+pub(crate) fn write_run_length(s: &mut String, cells: impl Iterator<Item = Option<char>>) {
+    let mut run = 0;
+    for c in cells {
+        match c {
+            None => run += 1,
+            Some(ch) => {
+                if run > 0 {
+                    write!(s, "{run}").unwrap();
+                    run = 0;
+                }
+                s.push(ch);
+            }
+        }
+    }
+    if run > 0 {
+        write!(s, "{run}").unwrap();
     }
 }
 

@@ -719,24 +719,12 @@ impl FlankPosition {
         } else {
             EndReason::NoMoves
         };
-        let mut margin = counts[0] as i32 - counts[1] as i32;
-        if reason == EndReason::WipeOut {
-            margin = margin.signum() * self.board().num_cells() as i32;
-        }
-        if self.rules.misere {
-            margin = -margin;
-        }
-        let winner = match margin.signum() {
-            1 => Some(Side::X),
-            -1 => Some(Side::O),
-            _ => None,
-        };
-        Some(GameResult {
-            winner,
+        Some(GameResult::scored(
             counts,
-            score: margin,
             reason,
-        })
+            self.board().num_cells(),
+            self.rules.misere,
+        ))
     }
 
     /// The position text (see the module docs).
@@ -745,25 +733,16 @@ impl FlankPosition {
         let mut s = String::from(b.id.name());
         s.push(' ');
         for r in (0..b.height).rev() {
-            let mut run = 0;
-            for i in b.rank_cells(r) {
-                let c = if self.pieces[0].has(i) {
-                    'x'
+            let cells = b.rank_cells(r).map(|i| {
+                if self.pieces[0].has(i) {
+                    Some('x')
                 } else if self.pieces[1].has(i) {
-                    'o'
+                    Some('o')
                 } else {
-                    run += 1;
-                    continue;
-                };
-                if run > 0 {
-                    write!(s, "{run}").unwrap();
-                    run = 0;
+                    None
                 }
-                s.push(c);
-            }
-            if run > 0 {
-                write!(s, "{run}").unwrap();
-            }
+            });
+            crate::fen::write_run_length(&mut s, cells);
             if r > 0 {
                 s.push('/');
             }

@@ -212,6 +212,32 @@ pub struct GameResult {
     pub reason: EndReason,
 }
 
+impl GameResult {
+    /// The result of a game that ended for `reason` (not the half-move cap) with
+    /// `counts = [x, o]` on a board of `playable` cells: more pieces wins (fewer in
+    /// misère), and a wipe-out scores as if the winner held every playable cell.
+    pub fn scored(counts: [u32; 2], reason: EndReason, playable: u32, misere: bool) -> GameResult {
+        let mut margin = counts[0] as i32 - counts[1] as i32;
+        if reason == EndReason::WipeOut {
+            margin = margin.signum() * playable as i32;
+        }
+        if misere {
+            margin = -margin;
+        }
+        let winner = match margin.signum() {
+            1 => Some(Side::X),
+            -1 => Some(Side::O),
+            _ => None,
+        };
+        GameResult {
+            winner,
+            counts,
+            score: margin,
+            reason,
+        }
+    }
+}
+
 /// Zobrist keys: pieces by side and cell, blocked cells, and the side to move.
 struct Zobrist {
     pieces: [[u64; MAX_CELLS]; 2],
@@ -430,25 +456,12 @@ impl Position {
                 reason,
             });
         }
-        // Margin from x's view under normal rules; misère inverts who is ahead.
-        let mut margin = counts[0] as i32 - counts[1] as i32;
-        if reason == EndReason::WipeOut {
-            margin = margin.signum() * self.playable().len() as i32;
-        }
-        if self.rules.misere {
-            margin = -margin;
-        }
-        let winner = match margin.signum() {
-            1 => Some(Side::X),
-            -1 => Some(Side::O),
-            _ => None,
-        };
-        Some(GameResult {
-            winner,
+        Some(GameResult::scored(
             counts,
-            score: margin,
             reason,
-        })
+            self.playable().len(),
+            self.rules.misere,
+        ))
     }
 
     /// Calls `f` for every legal move other than the pass: clones by target cell, then
