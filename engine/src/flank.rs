@@ -159,6 +159,23 @@ fn fill<const D: i32>(own: Bits, opp: Bits, empty: Bits) -> Bits {
     }
 }
 
+#[inline(always)]
+fn to_u128(b: Bits) -> u128 {
+    (b.0[1] as u128) << 64 | b.0[0] as u128
+}
+
+/// [`fill`] for boards of at most 8×8, whose cells lie in the low 128 bits: native
+/// 128-bit shifts and a fixed number of steps (a line holds at most 6 enemy pieces).
+#[inline(always)]
+fn fill128<const D: i32>(own: u128, opp: u128, empty: u128) -> u128 {
+    let step = |x: u128| if D > 0 { x << D } else { x >> -D };
+    let mut t = step(own) & opp;
+    for _ in 0..5 {
+        t |= step(t) & opp;
+    }
+    step(t) & empty
+}
+
 /// The eight directions as index steps: E, W, N, S, NE, NW, SE, SW.
 pub const DIRECTIONS: [i32; 8] = [1, -1, 16, -16, 17, 15, -15, -17];
 
@@ -237,6 +254,9 @@ pub struct FlankBoard {
     pub setup: [Bits; 2],
     /// Pieces each player may place, or `None` for no limit.
     pub supply: Option<u16>,
+    /// Whether the board is at most 8×8 (its cells lie in the low 128 bits), which
+    /// selects the 128-bit move generator.
+    pub fits_u128: bool,
 }
 
 impl FlankBoard {
@@ -303,6 +323,7 @@ fn build(
         placement_phase,
         setup: [set(setup[0]), set(setup[1])],
         supply,
+        fits_u128: size <= 8,
     }
 }
 
@@ -585,6 +606,18 @@ impl FlankPosition {
         }
         let own = self.pieces[side.index()];
         let opp = self.pieces[side.other().index()];
+        if self.board().fits_u128 {
+            let (o, p, e) = (to_u128(own), to_u128(opp), to_u128(empty));
+            let m = fill128::<1>(o, p, e)
+                | fill128::<-1>(o, p, e)
+                | fill128::<16>(o, p, e)
+                | fill128::<-16>(o, p, e)
+                | fill128::<17>(o, p, e)
+                | fill128::<15>(o, p, e)
+                | fill128::<-15>(o, p, e)
+                | fill128::<-17>(o, p, e);
+            return Bits([m as u64, (m >> 64) as u64, 0, 0]);
+        }
         fill::<1>(own, opp, empty)
             | fill::<-1>(own, opp, empty)
             | fill::<16>(own, opp, empty)
@@ -691,6 +724,23 @@ impl FlankPosition {
     pub fn flips(&self, i: usize) -> Bits {
         let own = self.pieces[self.side.index()];
         let opp = self.pieces[self.side.other().index()];
+        if self.board().fits_u128 {
+            let (own, opp) = (to_u128(own), to_u128(opp));
+            let mut flips = 0u128;
+            for d in DIRECTIONS {
+                let step = |x: u128| if d > 0 { x << d } else { x >> -d };
+                let mut run = 0u128;
+                let mut x = step(1u128 << i);
+                while x & opp != 0 {
+                    run |= x;
+                    x = step(x);
+                }
+                if x & own != 0 {
+                    flips |= run;
+                }
+            }
+            return Bits([flips as u64, (flips >> 64) as u64, 0, 0]);
+        }
         let mut flips = Bits::EMPTY;
         for d in DIRECTIONS {
             let mut run = Bits::EMPTY;
