@@ -21,6 +21,7 @@ fmt:
 # Speed figures (recorded in docs/benchmarks.md). Single-threaded unless stated.
 bench: build
 	$(BIN) bench movegen
+	$(BIN) bench search
 
 # The reference perft of the README.
 perft: build

@@ -17,8 +17,12 @@ struct Cli {
 enum Command {
     /// Count the leaf nodes of the legal-move tree (move-generator check and speed test).
     Perft(cmd::perft::PerftArgs),
-    /// Speed benchmarks with fixed workloads.
+    /// Speed benchmarks with fixed workloads (default: the search bench).
     Bench(cmd::bench::BenchArgs),
+    /// Play a paired match between two players and report W/D/L and Elo.
+    Match(cmd::matches::MatchArgs),
+    /// Run as a UAI engine on standard input/output (for cuteataxx and Ataxx GUIs).
+    Uai(cmd::uai::UaiArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -26,5 +30,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Perft(a) => cmd::perft::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Match(a) => cmd::matches::run(a),
+        Command::Uai(a) => cmd::uai::run(a),
     }
 }

@@ -257,6 +257,9 @@ pub struct FlankBoard {
     /// Whether the board is at most 8×8 (its cells lie in the low 128 bits), which
     /// selects the 128-bit move generator.
     pub fits_u128: bool,
+    /// Cells no line can pass through in any of the four directions (a piece there can
+    /// never be flipped): the corners, including those of the arms of a cross.
+    pub corners: Bits,
 }
 
 impl FlankBoard {
@@ -314,6 +317,16 @@ fn build(
         }
     }
     let set = |v: &[(u8, u8)]| v.iter().fold(Bits::EMPTY, |acc, &c| acc | at(c));
+    let exists = |i: i32| (0..256).contains(&i) && cells.has(i as usize);
+    let corners = cells
+        .iter()
+        .filter(|&i| {
+            let i = i as i32;
+            [1, 16, 17, 15]
+                .iter()
+                .all(|&d| !exists(i + d) || !exists(i - d))
+        })
+        .fold(Bits::EMPTY, |acc, i| acc | Bits::single(i));
     FlankBoard {
         id,
         width: size,
@@ -324,6 +337,7 @@ fn build(
         setup: [set(setup[0]), set(setup[1])],
         supply,
         fits_u128: size <= 8,
+        corners,
     }
 }
 
@@ -1094,6 +1108,20 @@ mod tests {
             assert_eq!(id.board().num_cells(), n, "{id:?}");
             assert_eq!(id.board().centre.len(), 4);
         }
+    }
+
+    #[test]
+    fn corners() {
+        let names = |id: BoardId| {
+            let b = id.board();
+            b.corners
+                .iter()
+                .map(|i| b.square_name(i))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(BoardId::Othello), ["a1", "h1", "a8", "h8"]);
+        // The two end cells of each arm of the cross; inner angles have lines through them.
+        assert_eq!(names(BoardId::Annexation64).len(), 8);
     }
 
     #[test]

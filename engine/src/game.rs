@@ -337,6 +337,41 @@ impl State {
         }
     }
 
+    /// The legal moves, written into `out` (cleared first) to reuse its allocation.
+    pub fn legal_moves_into(&self, out: &mut Vec<Move>) {
+        out.clear();
+        match self {
+            State::Ataxx(p) => out.extend_from_slice(&p.legal_moves()),
+            State::Flank(p) => {
+                let own = p.placements(p.side_to_move());
+                if !own.is_empty() {
+                    out.extend(own.iter().map(|i| Move::clone_to(Square::new(i as u8))));
+                } else if !p.is_game_over() {
+                    out.push(Move::PASS);
+                }
+            }
+        }
+    }
+
+    /// Enemy pieces that `mv` flips.
+    pub fn flips(&self, mv: Move) -> u32 {
+        match (self, mv.to()) {
+            (_, None) => 0,
+            (State::Ataxx(p), _) => p.flips(mv),
+            (State::Flank(p), Some(to)) => match p.phase() {
+                crate::flank::Phase::Play => p.flips(to.index()).len(),
+                crate::flank::Phase::Place => 0,
+            },
+        }
+    }
+
+    /// Pieces the mover gains with `mv`: flips, plus one for a new piece (a clone or a
+    /// placement).
+    pub fn gain(&self, mv: Move) -> u32 {
+        let new_piece = matches!(mv.kind(), MoveKind::Clone { .. });
+        self.flips(mv) + u32::from(new_piece)
+    }
+
     /// Number of legal moves.
     pub fn count_moves(&self) -> u64 {
         match self {

@@ -26,6 +26,7 @@ mod perft;
 mod position;
 mod rng;
 mod rules;
+pub mod search;
 
 pub use bitboard::{BitIter, Bitboard};
 pub use fen::{FenError, MoveError};

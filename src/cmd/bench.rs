@@ -8,6 +8,9 @@ use engine::{Game, Position, Rules, Variant};
 /// Which benchmark to run.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Suite {
+    /// Alpha-beta search of a fixed list of positions to a fixed depth; the total node
+    /// count is deterministic for a build (a change of count is a change of search).
+    Search,
     /// Move generation: perft with bulk counting (start position, depths 6 and 7, one
     /// thread), perft with every leaf move made (make-move throughput), Hexxagon,
     /// Othello and Annexation 64 perft.
@@ -18,7 +21,7 @@ pub enum Suite {
 #[derive(Args)]
 pub struct BenchArgs {
     /// The benchmark suite.
-    #[arg(value_enum, default_value = "movegen")]
+    #[arg(value_enum, default_value = "search")]
     suite: Suite,
 }
 
@@ -36,6 +39,7 @@ fn timed(label: &str, f: impl FnOnce() -> u64) -> u64 {
 /// Runs the chosen suite; the last line is `nodes <total>`.
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     match a.suite {
+        Suite::Search => bench_search(),
         Suite::Movegen => {
             let start = Position::startpos(Rules::ATAXX);
             let hex = Position::startpos(Rules::new(Variant::Hexxagon));
@@ -55,7 +59,67 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
                 });
             }
             println!("nodes {total}");
+            Ok(())
         }
     }
+}
+
+/// The search benchmark's positions: (game, position, depth).
+const SEARCH_BENCH: &[(&str, &str, u32)] = &[
+    ("ataxx", "x5o/7/7/7/7/7/o5x x 0 1", 8),
+    ("ataxx", "x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1", 8),
+    ("ataxx", "x2-2o/3-3/2---2/7/2---2/3-3/o2-2x x 0 1", 8),
+    ("ataxx", "x1oo3/1x1o3/2xxo2/3o3/1xxoo2/2x4/o5x o 4 9", 6),
+    (
+        "ataxx",
+        "xxxoo2/xxoooo1/xxxxoo1/xoxxooo/xooxxx1/1oo1xx1/3o3 x 0 20",
+        7,
+    ),
+    ("ataxx/assimilation", "startpos", 8),
+    ("hexxagon", "startpos", 7),
+    ("othello", "startpos", 11),
+    (
+        "othello",
+        "8/8/2ooo3/2oxxo2/2xxxo2/3ox3/8/8 x play - - 0",
+        9,
+    ),
+    (
+        "annexation64",
+        "4/4/4/10/4ox4/4xo4/10/4/4/4 x play 30 30 0",
+        9,
+    ),
+];
+
+fn bench_search() -> anyhow::Result<()> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (mut nodes, mut secs) = (0u64, 0f64);
+    for (i, &(game, text, depth)) in SEARCH_BENCH.iter().enumerate() {
+        let (_, state) = super::game_and_position(game, Some(text))?;
+        let mut searcher = engine::search::Searcher::new(16);
+        let limits = engine::search::Limits {
+            depth: Some(depth),
+            ..Default::default()
+        };
+        let t = Instant::now();
+        let report = searcher
+            .search(&state, limits, &stop, |_| {})
+            .ok_or_else(|| anyhow::anyhow!("bench position {} is a finished game", i + 1))?;
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "{:>2} {game:<20} depth {depth} nodes {:>10} best {:<6} score {:>6} {:>7.3} s",
+            i + 1,
+            report.nodes,
+            state.move_to_string(report.pv[0]),
+            report.score,
+            s
+        );
+        nodes += report.nodes;
+        secs += s;
+    }
+    println!(
+        "total time {secs:.3} s, {:.0} nodes/s",
+        nodes as f64 / secs.max(1e-9)
+    );
+    println!("nodes {nodes}");
     Ok(())
 }

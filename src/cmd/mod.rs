@@ -1,7 +1,9 @@
 //! Subcommands of the `flipzero` binary.
 
 pub mod bench;
+pub mod matches;
 pub mod perft;
+pub mod uai;
 
 use anyhow::Context;
 use engine::{Game, State};

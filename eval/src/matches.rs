@@ -1,0 +1,299 @@
+//! Paired matches: every opening is played twice with colours swapped, pairs run in
+//! parallel, and the same seed gives the same games whatever the thread count.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use engine::boards::{BlockerParams, random_blocker_board};
+use engine::{Game, Rng, Side, State, splitmix64};
+use rayon::prelude::*;
+
+use crate::player::{PlayerSpec, Timeouts};
+use crate::stats::MatchStats;
+
+/// How a match is played.
+#[derive(Clone, Debug)]
+pub struct MatchConfig {
+    /// The game.
+    pub game: Game,
+    /// Number of game pairs (each opening twice, colours swapped).
+    pub pairs: usize,
+    /// Openings to cycle through; when empty, openings are generated.
+    pub openings: Vec<State>,
+    /// Random plies from the start in generated openings.
+    pub random_plies: u32,
+    /// Whether generated Ataxx-family openings get random blocker boards.
+    pub blockers: bool,
+    /// Seed of everything random: openings and players' choices.
+    pub seed: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// External-engine timeouts.
+    pub timeouts: Timeouts,
+    /// A game still running after this many plies is a draw ("move cap").
+    pub max_plies: u32,
+}
+
+impl MatchConfig {
+    /// A match of `pairs` pairs with generated openings (2 random plies), 1 thread.
+    pub fn new(game: Game, pairs: usize, seed: u64) -> MatchConfig {
+        MatchConfig {
+            game,
+            pairs,
+            openings: Vec::new(),
+            random_plies: 2,
+            blockers: false,
+            seed,
+            threads: 1,
+            timeouts: Timeouts::default(),
+            max_plies: 1000,
+        }
+    }
+}
+
+/// One finished game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameRecord {
+    /// Pair number, from 0.
+    pub pair: usize,
+    /// Whether player A had the first move (`x`).
+    pub a_is_x: bool,
+    /// Name of the first player.
+    pub x_name: String,
+    /// Name of the second player.
+    pub o_name: String,
+    /// The opening position.
+    pub opening: State,
+    /// The moves played from the opening, in notation.
+    pub moves: Vec<String>,
+    /// The winner, or `None` for a draw.
+    pub winner: Option<Side>,
+    /// Why it ended (`full-board`, `wipe-out`, `no-moves`, `halfmove-cap`, `move-cap`,
+    /// or `forfeit by x: …`).
+    pub reason: String,
+}
+
+impl GameRecord {
+    /// A's points: 1, ½ or 0.
+    pub fn a_points(&self) -> f64 {
+        match self.winner {
+            None => 0.5,
+            Some(w) => f64::from(u8::from((w == Side::X) == self.a_is_x)),
+        }
+    }
+}
+
+/// Up to `count` distinct openings: `random_plies` random moves from the start (on a
+/// random blocker board when `blockers` is set and the game has blockers); positions
+/// where the game already ended are skipped.
+pub fn generate_openings(
+    game: Game,
+    count: usize,
+    random_plies: u32,
+    blockers: bool,
+    seed: u64,
+) -> Vec<State> {
+    let mut rng = Rng::new(splitmix64(seed ^ 0x4F50_454E_494E_4753).1);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for _ in 0..count.saturating_mul(50).max(50) {
+        if out.len() == count {
+            break;
+        }
+        let mut s = match game {
+            Game::Ataxx(r) if blockers => {
+                State::Ataxx(random_blocker_board(r, &BlockerParams::default(), &mut rng))
+            }
+            _ => game.startpos(),
+        };
+        for _ in 0..random_plies {
+            let moves = s.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            s.play(moves[rng.below(moves.len() as u64) as usize]);
+        }
+        if !s.is_game_over() && seen.insert(s.hash()) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Plays one game; a player that fails (error, timeout, illegal move) forfeits.
+fn play_game(
+    x: &PlayerSpec,
+    o: &PlayerSpec,
+    opening: State,
+    seed: u64,
+    cfg: &MatchConfig,
+) -> (Vec<String>, Option<Side>, String) {
+    let forfeit = |side: Side, e: &dyn std::fmt::Display| {
+        (
+            Some(side.other()),
+            format!("forfeit by {}: {e}", side.char()),
+        )
+    };
+    let mut players = Vec::with_capacity(2);
+    for (side, spec) in [(Side::X, x), (Side::O, o)] {
+        match spec.build(splitmix64(seed ^ side.index() as u64).1, cfg.timeouts) {
+            Ok(mut p) => {
+                if let Err(e) = p.new_game() {
+                    let (w, r) = forfeit(side, &e);
+                    return (vec![], w, r);
+                }
+                players.push(p)
+            }
+            Err(e) => {
+                let (w, r) = forfeit(side, &e);
+                return (vec![], w, r);
+            }
+        }
+    }
+    let mut s = opening;
+    let mut moves = Vec::new();
+    loop {
+        if let Some(r) = s.result() {
+            return (moves, r.winner, r.reason.name().to_string());
+        }
+        if moves.len() as u32 >= cfg.max_plies {
+            return (moves, None, "move-cap".into());
+        }
+        let side = s.side_to_move();
+        match players[side.index()].choose(&s) {
+            Ok(mv) if s.is_legal(mv) => {
+                moves.push(s.move_to_string(mv));
+                s.play(mv);
+            }
+            Ok(mv) => {
+                let text = s.move_to_string(mv);
+                let (w, r) = forfeit(side, &format!("illegal move {text}"));
+                return (moves, w, r);
+            }
+            Err(e) => {
+                let (w, r) = forfeit(side, &e);
+                return (moves, w, r);
+            }
+        }
+    }
+}
+
+/// Plays a paired match of `a` against `b`, calling `on_game` as each game ends (from
+/// any worker thread). Records come back in pair order; stats are from A's view.
+pub fn run_match(
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    cfg: &MatchConfig,
+    on_game: &(dyn Fn(&GameRecord) + Sync),
+) -> Result<(Vec<GameRecord>, MatchStats), rayon::ThreadPoolBuildError> {
+    let openings = if cfg.openings.is_empty() {
+        generate_openings(
+            cfg.game,
+            cfg.pairs,
+            cfg.random_plies,
+            cfg.blockers,
+            cfg.seed,
+        )
+    } else {
+        cfg.openings.clone()
+    };
+    let openings = if openings.is_empty() {
+        vec![cfg.game.startpos()]
+    } else {
+        openings
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.threads.max(1))
+        .build()?;
+    let pairs: Vec<[GameRecord; 2]> = pool.install(|| {
+        (0..cfg.pairs)
+            .into_par_iter()
+            .map(|pair| {
+                let opening = openings[pair % openings.len()];
+                let pair_seed = splitmix64(cfg.seed ^ (pair as u64).wrapping_mul(0x9E37)).1;
+                let game = |a_is_x: bool| {
+                    let (x, o) = if a_is_x { (a, b) } else { (b, a) };
+                    let seed = pair_seed ^ u64::from(a_is_x);
+                    let (moves, winner, reason) = play_game(x, o, opening, seed, cfg);
+                    let rec = GameRecord {
+                        pair,
+                        a_is_x,
+                        x_name: x.to_string(),
+                        o_name: o.to_string(),
+                        opening,
+                        moves,
+                        winner,
+                        reason,
+                    };
+                    on_game(&rec);
+                    rec
+                };
+                [game(true), game(false)]
+            })
+            .collect()
+    });
+    let mut stats = MatchStats::default();
+    for [g1, g2] in &pairs {
+        for g in [g1, g2] {
+            // 1 point → win (0), ½ → draw (1), 0 → loss (2).
+            stats.wdl[(2.0 - 2.0 * g.a_points()) as usize] += 1;
+        }
+        stats.pentanomial[((g1.a_points() + g2.a_points()) * 2.0) as usize] += 1;
+    }
+    Ok((pairs.into_iter().flatten().collect(), stats))
+}
+
+/// The games in PGN, as Ataxx tools write it: `Black` is the first player (`x`), and
+/// `1-0` means `x` won.
+pub fn to_pgn(records: &[GameRecord], game: Game) -> String {
+    let mut s = String::new();
+    for r in records {
+        let result = match r.winner {
+            Some(Side::X) => "1-0",
+            Some(Side::O) => "0-1",
+            None => "1/2-1/2",
+        };
+        let _ = write!(
+            s,
+            "[Event \"flipzero match\"]\n[Round \"{}.{}\"]\n[Black \"{}\"]\n[White \"{}\"]\n\
+             [Variant \"{game}\"]\n[FEN \"{}\"]\n[Result \"{result}\"]\n[Termination \"{}\"]\n\n",
+            r.pair + 1,
+            if r.a_is_x { 1 } else { 2 },
+            r.x_name,
+            r.o_name,
+            r.opening.text(),
+            r.reason,
+        );
+        let first_is_x = r.opening.side_to_move() == Side::X;
+        for (i, m) in r.moves.iter().enumerate() {
+            let ply = i + usize::from(!first_is_x);
+            if ply % 2 == 0 {
+                let _ = write!(s, "{}. ", ply / 2 + 1);
+            } else if i == 0 {
+                let _ = write!(s, "{}... ", ply / 2 + 1);
+            }
+            let _ = write!(s, "{m} ");
+        }
+        let _ = writeln!(s, "{result}\n");
+    }
+    s
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}

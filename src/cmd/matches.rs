@@ -1,0 +1,176 @@
+//! `flipzero match`: a paired match between any two players.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use eval::{MatchConfig, PlayerSpec, Timeouts};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Arguments of `flipzero match`.
+#[derive(Args)]
+pub struct MatchArgs {
+    /// Player A: random, greedy, ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, or
+    /// uai:<path>[:name=value,...] (UAI options, plus movetime/depth/nodes for `go`).
+    #[arg(long)]
+    a: String,
+    /// Player B (same names as A).
+    #[arg(long)]
+    b: String,
+    /// Games to play (even: each opening is played twice, colours swapped).
+    #[arg(long, default_value_t = 100)]
+    games: usize,
+    #[arg(long, default_value = "ataxx", help = super::GAMES_HELP)]
+    game: String,
+    /// File of openings, one position per line (the game's text format; `#` comments).
+    /// Without it, openings are generated.
+    #[arg(long)]
+    openings: Option<PathBuf>,
+    /// Random plies from the start in generated openings.
+    #[arg(long, default_value_t = 2)]
+    random_plies: u32,
+    /// Generated openings use random blocker boards (Ataxx family).
+    #[arg(long)]
+    blockers: bool,
+    /// Seed for openings and players' random choices; the same seed replays the same games.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Games played at once.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Where to write every game (PGN). Default: data/matches/<a>-vs-<b>-seed<seed>.pgn.
+    #[arg(long)]
+    pgn: Option<PathBuf>,
+    /// Milliseconds an external engine may take to start (up to `uaiok`/`readyok`).
+    #[arg(long, default_value_t = 10_000)]
+    startup_timeout_ms: u64,
+    /// Milliseconds an external engine may take beyond its move time before it forfeits.
+    #[arg(long, default_value_t = 5_000)]
+    move_timeout_ms: u64,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn read_openings(path: &PathBuf, game: engine::Game) -> anyhow::Result<Vec<engine::State>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read openings file {}", path.display()))?;
+    let mut out = vec![];
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let s = game
+            .parse_position(line)
+            .with_context(|| format!("{}:{}: bad opening", path.display(), n + 1))?;
+        if s.is_game_over() {
+            bail!(
+                "{}:{}: the opening is a finished game",
+                path.display(),
+                n + 1
+            );
+        }
+        out.push(s);
+    }
+    if out.is_empty() {
+        bail!("{} holds no openings", path.display());
+    }
+    Ok(out)
+}
+
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '=' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Runs the match; the last line is `score <fraction> elo <diff> +- <ci95> games <n>`.
+pub fn run(a: MatchArgs) -> anyhow::Result<()> {
+    let game: engine::Game = a.game.parse()?;
+    let pa: PlayerSpec = a.a.parse().context("--a")?;
+    let pb: PlayerSpec = a.b.parse().context("--b")?;
+    if a.games == 0 || a.games % 2 != 0 {
+        bail!(
+            "--games must be a positive even number (each opening is played twice), got {}",
+            a.games
+        );
+    }
+    let mut cfg = MatchConfig::new(game, a.games / 2, a.seed);
+    cfg.random_plies = a.random_plies;
+    cfg.blockers = a.blockers;
+    cfg.threads = a.threads.max(1);
+    cfg.timeouts = Timeouts {
+        startup: Duration::from_millis(a.startup_timeout_ms),
+        per_move: Duration::from_millis(a.move_timeout_ms),
+    };
+    if let Some(p) = &a.openings {
+        cfg.openings = read_openings(p, game)?;
+    }
+    let bar = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(a.games as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} games, {elapsed} elapsed, ETA {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(format!("{pa} vs {pb}"));
+    let (records, stats) = eval::run_match(&pa, &pb, &cfg, &|_| bar.inc(1))?;
+    bar.finish_and_clear();
+
+    let pgn = a.pgn.clone().unwrap_or_else(|| {
+        PathBuf::from("data/matches").join(format!(
+            "{}-vs-{}-seed{}.pgn",
+            file_safe(&a.a),
+            file_safe(&a.b),
+            a.seed
+        ))
+    });
+    if let Some(dir) = pgn.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    eval::write_atomic(&pgn, eval::to_pgn(&records, game).as_bytes())
+        .with_context(|| format!("cannot write {}", pgn.display()))?;
+
+    let forfeits = records
+        .iter()
+        .filter(|r| r.reason.starts_with("forfeit"))
+        .count();
+    let e = stats.elo();
+    let [w, d, l] = stats.wdl;
+    let p = stats.pentanomial;
+    println!(
+        "A: {pa}   B: {pb}   game: {game}   games: {}",
+        stats.games()
+    );
+    println!("W/D/L (A): {w}/{d}/{l}   score {:.3}", e.score);
+    println!("pentanomial (pairs scoring 0, 1/2, 1, 3/2, 2 for A): {p:?}");
+    if forfeits > 0 {
+        println!("forfeits: {forfeits} (see Termination tags in the PGN)");
+    }
+    println!(
+        "Elo difference (A - B): {:.1} +- {:.1} (95%)",
+        e.elo, e.ci95
+    );
+    println!("games written to {}", pgn.display());
+    println!(
+        "score {:.3} elo {:.1} +- {:.1} games {}",
+        e.score,
+        e.elo,
+        e.ci95,
+        stats.games()
+    );
+    Ok(())
+}
