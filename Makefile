@@ -22,6 +22,7 @@ fmt:
 bench: build
 	$(BIN) bench movegen
 	$(BIN) bench search
+	$(BIN) bench selfplay
 
 # The reference perft of the README.
 perft: build

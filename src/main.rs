@@ -21,6 +21,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Play a paired match between two players and report W/D/L and Elo.
     Match(cmd::matches::MatchArgs),
+    /// Play games with MCTS and write training positions as Parquet shards.
+    Selfplay(cmd::selfplay::SelfplayArgs),
     /// Run as a UAI engine on standard input/output (for cuteataxx and Ataxx GUIs).
     Uai(cmd::uai::UaiArgs),
 }
@@ -31,6 +33,7 @@ fn main() -> anyhow::Result<()> {
         Command::Perft(a) => cmd::perft::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Match(a) => cmd::matches::run(a),
+        Command::Selfplay(a) => cmd::selfplay::run(a),
         Command::Uai(a) => cmd::uai::run(a),
     }
 }

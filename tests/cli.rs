@@ -87,3 +87,52 @@ fn perft_works_for_every_family() {
         "{err}"
     );
 }
+
+#[test]
+fn selfplay_writes_shards_and_rejects_bad_config() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-sp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.join("data");
+    let (ok, stdout, err) = flipzero(&[
+        "selfplay",
+        "--game",
+        "hexxagon",
+        "--games",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+        "--evaluator",
+        "uniform",
+        "--threads",
+        "2",
+        "--quiet",
+    ]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("games 4"), "{stdout}");
+    let shards: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert_eq!(shards.len(), 2, "one shard per worker");
+    let cfg = dir.join("bad.toml");
+    std::fs::write(&cfg, "[selfplay]\nsimulations = 0\n").unwrap();
+    let (ok, _, err) = flipzero(&[
+        "selfplay",
+        "--out",
+        out.to_str().unwrap(),
+        "--config",
+        cfg.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("selfplay.simulations = 0 is out of range: 1..=100000"),
+        "{err}"
+    );
+    std::fs::write(&cfg, "[selfplay]\nsimulation = 10\n").unwrap();
+    let (ok, _, err) = flipzero(&[
+        "selfplay",
+        "--out",
+        out.to_str().unwrap(),
+        "--config",
+        cfg.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("unknown field `simulation`"), "{err}");
+}

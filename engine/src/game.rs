@@ -447,6 +447,14 @@ impl State {
         }
     }
 
+    /// Cells that can hold a piece (blocked cells excluded).
+    pub fn playable_cells(&self) -> u32 {
+        match self {
+            State::Ataxx(p) => p.playable().len(),
+            State::Flank(p) => p.board().num_cells(),
+        }
+    }
+
     /// What stands on a cell: `Some(side)`, or `None` for an empty or blocked cell.
     pub fn piece_at(&self, cell: usize) -> Option<Side> {
         Side::BOTH.into_iter().find(|&s| match self {

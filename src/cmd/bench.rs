@@ -11,6 +11,9 @@ pub enum Suite {
     /// Alpha-beta search of a fixed list of positions to a fixed depth; the total node
     /// count is deterministic for a build (a change of count is a change of search).
     Search,
+    /// Self-play with a fake evaluator of fixed cost per position (one thread): MCTS
+    /// simulations per second and the share of time spent outside the evaluator.
+    Selfplay,
     /// Move generation: perft with bulk counting (start position, depths 6 and 7, one
     /// thread), perft with every leaf move made (make-move throughput), Hexxagon,
     /// Othello and Annexation 64 perft.
@@ -40,6 +43,7 @@ fn timed(label: &str, f: impl FnOnce() -> u64) -> u64 {
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     match a.suite {
         Suite::Search => bench_search(),
+        Suite::Selfplay => bench_selfplay(),
         Suite::Movegen => {
             let start = Position::startpos(Rules::ATAXX);
             let hex = Position::startpos(Rules::new(Variant::Hexxagon));
@@ -121,5 +125,71 @@ fn bench_search() -> anyhow::Result<()> {
         nodes as f64 / secs.max(1e-9)
     );
     println!("nodes {nodes}");
+    Ok(())
+}
+
+/// An evaluator that costs a fixed time per position (spinning, like a network would
+/// keep the core busy) and answers like `uniform`.
+struct FixedCost {
+    per_position: std::time::Duration,
+}
+
+impl selfplay::Evaluator for FixedCost {
+    fn evaluate(
+        &mut self,
+        states: &[engine::State],
+        moves: &[Vec<engine::Move>],
+    ) -> Vec<selfplay::Evaluation> {
+        let until = Instant::now() + self.per_position * states.len() as u32;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        selfplay::Uniform.evaluate(states, moves)
+    }
+
+    fn name(&self) -> String {
+        format!("fixed-cost-{}us", self.per_position.as_micros())
+    }
+}
+
+fn bench_selfplay() -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("flipzero-bench-{}", std::process::id()));
+    for (game, cost_us) in [
+        ("ataxx", 0u64),
+        ("ataxx", 500),
+        ("othello", 500),
+        ("hexxagon", 500),
+    ] {
+        let cfg = selfplay::SelfplayConfig {
+            game: game.into(),
+            games: 8,
+            threads: 1,
+            games_per_thread: 8,
+            simulations: 64,
+            fast_simulations: 16,
+            full_search_fraction: 0.25,
+            ..selfplay::SelfplayConfig::default()
+        };
+        let per_position = std::time::Duration::from_micros(cost_us);
+        let make = move || -> Box<dyn selfplay::Evaluator> {
+            if cost_us == 0 {
+                Box::new(selfplay::Uniform)
+            } else {
+                Box::new(FixedCost { per_position })
+            }
+        };
+        let t = Instant::now();
+        let r = selfplay::run_selfplay(&cfg, &[], &make, &dir, &Default::default(), &|_| {})?;
+        let secs = t.elapsed().as_secs_f64();
+        let outside = 1.0 - r.eval_time.as_secs_f64() / r.worker_time.as_secs_f64().max(1e-9);
+        println!(
+            "{game:<9} evaluator {:>6} us/position: {:>8.0} simulations/s, {:>6.0} positions/s, {:.1}% of time outside the evaluator",
+            cost_us,
+            r.eval_positions as f64 / secs,
+            r.positions as f64 / secs,
+            100.0 * outside
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

@@ -53,33 +53,6 @@ pub struct MatchArgs {
     quiet: bool,
 }
 
-fn read_openings(path: &PathBuf, game: engine::Game) -> anyhow::Result<Vec<engine::State>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read openings file {}", path.display()))?;
-    let mut out = vec![];
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let s = game
-            .parse_position(line)
-            .with_context(|| format!("{}:{}: bad opening", path.display(), n + 1))?;
-        if s.is_game_over() {
-            bail!(
-                "{}:{}: the opening is a finished game",
-                path.display(),
-                n + 1
-            );
-        }
-        out.push(s);
-    }
-    if out.is_empty() {
-        bail!("{} holds no openings", path.display());
-    }
-    Ok(out)
-}
-
 fn file_safe(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -112,7 +85,7 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
         per_move: Duration::from_millis(a.move_timeout_ms),
     };
     if let Some(p) = &a.openings {
-        cfg.openings = read_openings(p, game)?;
+        cfg.openings = super::read_positions(p, game)?;
     }
     let bar = if a.quiet {
         ProgressBar::hidden()

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod matches;
 pub mod perft;
+pub mod selfplay;
 pub mod uai;
 
 use anyhow::Context;
@@ -23,4 +24,32 @@ pub fn game_and_position(game: &str, position: Option<&str>) -> anyhow::Result<(
             .with_context(|| format!("bad position `{text}` for game {game}"))?,
     };
     Ok((game, pos))
+}
+
+/// Reads a file of positions, one a line (`#` starts a comment); finished games are refused.
+pub fn read_positions(path: &std::path::Path, game: Game) -> anyhow::Result<Vec<State>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read positions file {}", path.display()))?;
+    let mut out = vec![];
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let s = game
+            .parse_position(line)
+            .with_context(|| format!("{}:{}: bad position", path.display(), n + 1))?;
+        if s.is_game_over() {
+            anyhow::bail!(
+                "{}:{}: the position is a finished game",
+                path.display(),
+                n + 1
+            );
+        }
+        out.push(s);
+    }
+    if out.is_empty() {
+        anyhow::bail!("{} holds no positions", path.display());
+    }
+    Ok(out)
 }

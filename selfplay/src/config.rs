@@ -1,0 +1,291 @@
+//! Self-play settings: the `[selfplay]` table of a flipzero config file.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::evaluator::BuiltinEvaluator;
+use crate::mcts::{MctsConfig, RootKind};
+
+/// Self-play settings. Every field has a default; unknown keys are rejected.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SelfplayConfig {
+    /// Game name (see `flipzero perft --help`).
+    pub game: String,
+    /// Games to play.
+    pub games: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// Games each worker plays at once; their leaves form one evaluator batch.
+    pub games_per_thread: usize,
+    /// Seed of everything random.
+    pub seed: u64,
+    /// Evaluator when no network is given: uniform, random or bootstrap.
+    pub evaluator: BuiltinEvaluator,
+    /// Simulations of a full search.
+    pub simulations: u32,
+    /// Simulations of a fast search (playout-cap randomization).
+    pub fast_simulations: u32,
+    /// Share of moves searched fully; only those become policy targets (1 = always).
+    pub full_search_fraction: f32,
+    /// Root rule: puct or gumbel.
+    pub root: RootKind,
+    /// PUCT exploration constant.
+    pub c_puct: f32,
+    /// First-play-urgency reduction.
+    pub fpu_reduction: f32,
+    /// Total Dirichlet concentration at the root (spread over the legal moves).
+    pub dirichlet_total_alpha: f32,
+    /// Weight of the root noise (0 = none).
+    pub dirichlet_epsilon: f32,
+    /// Forced playouts and policy-target pruning (PUCT root).
+    pub forced_playouts: bool,
+    /// Actions considered by the Gumbel root.
+    pub gumbel_k: usize,
+    /// Evaluate leaves under a random board symmetry.
+    pub symmetry_eval: bool,
+    /// Keep the subtree of the move played (PUCT root).
+    pub tree_reuse: bool,
+    /// Move-choice temperature for the first `temperature_plies` plies.
+    pub temperature: f32,
+    /// Plies played with `temperature`.
+    pub temperature_plies: u32,
+    /// Temperature after that (0 = most visited move).
+    pub final_temperature: f32,
+    /// Resign when the root value stays below this for `resign_consecutive` of one
+    /// side's moves; absent = never resign.
+    pub resign_threshold: Option<f32>,
+    /// Consecutive low values before resigning.
+    pub resign_consecutive: u32,
+    /// Share of games that never resign (to check that resignations are right).
+    pub no_resign_fraction: f32,
+    /// A game reaching this many plies ends as a draw.
+    pub max_plies: u32,
+    /// Rows per Parquet shard.
+    pub rows_per_shard: usize,
+    /// Random plies from the start of each game's opening.
+    pub opening_random_plies: u32,
+    /// Openings on random blocker boards (Ataxx family).
+    pub opening_blockers: bool,
+    /// A file of opening positions, one a line (overrides the two keys above).
+    pub opening_file: Option<PathBuf>,
+}
+
+impl Default for SelfplayConfig {
+    fn default() -> Self {
+        SelfplayConfig {
+            game: "ataxx".into(),
+            games: 100,
+            threads: 2,
+            games_per_thread: 16,
+            seed: 1,
+            evaluator: BuiltinEvaluator::Bootstrap,
+            simulations: 64,
+            fast_simulations: 16,
+            full_search_fraction: 0.25,
+            root: RootKind::Puct,
+            c_puct: 1.5,
+            fpu_reduction: 0.2,
+            dirichlet_total_alpha: 10.0,
+            dirichlet_epsilon: 0.25,
+            forced_playouts: true,
+            gumbel_k: 8,
+            symmetry_eval: true,
+            tree_reuse: true,
+            temperature: 1.0,
+            temperature_plies: 12,
+            final_temperature: 0.0,
+            resign_threshold: None,
+            resign_consecutive: 3,
+            no_resign_fraction: 0.1,
+            max_plies: 600,
+            rows_per_shard: 50_000,
+            opening_random_plies: 2,
+            opening_blockers: false,
+            opening_file: None,
+        }
+    }
+}
+
+/// A setting out of its allowed range, named.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("selfplay.{key} = {value} is out of range: {allowed}")]
+pub struct ConfigError {
+    /// The key.
+    pub key: &'static str,
+    /// The value given.
+    pub value: String,
+    /// The allowed range.
+    pub allowed: &'static str,
+}
+
+impl SelfplayConfig {
+    /// Checks every range; the error names the first key out of range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        fn check<T: std::fmt::Display>(
+            key: &'static str,
+            v: T,
+            ok: bool,
+            allowed: &'static str,
+        ) -> Result<(), ConfigError> {
+            if ok {
+                Ok(())
+            } else {
+                Err(ConfigError {
+                    key,
+                    value: v.to_string(),
+                    allowed,
+                })
+            }
+        }
+        let unit = |x: f32| (0.0..=1.0).contains(&x);
+        if self.game.parse::<engine::Game>().is_err() {
+            return Err(ConfigError {
+                key: "game",
+                value: self.game.clone(),
+                allowed: "a game name (see flipzero perft --help)",
+            });
+        }
+        check("games", self.games, self.games >= 1, "at least 1")?;
+        check(
+            "threads",
+            self.threads,
+            (1..=256).contains(&self.threads),
+            "1..=256",
+        )?;
+        check(
+            "games_per_thread",
+            self.games_per_thread,
+            (1..=4096).contains(&self.games_per_thread),
+            "1..=4096",
+        )?;
+        check(
+            "simulations",
+            self.simulations,
+            (1..=100_000).contains(&self.simulations),
+            "1..=100000",
+        )?;
+        check(
+            "fast_simulations",
+            self.fast_simulations,
+            (1..=100_000).contains(&self.fast_simulations),
+            "1..=100000",
+        )?;
+        check(
+            "full_search_fraction",
+            self.full_search_fraction,
+            unit(self.full_search_fraction),
+            "0..=1",
+        )?;
+        check(
+            "c_puct",
+            self.c_puct,
+            self.c_puct > 0.0 && self.c_puct <= 100.0,
+            "(0, 100]",
+        )?;
+        check(
+            "fpu_reduction",
+            self.fpu_reduction,
+            (0.0..=2.0).contains(&self.fpu_reduction),
+            "0..=2",
+        )?;
+        check(
+            "dirichlet_total_alpha",
+            self.dirichlet_total_alpha,
+            self.dirichlet_total_alpha > 0.0 && self.dirichlet_total_alpha <= 1000.0,
+            "(0, 1000]",
+        )?;
+        check(
+            "dirichlet_epsilon",
+            self.dirichlet_epsilon,
+            unit(self.dirichlet_epsilon),
+            "0..=1",
+        )?;
+        check(
+            "gumbel_k",
+            self.gumbel_k,
+            (1..=1024).contains(&self.gumbel_k),
+            "1..=1024",
+        )?;
+        check(
+            "temperature",
+            self.temperature,
+            (0.0..=10.0).contains(&self.temperature),
+            "0..=10",
+        )?;
+        check(
+            "final_temperature",
+            self.final_temperature,
+            (0.0..=10.0).contains(&self.final_temperature),
+            "0..=10",
+        )?;
+        if let Some(t) = self.resign_threshold {
+            check("resign_threshold", t, (-1.0..=0.0).contains(&t), "-1..=0")?;
+        }
+        check(
+            "resign_consecutive",
+            self.resign_consecutive,
+            self.resign_consecutive >= 1,
+            "at least 1",
+        )?;
+        check(
+            "no_resign_fraction",
+            self.no_resign_fraction,
+            unit(self.no_resign_fraction),
+            "0..=1",
+        )?;
+        check(
+            "max_plies",
+            self.max_plies,
+            self.max_plies >= 1,
+            "at least 1",
+        )?;
+        check(
+            "rows_per_shard",
+            self.rows_per_shard,
+            self.rows_per_shard >= 1,
+            "at least 1",
+        )?;
+        Ok(())
+    }
+
+    /// The search settings.
+    pub fn mcts(&self) -> MctsConfig {
+        MctsConfig {
+            c_puct: self.c_puct,
+            fpu_reduction: self.fpu_reduction,
+            dirichlet_total_alpha: self.dirichlet_total_alpha,
+            dirichlet_epsilon: self.dirichlet_epsilon,
+            forced_playouts: self.forced_playouts,
+            root: self.root,
+            gumbel_k: self.gumbel_k,
+            symmetry: self.symmetry_eval,
+            ..MctsConfig::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_errors_name_the_key() {
+        SelfplayConfig::default().validate().unwrap();
+        let c = SelfplayConfig {
+            dirichlet_epsilon: 1.5,
+            ..SelfplayConfig::default()
+        };
+        let e = c.validate().unwrap_err().to_string();
+        assert_eq!(e, "selfplay.dirichlet_epsilon = 1.5 is out of range: 0..=1");
+        let bad: Result<SelfplayConfig, _> = toml::from_str("simulatons = 3");
+        assert!(
+            bad.unwrap_err()
+                .to_string()
+                .contains("unknown field `simulatons`")
+        );
+        let ok: SelfplayConfig = toml::from_str("simulations = 3\nroot = \"gumbel\"").unwrap();
+        assert_eq!((ok.simulations, ok.root), (3, RootKind::Gumbel));
+    }
+}

@@ -1,0 +1,184 @@
+//! Position evaluators for the search: a policy over a position's legal moves and a value.
+//! Networks implement [`Evaluator`] in the `train` crate; the ones here need no network
+//! (tests, generation 0).
+
+use std::sync::atomic::AtomicBool;
+
+use engine::search::{Limits, Searcher};
+use engine::{Move, State, splitmix64};
+
+/// The evaluation of one position, from the side to move's view.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// Probabilities over the legal moves, in the order they were given (sums to 1).
+    pub policy: Vec<f32>,
+    /// Expected outcome in [−1, 1]: win − loss probability.
+    pub value: f32,
+    /// Win / draw / loss probabilities, when the evaluator models them.
+    pub wdl: Option<[f32; 3]>,
+    /// Expected final piece margin scaled to [−1, 1], when the evaluator predicts it.
+    pub score: Option<f32>,
+}
+
+/// Evaluates batches of positions. One evaluator serves one worker thread, so
+/// implementations need not be shareable, only sendable.
+pub trait Evaluator: Send {
+    /// Evaluates `states[i]` with legal moves `moves[i]` (non-empty), for every `i`.
+    fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation>;
+
+    /// A name for the data this evaluator produces (the `model` column).
+    fn name(&self) -> String;
+}
+
+/// Which built-in evaluator to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuiltinEvaluator {
+    /// Flat policy, value 0.
+    Uniform,
+    /// Deterministic pseudo-random policy and value, seeded by the position's hash.
+    Random,
+    /// Priors from one-ply piece gain, value from a shallow alpha-beta search.
+    Bootstrap,
+}
+
+impl BuiltinEvaluator {
+    /// A fresh evaluator.
+    pub fn build(self) -> Box<dyn Evaluator> {
+        match self {
+            BuiltinEvaluator::Uniform => Box::new(Uniform),
+            BuiltinEvaluator::Random => Box::new(HashRandom),
+            BuiltinEvaluator::Bootstrap => Box::new(Bootstrap::new(2)),
+        }
+    }
+}
+
+impl std::str::FromStr for BuiltinEvaluator {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "uniform" => Ok(BuiltinEvaluator::Uniform),
+            "random" => Ok(BuiltinEvaluator::Random),
+            "bootstrap" => Ok(BuiltinEvaluator::Bootstrap),
+            _ => Err(format!(
+                "unknown evaluator `{s}` (expected uniform, random or bootstrap)"
+            )),
+        }
+    }
+}
+
+/// Flat policy and a value of 0: search alone decides.
+pub struct Uniform;
+
+impl Evaluator for Uniform {
+    fn evaluate(&mut self, _states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+        moves
+            .iter()
+            .map(|m| Evaluation {
+                policy: vec![1.0 / m.len() as f32; m.len()],
+                value: 0.0,
+                wdl: None,
+                score: None,
+            })
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        "uniform".into()
+    }
+}
+
+/// A deterministic pseudo-random evaluation: the same position always gets the same
+/// policy and value (a fixed function of its hash), whatever the batch.
+pub struct HashRandom;
+
+fn unit(x: u64) -> f32 {
+    (x >> 40) as f32 / (1u64 << 24) as f32
+}
+
+impl Evaluator for HashRandom {
+    fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+        states
+            .iter()
+            .zip(moves)
+            .map(|(s, m)| {
+                let h = s.hash();
+                let raw: Vec<f32> = (0..m.len())
+                    .map(|i| 0.05 + unit(splitmix64(h ^ (i as u64 + 1).wrapping_mul(0x9E37)).1))
+                    .collect();
+                let sum: f32 = raw.iter().sum();
+                Evaluation {
+                    policy: raw.iter().map(|r| r / sum).collect(),
+                    value: unit(splitmix64(h).1) * 2.0 - 1.0,
+                    wdl: None,
+                    score: None,
+                }
+            })
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        "random".into()
+    }
+}
+
+/// Cheap domain knowledge for generation 0: priors are a softmax of each move's immediate
+/// change of the piece margin; the value is a shallow alpha-beta score squashed to
+/// [−1, 1] (exact ±1 for forced wins and losses).
+pub struct Bootstrap {
+    searcher: Searcher,
+    depth: u32,
+}
+
+impl Bootstrap {
+    /// A bootstrap evaluator searching `depth` plies for its value.
+    pub fn new(depth: u32) -> Bootstrap {
+        Bootstrap {
+            searcher: Searcher::new(1),
+            depth,
+        }
+    }
+}
+
+impl Evaluator for Bootstrap {
+    fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+        let stop = AtomicBool::new(false);
+        states
+            .iter()
+            .zip(moves)
+            .map(|(s, m)| {
+                let sign = if s.game().misere() { -1.0 } else { 1.0 };
+                let gains: Vec<f32> = m
+                    .iter()
+                    .map(|&mv| sign * (s.gain(mv) + s.flips(mv)) as f32)
+                    .collect();
+                let max = gains.iter().cloned().fold(f32::MIN, f32::max);
+                let exp: Vec<f32> = gains.iter().map(|g| ((g - max) * 0.7).exp()).collect();
+                let sum: f32 = exp.iter().sum();
+                let limits = Limits {
+                    depth: Some(self.depth),
+                    ..Limits::default()
+                };
+                let score = self
+                    .searcher
+                    .search(s, limits, &stop, |_| {})
+                    .map_or(0, |r| r.score);
+                let value = if score.abs() > engine::search::MATE - 200 {
+                    score.signum() as f32
+                } else {
+                    (score as f32 / 400.0).tanh()
+                };
+                Evaluation {
+                    policy: exp.iter().map(|e| e / sum).collect(),
+                    value,
+                    wdl: None,
+                    score: None,
+                }
+            })
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        format!("bootstrap-ab{}", self.depth)
+    }
+}

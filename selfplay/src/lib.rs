@@ -1,0 +1,18 @@
+//! Self-play for flipzero: the [`Evaluator`] trait and network-free evaluators, MCTS
+//! (PUCT and a Gumbel root) over the game interface, batched workers, and the Parquet
+//! shards of training positions. This crate knows nothing of neural-network libraries:
+//! the `train` crate plugs its network in through [`Evaluator`].
+
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod data;
+pub mod evaluator;
+pub mod mcts;
+pub mod worker;
+
+pub use config::{ConfigError, SelfplayConfig};
+pub use data::{Sample, ShardStream, read_shard, shard_files, write_shard};
+pub use evaluator::{Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, HashRandom, Uniform};
+pub use mcts::{LeafRequest, MctsConfig, RootKind, Search, SearchOutcome};
+pub use worker::{GameSummary, SelfplayError, SelfplayReport, opening_for, run_selfplay};

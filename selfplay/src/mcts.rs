@@ -1,0 +1,702 @@
+//! Monte-Carlo tree search over the game interface, written as a state machine that hands
+//! out one leaf at a time ([`Search::next_request`]) and takes its evaluation back
+//! ([`Search::apply`]), so that a worker can batch the leaves of many games into one
+//! evaluator call.
+//!
+//! Values are stored on each node from the view of the player who moved into it, so a
+//! parent reads its children's values directly. Every ply (a pass included) changes the
+//! side to move, so views alternate along a path.
+
+use std::collections::VecDeque;
+
+use engine::{Move, Rng, State, Symmetry};
+
+use crate::evaluator::Evaluation;
+
+/// Which rule picks the root actions.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RootKind {
+    /// PUCT at the root, with Dirichlet noise and forced playouts on full searches.
+    Puct,
+    /// Gumbel-top-k sampling with Sequential Halving; completed-Q policy targets.
+    Gumbel,
+}
+
+/// Search settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MctsConfig {
+    /// Exploration constant of PUCT.
+    pub c_puct: f32,
+    /// First-play urgency: an unvisited child is valued at the parent's value minus this
+    /// times the square root of the prior mass already visited.
+    pub fpu_reduction: f32,
+    /// Total Dirichlet concentration at the root, spread over the legal moves.
+    pub dirichlet_total_alpha: f32,
+    /// Weight of the Dirichlet noise in the root priors (0 turns it off).
+    pub dirichlet_epsilon: f32,
+    /// Forced playouts at the root (k = 2) and pruning of the policy target (KataGo).
+    pub forced_playouts: bool,
+    /// Root selection rule.
+    pub root: RootKind,
+    /// Actions sampled by the Gumbel root.
+    pub gumbel_k: usize,
+    /// σ(q) = (c_visit + max N) · c_scale · q in the Gumbel root.
+    pub gumbel_c_visit: f32,
+    /// See `gumbel_c_visit`.
+    pub gumbel_c_scale: f32,
+    /// Evaluate every leaf under a random symmetry of the board.
+    pub symmetry: bool,
+}
+
+impl Default for MctsConfig {
+    fn default() -> Self {
+        MctsConfig {
+            c_puct: 1.5,
+            fpu_reduction: 0.2,
+            dirichlet_total_alpha: 10.0,
+            dirichlet_epsilon: 0.25,
+            forced_playouts: true,
+            root: RootKind::Puct,
+            gumbel_k: 8,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 1.0,
+            symmetry: true,
+        }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+struct Node {
+    state: State,
+    first_edge: u32,
+    num_edges: u32,
+    visits: u32,
+    /// Sum of values from the view of the player who moved into this node.
+    value_sum: f32,
+    /// For finished games: the value for the side to move here.
+    terminal: Option<f32>,
+    expanded: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Edge {
+    mv: Move,
+    prior: f32,
+    child: u32,
+}
+
+/// A position for the evaluator, already mapped by the symmetry chosen for it.
+#[derive(Clone, Debug)]
+pub struct LeafRequest {
+    /// The (transformed) position.
+    pub state: State,
+    /// Its legal moves, transformed the same way and in the tree's order.
+    pub moves: Vec<Move>,
+}
+
+/// What a finished search found at the root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchOutcome {
+    /// Root moves, in the order of `policy` and `visits`.
+    pub moves: Vec<Move>,
+    /// The policy target over `moves` (sums to 1).
+    pub policy: Vec<f32>,
+    /// Visits of each root move.
+    pub visits: Vec<u32>,
+    /// The move the search chose (before any temperature is applied by the driver).
+    pub best: Move,
+    /// The root's value for its side to move.
+    pub root_q: f32,
+}
+
+struct Gumbel {
+    /// Per root edge: Gumbel noise and log-prior.
+    g: Vec<f32>,
+    logits: Vec<f32>,
+    remaining: Vec<usize>,
+    queue: VecDeque<usize>,
+    phases_left: u32,
+    budget: u32,
+    scheduled: u32,
+}
+
+/// One game's search tree and the progress of the current search.
+pub struct Search {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    root: u32,
+    sims_target: u32,
+    sims_done: u32,
+    full: bool,
+    pending: Option<(u32, Symmetry)>,
+    path: Vec<u32>,
+    gumbel: Option<Gumbel>,
+    root_value: f32,
+    symmetries: Vec<Symmetry>,
+    identity: Symmetry,
+}
+
+fn identity_for(state: &State) -> Symmetry {
+    let n = state.game().cells().into_iter().max().map_or(0, |m| m + 1);
+    Symmetry {
+        map: (0..n as u32).map(|i| i as u8).collect(),
+    }
+}
+
+fn terminal_value(s: &State) -> Option<f32> {
+    if s.count_moves() > 0 {
+        return None;
+    }
+    let r = s.result()?;
+    Some(match r.winner {
+        None => 0.0,
+        Some(w) if w == s.side_to_move() => 1.0,
+        Some(_) => -1.0,
+    })
+}
+
+impl Search {
+    /// A fresh tree rooted at `root`.
+    pub fn new(root: State) -> Search {
+        let symmetries = root.symmetries();
+        let identity = identity_for(&root);
+        Search::with_symmetries(root, symmetries, identity)
+    }
+
+    fn with_symmetries(root: State, symmetries: Vec<Symmetry>, identity: Symmetry) -> Search {
+        let mut s = Search {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            root: 0,
+            sims_target: 0,
+            sims_done: 0,
+            full: true,
+            pending: None,
+            path: Vec::new(),
+            gumbel: None,
+            root_value: 0.0,
+            symmetries,
+            identity,
+        };
+        s.root = s.alloc(root);
+        s
+    }
+
+    fn alloc(&mut self, state: State) -> u32 {
+        self.nodes.push(Node {
+            state,
+            first_edge: 0,
+            num_edges: 0,
+            visits: 0,
+            value_sum: 0.0,
+            terminal: terminal_value(&state),
+            expanded: false,
+        });
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// The root position.
+    pub fn root_state(&self) -> State {
+        self.nodes[self.root as usize].state
+    }
+
+    /// Nodes in the tree.
+    pub fn tree_size(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Starts a search of `sims` simulations at the root. A full search gets root noise
+    /// (PUCT) and forced playouts; a fast one (playout-cap randomization) gets neither.
+    pub fn start(&mut self, sims: u32, full: bool, cfg: &MctsConfig, rng: &mut Rng) {
+        self.sims_target = sims.max(1);
+        self.sims_done = 0;
+        self.full = full;
+        self.pending = None;
+        self.gumbel = None;
+        if self.nodes[self.root as usize].expanded {
+            self.prepare_root(cfg, rng);
+        }
+    }
+
+    /// Whether the current search has used its simulations.
+    pub fn finished(&self) -> bool {
+        self.nodes[self.root as usize].expanded && self.sims_done >= self.sims_target
+    }
+
+    /// Simulations run in the current search.
+    pub fn simulations(&self) -> u32 {
+        self.sims_done
+    }
+
+    /// Noise and the Gumbel schedule, once the root has priors.
+    fn prepare_root(&mut self, cfg: &MctsConfig, rng: &mut Rng) {
+        let root = self.nodes[self.root as usize].clone();
+        let range = root.first_edge as usize..(root.first_edge + root.num_edges) as usize;
+        if cfg.root == RootKind::Gumbel {
+            let logits: Vec<f32> = self.edges[range.clone()]
+                .iter()
+                .map(|e| e.prior.max(1e-12).ln())
+                .collect();
+            let g: Vec<f32> = if self.full {
+                (0..logits.len()).map(|_| gumbel_noise(rng)).collect()
+            } else {
+                vec![0.0; logits.len()]
+            };
+            let mut order: Vec<usize> = (0..logits.len()).collect();
+            order.sort_by(|&a, &b| (g[b] + logits[b]).total_cmp(&(g[a] + logits[a])));
+            let m = cfg.gumbel_k.clamp(1, logits.len());
+            order.truncate(m);
+            let phases = (m as f32).log2().ceil().max(1.0) as u32;
+            let mut gs = Gumbel {
+                g,
+                logits,
+                remaining: order,
+                queue: VecDeque::new(),
+                phases_left: phases,
+                budget: self.sims_target,
+                scheduled: 0,
+            };
+            gs.plan_phase();
+            self.gumbel = Some(gs);
+        } else if self.full && cfg.dirichlet_epsilon > 0.0 && root.num_edges > 1 {
+            let alpha = cfg.dirichlet_total_alpha / root.num_edges as f32;
+            let noise = dirichlet(rng, alpha, root.num_edges as usize);
+            for (e, n) in self.edges[range].iter_mut().zip(noise) {
+                e.prior = (1.0 - cfg.dirichlet_epsilon) * e.prior + cfg.dirichlet_epsilon * n;
+            }
+        }
+    }
+
+    /// The next leaf to evaluate, or `None` when the search is finished. Finished games
+    /// met on the way are scored exactly and count as simulations.
+    pub fn next_request(&mut self, cfg: &MctsConfig, rng: &mut Rng) -> Option<LeafRequest> {
+        debug_assert!(self.pending.is_none(), "apply the pending evaluation first");
+        loop {
+            let root = &self.nodes[self.root as usize];
+            if !root.expanded {
+                return Some(self.request(self.root, cfg, rng));
+            }
+            if self.sims_done >= self.sims_target {
+                return None;
+            }
+            self.path.clear();
+            let mut node = self.root;
+            loop {
+                self.path.push(node);
+                let n = &self.nodes[node as usize];
+                if let Some(v) = n.terminal {
+                    self.backup(v);
+                    self.sims_done += 1;
+                    break;
+                }
+                if !n.expanded {
+                    return Some(self.request(node, cfg, rng));
+                }
+                let edge = if node == self.root {
+                    self.pick_root(cfg)
+                } else {
+                    self.pick_puct(node, cfg, false)
+                };
+                node = self.child(edge);
+            }
+        }
+    }
+
+    fn request(&mut self, node: u32, cfg: &MctsConfig, rng: &mut Rng) -> LeafRequest {
+        let state = self.nodes[node as usize].state;
+        let moves = state.legal_moves();
+        let sym = if cfg.symmetry && self.symmetries.len() > 1 {
+            self.symmetries[rng.below(self.symmetries.len() as u64) as usize].clone()
+        } else {
+            self.identity.clone()
+        };
+        let req = LeafRequest {
+            state: state.transform(&sym),
+            moves: moves.iter().map(|&m| sym.apply(m)).collect(),
+        };
+        self.pending = Some((node, sym));
+        req
+    }
+
+    /// Takes the evaluation of the last requested leaf: expands it and backs the value up.
+    pub fn apply(&mut self, eval: &Evaluation, cfg: &MctsConfig, rng: &mut Rng) {
+        let (node, _) = self.pending.take().expect("an evaluation was requested");
+        let state = self.nodes[node as usize].state;
+        let moves = state.legal_moves();
+        debug_assert_eq!(moves.len(), eval.policy.len());
+        let first = self.edges.len() as u32;
+        let sum: f32 = eval.policy.iter().sum::<f32>().max(1e-12);
+        for (&mv, &p) in moves.iter().zip(&eval.policy) {
+            self.edges.push(Edge {
+                mv,
+                prior: p / sum,
+                child: NONE,
+            });
+        }
+        let n = &mut self.nodes[node as usize];
+        n.first_edge = first;
+        n.num_edges = moves.len() as u32;
+        n.expanded = true;
+        if node == self.root {
+            // The root is only requested before its expansion: its own evaluation is
+            // not a simulation.
+            self.root_value = eval.value;
+            let root = &mut self.nodes[node as usize];
+            root.visits += 1;
+            root.value_sum -= eval.value;
+            self.prepare_root(cfg, rng);
+            return;
+        }
+        self.backup(eval.value);
+        self.sims_done += 1;
+    }
+
+    /// Backs up `v`, the value for the side to move at the last node of the path.
+    fn backup(&mut self, v: f32) {
+        let mut x = -v;
+        for &id in self.path.iter().rev() {
+            let n = &mut self.nodes[id as usize];
+            n.visits += 1;
+            n.value_sum += x;
+            x = -x;
+        }
+    }
+
+    fn child(&mut self, edge: usize) -> u32 {
+        let e = self.edges[edge];
+        if e.child != NONE {
+            return e.child;
+        }
+        let parent_state = {
+            // The parent of an edge is whichever node's range holds it: the last on the path.
+            let parent = *self.path.last().expect("path holds the parent");
+            self.nodes[parent as usize].state
+        };
+        let id = self.alloc(parent_state.after(e.mv));
+        self.edges[edge].child = id;
+        id
+    }
+
+    fn q_and_visits(&self, e: &Edge) -> Option<(f32, u32)> {
+        (e.child != NONE)
+            .then(|| &self.nodes[e.child as usize])
+            .filter(|c| c.visits > 0)
+            .map(|c| (c.value_sum / c.visits as f32, c.visits))
+    }
+
+    fn pick_puct(&self, node: u32, cfg: &MctsConfig, forced: bool) -> usize {
+        let n = &self.nodes[node as usize];
+        let range = n.first_edge as usize..(n.first_edge + n.num_edges) as usize;
+        let parent_q = if n.visits > 0 {
+            -n.value_sum / n.visits as f32
+        } else {
+            0.0
+        };
+        let visited_mass: f32 = self.edges[range.clone()]
+            .iter()
+            .filter(|e| self.q_and_visits(e).is_some())
+            .map(|e| e.prior)
+            .sum();
+        let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
+        let child_total: u32 = self.edges[range.clone()]
+            .iter()
+            .filter_map(|e| self.q_and_visits(e))
+            .map(|x| x.1)
+            .sum();
+        let sqrt_n = (child_total.max(1) as f32).sqrt();
+        let mut best = range.start;
+        let mut best_score = f32::NEG_INFINITY;
+        for i in range {
+            let e = &self.edges[i];
+            let (q, nv) = self.q_and_visits(e).unwrap_or((fpu, 0));
+            if forced && (nv as f32) < (2.0 * e.prior * child_total as f32).sqrt() {
+                return i;
+            }
+            let score = q + cfg.c_puct * e.prior * sqrt_n / (1 + nv) as f32;
+            if score > best_score {
+                best_score = score;
+                best = i;
+            }
+        }
+        best
+    }
+
+    fn pick_root(&mut self, cfg: &MctsConfig) -> usize {
+        let first = self.nodes[self.root as usize].first_edge as usize;
+        if self.gumbel.is_some() {
+            if self.gumbel.as_ref().is_some_and(|g| g.queue.is_empty()) {
+                self.halve(cfg);
+            }
+            let g = self.gumbel.as_mut().expect("gumbel root");
+            let a = g.queue.pop_front().expect("the schedule covers the budget");
+            return first + a;
+        }
+        let forced = self.full && cfg.forced_playouts;
+        self.pick_puct(self.root, cfg, forced)
+    }
+
+    /// Gumbel score of root action `a`: g + logit + σ(q̂).
+    fn gumbel_score(&self, a: usize, cfg: &MctsConfig) -> f32 {
+        let g = self.gumbel.as_ref().expect("gumbel root");
+        let first = self.nodes[self.root as usize].first_edge as usize;
+        let max_n = self.root_child_visits().into_iter().max().unwrap_or(0) as f32;
+        let q = self
+            .q_and_visits(&self.edges[first + a])
+            .map_or(self.root_value, |(q, _)| q);
+        g.g[a] + g.logits[a] + (cfg.gumbel_c_visit + max_n) * cfg.gumbel_c_scale * (q + 1.0) / 2.0
+    }
+
+    /// Keeps the better half of the remaining Gumbel actions and plans the next phase.
+    fn halve(&mut self, cfg: &MctsConfig) {
+        let mut remaining = self.gumbel.as_ref().expect("gumbel").remaining.clone();
+        if remaining.len() > 1 {
+            remaining.sort_by(|&a, &b| {
+                self.gumbel_score(b, cfg)
+                    .total_cmp(&self.gumbel_score(a, cfg))
+            });
+            remaining.truncate(remaining.len().div_ceil(2));
+        }
+        let g = self.gumbel.as_mut().expect("gumbel");
+        g.remaining = remaining;
+        g.phases_left = g.phases_left.saturating_sub(1).max(1);
+        g.plan_phase();
+    }
+
+    fn root_child_visits(&self) -> Vec<u32> {
+        let r = &self.nodes[self.root as usize];
+        (r.first_edge..r.first_edge + r.num_edges)
+            .map(|i| {
+                self.q_and_visits(&self.edges[i as usize])
+                    .map_or(0, |x| x.1)
+            })
+            .collect()
+    }
+
+    /// The result of the finished search.
+    pub fn outcome(&self, cfg: &MctsConfig) -> SearchOutcome {
+        let r = &self.nodes[self.root as usize];
+        let range = r.first_edge as usize..(r.first_edge + r.num_edges) as usize;
+        let moves: Vec<Move> = self.edges[range.clone()].iter().map(|e| e.mv).collect();
+        let visits = self.root_child_visits();
+        let root_q = if r.visits > 0 {
+            -r.value_sum / r.visits as f32
+        } else {
+            0.0
+        };
+        let (policy, best) = if let Some(g) = &self.gumbel {
+            let best = *g
+                .remaining
+                .iter()
+                .max_by(|&&a, &&b| {
+                    self.gumbel_score(a, cfg)
+                        .total_cmp(&self.gumbel_score(b, cfg))
+                })
+                .expect("at least one action");
+            (self.completed_q_policy(cfg), best)
+        } else {
+            let best = (0..visits.len())
+                .max_by_key(|&i| (visits[i], std::cmp::Reverse(i)))
+                .unwrap_or(0);
+            let target = if self.full && cfg.forced_playouts {
+                self.pruned_visits(cfg, best)
+            } else {
+                visits.clone()
+            };
+            let total: u32 = target.iter().sum();
+            let policy = if total == 0 {
+                vec![1.0 / visits.len() as f32; visits.len()]
+            } else {
+                target.iter().map(|&v| v as f32 / total as f32).collect()
+            };
+            (policy, best)
+        };
+        SearchOutcome {
+            best: moves[best],
+            moves,
+            policy,
+            visits,
+            root_q,
+        }
+    }
+
+    /// KataGo's policy-target pruning: take back from each non-best child the forced
+    /// playouts that its PUCT value would not have earned.
+    fn pruned_visits(&self, cfg: &MctsConfig, best: usize) -> Vec<u32> {
+        let r = &self.nodes[self.root as usize];
+        let first = r.first_edge as usize;
+        let mut visits = self.root_child_visits();
+        let total: u32 = visits.iter().sum();
+        let sqrt_n = (total.max(1) as f32).sqrt();
+        let edge = |i: usize| &self.edges[first + i];
+        let (qb, nb) = self.q_and_visits(edge(best)).unwrap_or((0.0, 0));
+        let best_puct = qb + cfg.c_puct * edge(best).prior * sqrt_n / (1 + nb) as f32;
+        for (i, v) in visits.iter_mut().enumerate() {
+            if i == best || *v == 0 {
+                continue;
+            }
+            let (q, _) = self.q_and_visits(edge(i)).expect("visited");
+            let forced = (2.0 * edge(i).prior * total as f32).sqrt() as u32;
+            let floor = v.saturating_sub(forced);
+            while *v > floor && q + cfg.c_puct * edge(i).prior * sqrt_n / (*v as f32) < best_puct {
+                *v -= 1;
+            }
+            if *v <= 1 {
+                *v = 0;
+            }
+        }
+        visits
+    }
+
+    /// softmax(logits + σ(completed Q)) over every root move (Gumbel MuZero).
+    fn completed_q_policy(&self, cfg: &MctsConfig) -> Vec<f32> {
+        let g = self.gumbel.as_ref().expect("gumbel root");
+        let r = &self.nodes[self.root as usize];
+        let first = r.first_edge as usize;
+        let visits = self.root_child_visits();
+        let total: u32 = visits.iter().sum();
+        let max_n = visits.iter().copied().max().unwrap_or(0) as f32;
+        let scale = |q: f32| (cfg.gumbel_c_visit + max_n) * cfg.gumbel_c_scale * (q + 1.0) / 2.0;
+        // v_mix: the network value blended with the prior-weighted value of visited moves.
+        let (mut mass, mut weighted) = (0.0f32, 0.0f32);
+        for i in 0..visits.len() {
+            if let Some((q, _)) = self.q_and_visits(&self.edges[first + i]) {
+                mass += self.edges[first + i].prior;
+                weighted += self.edges[first + i].prior * q;
+            }
+        }
+        let v_mix = if mass > 0.0 {
+            (self.root_value + total as f32 * weighted / mass) / (1.0 + total as f32)
+        } else {
+            self.root_value
+        };
+        let z: Vec<f32> = (0..visits.len())
+            .map(|i| {
+                let q = self
+                    .q_and_visits(&self.edges[first + i])
+                    .map_or(v_mix, |(q, _)| q);
+                g.logits[i] + scale(q)
+            })
+            .collect();
+        let m = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f32> = z.iter().map(|x| (x - m).exp()).collect();
+        let s: f32 = e.iter().sum();
+        e.iter().map(|x| x / s).collect()
+    }
+
+    /// Moves the root to the child reached by `mv`, keeping its subtree (tree reuse), or
+    /// starts a fresh tree when `keep` is false or the child was never visited.
+    pub fn advance(&mut self, mv: Move, keep: bool) {
+        let r = self.nodes[self.root as usize].clone();
+        let child = (r.first_edge..r.first_edge + r.num_edges)
+            .map(|i| self.edges[i as usize])
+            .find(|e| e.mv == mv)
+            .map(|e| e.child)
+            .filter(|&c| c != NONE);
+        let next_state = r.state.after(mv);
+        let (nodes, edges, root) = match child {
+            Some(c) if keep => self.copy_subtree(c),
+            _ => {
+                let symmetries = std::mem::take(&mut self.symmetries);
+                let identity = self.identity.clone();
+                *self = Search::with_symmetries(next_state, symmetries, identity);
+                return;
+            }
+        };
+        self.nodes = nodes;
+        self.edges = edges;
+        self.root = root;
+        self.gumbel = None;
+        self.pending = None;
+    }
+
+    fn copy_subtree(&self, top: u32) -> (Vec<Node>, Vec<Edge>, u32) {
+        let mut nodes = Vec::new();
+        let mut edges = Vec::new();
+        let mut queue = VecDeque::from([(top, NONE)]);
+        // (old id, index of the edge in `edges` that points to it)
+        while let Some((old, parent_edge)) = queue.pop_front() {
+            let n = &self.nodes[old as usize];
+            let id = nodes.len() as u32;
+            let mut copy = n.clone();
+            copy.first_edge = edges.len() as u32;
+            if parent_edge != NONE {
+                let pe: &mut Edge = &mut edges[parent_edge as usize];
+                pe.child = id;
+            }
+            for i in n.first_edge..n.first_edge + n.num_edges {
+                let e = self.edges[i as usize];
+                let slot = edges.len() as u32;
+                edges.push(Edge { child: NONE, ..e });
+                if e.child != NONE {
+                    queue.push_back((e.child, slot));
+                }
+            }
+            nodes.push(copy);
+        }
+        (nodes, edges, 0)
+    }
+}
+
+impl Gumbel {
+    /// Schedules the next phase of Sequential Halving so that the whole search spends
+    /// exactly the budget: each remaining action gets ⌊n / (phases · |S|)⌋ visits (at
+    /// least one), and the last phase shares out whatever is left.
+    fn plan_phase(&mut self) {
+        let left = self.budget - self.scheduled;
+        if left == 0 {
+            return;
+        }
+        let s = self.remaining.len() as u32;
+        let per = if self.phases_left <= 1 || s == 1 {
+            0 // last phase: everything left, round-robin
+        } else {
+            (self.budget / (self.phases_left * s)).max(1)
+        };
+        let count = if per == 0 { left } else { (per * s).min(left) };
+        for k in 0..count {
+            self.queue.push_back(self.remaining[(k % s) as usize]);
+        }
+        self.scheduled += count;
+    }
+}
+
+fn gumbel_noise(rng: &mut Rng) -> f32 {
+    let u = rng.next_f64().clamp(1e-12, 1.0 - 1e-12);
+    -(-u.ln()).ln() as f32
+}
+
+/// A Dirichlet(alpha, …, alpha) sample of `n` components.
+fn dirichlet(rng: &mut Rng, alpha: f32, n: usize) -> Vec<f32> {
+    let draws: Vec<f64> = (0..n).map(|_| gamma(rng, alpha as f64)).collect();
+    let sum: f64 = draws.iter().sum::<f64>().max(1e-300);
+    draws.iter().map(|d| (d / sum) as f32).collect()
+}
+
+/// Gamma(alpha, 1) by Marsaglia and Tsang (with the alpha < 1 boost).
+fn gamma(rng: &mut Rng, alpha: f64) -> f64 {
+    if alpha < 1.0 {
+        let u = rng.next_f64().max(1e-300);
+        return gamma(rng, alpha + 1.0) * u.powf(1.0 / alpha);
+    }
+    let d = alpha - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let (x, v) = loop {
+            // Box–Muller normal.
+            let u1 = rng.next_f64().max(1e-300);
+            let u2 = rng.next_f64();
+            let x = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            let v = 1.0 + c * x;
+            if v > 0.0 {
+                break (x, v * v * v);
+            }
+        };
+        let u = rng.next_f64();
+        if u < 1.0 - 0.0331 * x.powi(4) || u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
+            return d * v;
+        }
+    }
+}

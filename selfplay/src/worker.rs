@@ -1,0 +1,441 @@
+//! The game driver: each worker thread plays many games at once and gathers one leaf
+//! from each into a single evaluator batch, then writes its positions to Parquet shards.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use engine::boards::{BlockerParams, random_blocker_board};
+use engine::{Game, Move, Rng, Side, State, splitmix64};
+
+use crate::config::SelfplayConfig;
+use crate::data::{DataError, Sample, write_shard};
+use crate::evaluator::Evaluator;
+use crate::mcts::{MctsConfig, RootKind, Search};
+
+/// What one finished game gives the progress display.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameSummary {
+    /// Game number.
+    pub game_id: u64,
+    /// Plies played.
+    pub plies: u32,
+    /// Positions recorded.
+    pub positions: usize,
+    /// The winner, or `None` for a draw.
+    pub winner: Option<Side>,
+    /// How it ended.
+    pub reason: String,
+}
+
+/// Totals of a self-play run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SelfplayReport {
+    /// Games played.
+    pub games: u64,
+    /// Positions written.
+    pub positions: u64,
+    /// Plies played (forced moves included).
+    pub plies: u64,
+    /// Wins of the first player, of the second, and draws.
+    pub results: [u64; 3],
+    /// Games that ended by resignation.
+    pub resignations: u64,
+    /// Evaluator calls and positions evaluated.
+    pub eval_calls: u64,
+    /// Positions sent to the evaluator.
+    pub eval_positions: u64,
+    /// Wall time in the evaluator, summed over workers.
+    pub eval_time: Duration,
+    /// Wall time of the workers, summed.
+    pub worker_time: Duration,
+    /// Shards written.
+    pub files: Vec<PathBuf>,
+}
+
+/// Errors of a self-play run.
+#[derive(Debug, thiserror::Error)]
+pub enum SelfplayError {
+    /// Writing shards failed.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// The settings are invalid.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The worker pool could not start.
+    #[error("cannot start worker threads: {0}")]
+    Threads(String),
+}
+
+/// The opening of game `game_id`: from `openings` when given (cycled), else the standard
+/// start (or a random blocker board) followed by random plies; all from the game's seed.
+pub fn opening_for(
+    cfg: &SelfplayConfig,
+    game: Game,
+    openings: &[State],
+    rng: &mut Rng,
+    game_id: u64,
+) -> State {
+    if !openings.is_empty() {
+        return openings[(game_id % openings.len() as u64) as usize];
+    }
+    loop {
+        let mut s = match game {
+            Game::Ataxx(r) if cfg.opening_blockers => {
+                State::Ataxx(random_blocker_board(r, &BlockerParams::default(), rng))
+            }
+            _ => game.startpos(),
+        };
+        for _ in 0..cfg.opening_random_plies {
+            let moves = s.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            s.play(moves[rng.below(moves.len() as u64) as usize]);
+        }
+        if !s.is_game_over() {
+            return s;
+        }
+    }
+}
+
+struct Slot {
+    game_id: u64,
+    rng: Rng,
+    state: State,
+    search: Search,
+    searching: bool,
+    full: bool,
+    plies: u32,
+    samples: Vec<Sample>,
+    sides: Vec<Side>,
+    may_resign: bool,
+    low_streak: [u32; 2],
+}
+
+enum Advance {
+    Request(crate::mcts::LeafRequest),
+    Finished(Box<(GameSummary, Vec<Sample>)>),
+}
+
+struct Driver<'a> {
+    cfg: &'a SelfplayConfig,
+    mcts: MctsConfig,
+    game: Game,
+    openings: &'a [State],
+    model: String,
+}
+
+impl Driver<'_> {
+    fn new_slot(&self, game_id: u64) -> Slot {
+        let mut rng = Rng::new(splitmix64(self.cfg.seed ^ splitmix64(game_id).1).1);
+        let state = opening_for(self.cfg, self.game, self.openings, &mut rng, game_id);
+        let may_resign = self.cfg.resign_threshold.is_some()
+            && rng.next_f64() >= f64::from(self.cfg.no_resign_fraction);
+        Slot {
+            game_id,
+            rng,
+            state,
+            search: Search::new(state),
+            searching: false,
+            full: true,
+            plies: 0,
+            samples: Vec::new(),
+            sides: Vec::new(),
+            may_resign,
+            low_streak: [0; 2],
+        }
+    }
+
+    /// Runs the slot until it needs an evaluation or its game ends.
+    fn advance(&self, s: &mut Slot) -> Advance {
+        loop {
+            if s.state.is_game_over() || s.plies >= self.cfg.max_plies {
+                return Advance::Finished(Box::new(self.finish(s, None)));
+            }
+            if !s.searching {
+                let moves = s.state.legal_moves();
+                if moves.len() == 1 {
+                    // A forced move (often a pass) teaches nothing: play it unrecorded.
+                    self.play(s, moves[0]);
+                    continue;
+                }
+                s.full = s.rng.next_f64() < f64::from(self.cfg.full_search_fraction);
+                let sims = if s.full {
+                    self.cfg.simulations
+                } else {
+                    self.cfg.fast_simulations
+                };
+                s.search.start(sims, s.full, &self.mcts, &mut s.rng);
+                s.searching = true;
+            }
+            if let Some(req) = s.search.next_request(&self.mcts, &mut s.rng) {
+                return Advance::Request(req);
+            }
+            s.searching = false;
+            let out = s.search.outcome(&self.mcts);
+            let side = s.state.side_to_move();
+            let mv = self.choose(s, &out.moves, &out.visits, out.best);
+            let idx = |m: Move| s.state.policy_index(m) as u16;
+            s.samples.push(Sample {
+                game_id: s.game_id,
+                ply: s.plies.min(u16::MAX as u32) as u16,
+                variant: self.game.to_string(),
+                fen: s.state.text(),
+                legal: out.moves.iter().map(|&m| idx(m)).collect(),
+                policy: out.policy.clone(),
+                played: idx(mv),
+                root_q: out.root_q,
+                result: 0.0,
+                score: 0.0,
+                full_search: s.full,
+                visits: s.search.simulations(),
+                model: self.model.clone(),
+                end_reason: String::new(),
+            });
+            s.sides.push(side);
+            if let Some(t) = self.cfg.resign_threshold {
+                let streak = &mut s.low_streak[side.index()];
+                *streak = if out.root_q < t { *streak + 1 } else { 0 };
+                if s.may_resign && *streak >= self.cfg.resign_consecutive {
+                    return Advance::Finished(Box::new(self.finish(s, Some(side))));
+                }
+            }
+            self.play(s, mv);
+        }
+    }
+
+    fn choose(&self, s: &mut Slot, moves: &[Move], visits: &[u32], best: Move) -> Move {
+        let t = if s.plies < self.cfg.temperature_plies {
+            self.cfg.temperature
+        } else {
+            self.cfg.final_temperature
+        };
+        if self.mcts.root == RootKind::Gumbel || !s.full || t <= 0.0 {
+            return best;
+        }
+        let weights: Vec<f64> = visits
+            .iter()
+            .map(|&v| f64::from(v).powf(1.0 / f64::from(t)))
+            .collect();
+        let total: f64 = weights.iter().sum();
+        if total <= 0.0 {
+            return best;
+        }
+        let mut x = s.rng.next_f64() * total;
+        for (m, w) in moves.iter().zip(&weights) {
+            x -= w;
+            if x < 0.0 {
+                return *m;
+            }
+        }
+        best
+    }
+
+    fn play(&self, s: &mut Slot, mv: Move) {
+        let keep = self.cfg.tree_reuse && self.mcts.root == RootKind::Puct;
+        s.search.advance(mv, keep);
+        s.state.play(mv);
+        s.plies += 1;
+    }
+
+    /// Fills in every sample's outcome; `resigned` names the side that resigned.
+    fn finish(&self, s: &mut Slot, resigned: Option<Side>) -> (GameSummary, Vec<Sample>) {
+        let playable = s.state.playable_cells().max(1) as f32;
+        let counts = s.state.counts();
+        let misere = if self.game.misere() { -1 } else { 1 };
+        let margin_now = misere * (counts[0] as i32 - counts[1] as i32);
+        let (winner, x_score, reason) = match (resigned, s.state.result()) {
+            (Some(side), _) => (Some(side.other()), margin_now, "resigned".to_string()),
+            (None, Some(r)) => (r.winner, r.score, r.reason.name().to_string()),
+            (None, None) => (None, margin_now, "move-cap".to_string()),
+        };
+        for (sample, &side) in s.samples.iter_mut().zip(&s.sides) {
+            let sign = if side == Side::X { 1.0 } else { -1.0 };
+            sample.result = match winner {
+                None => 0.0,
+                Some(w) if w == side => 1.0,
+                Some(_) => -1.0,
+            };
+            sample.score = (sign * x_score as f32 / playable).clamp(-1.0, 1.0);
+            sample.end_reason = reason.clone();
+        }
+        let summary = GameSummary {
+            game_id: s.game_id,
+            plies: s.plies,
+            positions: s.samples.len(),
+            winner,
+            reason,
+        };
+        (summary, std::mem::take(&mut s.samples))
+    }
+}
+
+/// Plays `cfg.games` games and writes their positions as shards in `out`. Worker `k` of
+/// `T` plays games `k, k + T, …`; each game's randomness comes from the seed and its
+/// number, so a single-threaded run is reproducible byte for byte. `make_evaluator` is
+/// called once per worker; `on_game` after every finished game (from worker threads).
+pub fn run_selfplay(
+    cfg: &SelfplayConfig,
+    openings: &[State],
+    make_evaluator: &(dyn Fn() -> Box<dyn Evaluator> + Sync),
+    out: &Path,
+    metadata: &HashMap<String, String>,
+    on_game: &(dyn Fn(&GameSummary) + Sync),
+) -> Result<SelfplayReport, SelfplayError> {
+    cfg.validate()?;
+    let game: Game = cfg.game.parse().expect("validated");
+    std::fs::create_dir_all(out).map_err(|source| DataError::Io {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    let threads = cfg.threads.min(cfg.games as usize).max(1);
+    let report = Mutex::new(SelfplayReport::default());
+    let first_error: Mutex<Option<SelfplayError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for worker in 0..threads {
+            let report = &report;
+            let first_error = &first_error;
+            scope.spawn(move || {
+                let result = run_worker(
+                    cfg,
+                    game,
+                    openings,
+                    make_evaluator,
+                    out,
+                    metadata,
+                    on_game,
+                    worker,
+                    threads,
+                );
+                match result {
+                    Ok(r) => {
+                        let mut t = report.lock().expect("report lock");
+                        t.games += r.games;
+                        t.positions += r.positions;
+                        t.plies += r.plies;
+                        for i in 0..3 {
+                            t.results[i] += r.results[i];
+                        }
+                        t.resignations += r.resignations;
+                        t.eval_calls += r.eval_calls;
+                        t.eval_positions += r.eval_positions;
+                        t.eval_time += r.eval_time;
+                        t.worker_time += r.worker_time;
+                        t.files.extend(r.files);
+                    }
+                    Err(e) => {
+                        first_error.lock().expect("error lock").get_or_insert(e);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().expect("error lock") {
+        return Err(e);
+    }
+    let mut r = report.into_inner().expect("report lock");
+    r.files.sort();
+    Ok(r)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_worker(
+    cfg: &SelfplayConfig,
+    game: Game,
+    openings: &[State],
+    make_evaluator: &(dyn Fn() -> Box<dyn Evaluator> + Sync),
+    out: &Path,
+    metadata: &HashMap<String, String>,
+    on_game: &(dyn Fn(&GameSummary) + Sync),
+    worker: usize,
+    threads: usize,
+) -> Result<SelfplayReport, SelfplayError> {
+    let start = Instant::now();
+    let mut evaluator = make_evaluator();
+    let driver = Driver {
+        cfg,
+        mcts: cfg.mcts(),
+        game,
+        openings,
+        model: evaluator.name(),
+    };
+    let mut next_game = worker as u64;
+    let mut slots: Vec<Option<Slot>> = Vec::new();
+    for _ in 0..cfg.games_per_thread {
+        if next_game < cfg.games {
+            slots.push(Some(driver.new_slot(next_game)));
+            next_game += threads as u64;
+        }
+    }
+    let mut report = SelfplayReport::default();
+    let mut rows: Vec<Sample> = Vec::new();
+    let mut shard = 0;
+    let mut flush =
+        |rows: &mut Vec<Sample>, report: &mut SelfplayReport| -> Result<(), DataError> {
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let path = out.join(format!("part-{worker:03}-{shard:04}.parquet"));
+            write_shard(&path, rows, metadata)?;
+            report.positions += rows.len() as u64;
+            report.files.push(path);
+            rows.clear();
+            shard += 1;
+            Ok(())
+        };
+    let mut pending: Vec<usize> = Vec::new();
+    let mut states = Vec::new();
+    let mut moves = Vec::new();
+    loop {
+        pending.clear();
+        states.clear();
+        moves.clear();
+        for (i, slot) in slots.iter_mut().enumerate() {
+            while let Some(s) = slot {
+                match driver.advance(s) {
+                    Advance::Request(req) => {
+                        pending.push(i);
+                        states.push(req.state);
+                        moves.push(req.moves);
+                        break;
+                    }
+                    Advance::Finished(done) => {
+                        let (summary, samples) = *done;
+                        report.games += 1;
+                        report.plies += u64::from(summary.plies);
+                        report.results[match summary.winner {
+                            Some(Side::X) => 0,
+                            Some(Side::O) => 1,
+                            None => 2,
+                        }] += 1;
+                        report.resignations += u64::from(summary.reason == "resigned");
+                        rows.extend(samples);
+                        on_game(&summary);
+                        if rows.len() >= cfg.rows_per_shard {
+                            flush(&mut rows, &mut report)?;
+                        }
+                        *slot = (next_game < cfg.games).then(|| driver.new_slot(next_game));
+                        next_game += threads as u64;
+                    }
+                }
+            }
+        }
+        if pending.is_empty() {
+            break;
+        }
+        let t = Instant::now();
+        let evals = evaluator.evaluate(&states, &moves);
+        report.eval_time += t.elapsed();
+        report.eval_calls += 1;
+        report.eval_positions += states.len() as u64;
+        for (&i, eval) in pending.iter().zip(&evals) {
+            let s = slots[i].as_mut().expect("pending slot is live");
+            s.search.apply(eval, &driver.mcts, &mut s.rng);
+        }
+    }
+    flush(&mut rows, &mut report)?;
+    report.worker_time = start.elapsed();
+    Ok(report)
+}

@@ -1,0 +1,205 @@
+//! MCTS with network-free evaluators: wins, escapes, visit accounting, forced passes,
+//! and the Gumbel root's budget.
+
+use engine::{Game, Move, Rng, State};
+use selfplay::{Evaluator, MctsConfig, RootKind, Search, Uniform};
+
+fn run(root: State, sims: u32, cfg: &MctsConfig, seed: u64) -> (Search, selfplay::SearchOutcome) {
+    let mut rng = Rng::new(seed);
+    let mut eval = Uniform;
+    let mut search = Search::new(root);
+    search.start(sims, true, cfg, &mut rng);
+    while let Some(req) = search.next_request(cfg, &mut rng) {
+        let e = eval.evaluate(
+            std::slice::from_ref(&req.state),
+            std::slice::from_ref(&req.moves),
+        );
+        search.apply(&e[0], cfg, &mut rng);
+    }
+    let out = search.outcome(cfg);
+    (search, out)
+}
+
+fn wins_now(s: &State, m: Move) -> bool {
+    let child = s.after(m);
+    child
+        .result()
+        .is_some_and(|r| r.winner == Some(s.side_to_move()))
+}
+
+/// Whether the opponent can wipe the mover out right after `m`.
+fn loses_next(s: &State, m: Move) -> bool {
+    let child = s.after(m);
+    !child.is_game_over() && child.legal_moves().into_iter().any(|r| wins_now(&child, r))
+}
+
+/// Positions from short random games of few pieces, with `pick` true.
+fn find(count: usize, pick: impl Fn(&State) -> bool) -> Vec<State> {
+    let game: Game = "ataxx".parse().unwrap();
+    let mut rng = Rng::new(4);
+    let mut out = vec![];
+    for _ in 0..200_000 {
+        if out.len() == count {
+            break;
+        }
+        // One or two pieces a side on an empty board.
+        let mut text = String::new();
+        let mut cells = ['.'; 49];
+        for p in ['x', 'o', 'x', 'o'].iter().take(2 + rng.below(3) as usize) {
+            cells[rng.below(49) as usize] = *p;
+        }
+        for r in (0..7).rev() {
+            let row: String = cells[r * 7..r * 7 + 7].iter().collect();
+            let mut run = 0;
+            for c in row.chars() {
+                if c == '.' {
+                    run += 1;
+                } else {
+                    if run > 0 {
+                        text.push_str(&run.to_string());
+                        run = 0;
+                    }
+                    text.push(c);
+                }
+            }
+            if run > 0 {
+                text.push_str(&run.to_string());
+            }
+            if r > 0 {
+                text.push('/');
+            }
+        }
+        text.push_str(" x 0 1");
+        let Ok(s) = game.parse_position(&text) else {
+            continue;
+        };
+        if !s.is_game_over() && pick(&s) {
+            out.push(s);
+        }
+    }
+    assert_eq!(out.len(), count, "not enough test positions");
+    out
+}
+
+#[test]
+fn finds_a_wipe_out() {
+    let cfg = MctsConfig {
+        dirichlet_epsilon: 0.0,
+        ..MctsConfig::default()
+    };
+    let positions = find(10, |s| {
+        let m = s.legal_moves();
+        let w = m.iter().filter(|&&x| wins_now(s, x)).count();
+        w >= 1 && w * 4 <= m.len()
+    });
+    for s in positions {
+        let (_, out) = run(s, 300, &cfg, 1);
+        assert!(
+            wins_now(&s, out.best),
+            "{}: chose {}",
+            s.text(),
+            s.move_to_string(out.best)
+        );
+    }
+}
+
+#[test]
+fn avoids_an_immediate_wipe_out() {
+    let cfg = MctsConfig {
+        dirichlet_epsilon: 0.0,
+        ..MctsConfig::default()
+    };
+    let positions = find(10, |s| {
+        let m = s.legal_moves();
+        let losing = m.iter().filter(|&&x| loses_next(s, x)).count();
+        let winning = m.iter().filter(|&&x| wins_now(s, x)).count();
+        winning == 0 && losing * 2 >= m.len() && losing < m.len()
+    });
+    for s in positions {
+        let (_, out) = run(s, 600, &cfg, 2);
+        assert!(
+            !loses_next(&s, out.best),
+            "{}: chose {}",
+            s.text(),
+            s.move_to_string(out.best)
+        );
+    }
+}
+
+#[test]
+fn visits_add_up_and_targets_are_distributions() {
+    let game: Game = "ataxx".parse().unwrap();
+    for (forced, sims) in [(false, 100), (true, 100), (true, 257)] {
+        let cfg = MctsConfig {
+            forced_playouts: forced,
+            ..MctsConfig::default()
+        };
+        let (search, out) = run(game.startpos(), sims, &cfg, 3);
+        assert_eq!(out.visits.iter().sum::<u32>(), sims);
+        assert_eq!(search.simulations(), sims);
+        let total: f32 = out.policy.iter().sum();
+        assert!((total - 1.0).abs() < 1e-5 && out.policy.iter().all(|&p| p >= 0.0));
+        assert_eq!(out.moves, game.startpos().legal_moves());
+    }
+}
+
+#[test]
+fn a_forced_pass_is_searched_through() {
+    let s = "ataxx"
+        .parse::<Game>()
+        .unwrap()
+        .parse_position("7/7/7/7/ooooooo/ooooooo/xxxxxxx x 0 1")
+        .unwrap();
+    let (search, out) = run(s, 64, &MctsConfig::default(), 4);
+    assert_eq!(out.moves, vec![Move::PASS]);
+    assert_eq!(out.visits, vec![64]);
+    // The tree grew below the pass: o's replies were expanded and searched.
+    assert!(search.tree_size() > 30, "{}", search.tree_size());
+}
+
+#[test]
+fn gumbel_spends_exactly_its_budget() {
+    for game in ["ataxx", "othello", "hexxagon"] {
+        let root = game.parse::<Game>().unwrap().startpos();
+        for (n, k) in [(16, 8), (50, 4), (7, 16), (100, 1), (64, 32)] {
+            let cfg = MctsConfig {
+                root: RootKind::Gumbel,
+                gumbel_k: k,
+                ..MctsConfig::default()
+            };
+            let (search, out) = run(root, n, &cfg, n as u64 + k as u64);
+            assert_eq!(search.simulations(), n, "{game} n={n} k={k}");
+            assert_eq!(out.visits.iter().sum::<u32>(), n, "{game} n={n} k={k}");
+            let considered = out.visits.iter().filter(|&&v| v > 0).count();
+            assert!(considered <= k.min(out.moves.len()));
+            let total: f32 = out.policy.iter().sum();
+            assert!((total - 1.0).abs() < 1e-4, "{total}");
+            assert!(out.policy.iter().all(|p| p.is_finite() && *p >= 0.0));
+            assert!(out.visits[out.moves.iter().position(|&m| m == out.best).unwrap()] > 0);
+        }
+    }
+}
+
+#[test]
+fn tree_reuse_keeps_the_subtree() {
+    let game: Game = "ataxx".parse().unwrap();
+    let cfg = MctsConfig::default();
+    let (mut search, out) = run(game.startpos(), 200, &cfg, 5);
+    let child_visits = out.visits[out.moves.iter().position(|&m| m == out.best).unwrap()];
+    let before = search.tree_size();
+    search.advance(out.best, true);
+    assert_eq!(search.root_state(), game.startpos().after(out.best));
+    assert!(search.tree_size() < before && search.tree_size() as u32 >= child_visits);
+    // Searching on from the reused root works and adds the new simulations.
+    let mut rng = Rng::new(6);
+    search.start(50, true, &cfg, &mut rng);
+    let mut eval = Uniform;
+    while let Some(req) = search.next_request(&cfg, &mut rng) {
+        let e = eval.evaluate(
+            std::slice::from_ref(&req.state),
+            std::slice::from_ref(&req.moves),
+        );
+        search.apply(&e[0], &cfg, &mut rng);
+    }
+    assert_eq!(search.simulations(), 50);
+}

@@ -1,0 +1,161 @@
+//! `flipzero selfplay`: play games with MCTS and write training positions as Parquet.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use selfplay::{BuiltinEvaluator, SelfplayConfig};
+
+/// Arguments of `flipzero selfplay`.
+#[derive(Args)]
+pub struct SelfplayArgs {
+    #[arg(long, help = super::GAMES_HELP)]
+    game: Option<String>,
+    /// Games to play.
+    #[arg(long)]
+    games: Option<u64>,
+    /// Directory for the Parquet shards (created if missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// Evaluator: uniform, random (hash-seeded) or bootstrap (piece-gain priors and a
+    /// shallow alpha-beta value).
+    #[arg(long)]
+    evaluator: Option<BuiltinEvaluator>,
+    /// Worker threads.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Seed; the same seed and settings replay the same games.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// A flipzero config file; its `[selfplay]` table sets the defaults of this run.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Reads the `[selfplay]` table of a config file.
+pub fn load_selfplay_config(path: &PathBuf) -> anyhow::Result<SelfplayConfig> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read config {}", path.display()))?;
+    let table: toml::Table =
+        toml::from_str(&text).with_context(|| format!("{}: not valid TOML", path.display()))?;
+    let section = table
+        .get("selfplay")
+        .cloned()
+        .unwrap_or(toml::Value::Table(Default::default()));
+    let cfg: SelfplayConfig = section
+        .try_into()
+        .with_context(|| format!("{}: in [selfplay]", path.display()))?;
+    Ok(cfg)
+}
+
+/// Runs self-play and prints a summary.
+pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
+    let mut cfg = match &a.config {
+        Some(p) => load_selfplay_config(p)?,
+        None => SelfplayConfig::default(),
+    };
+    if let Some(g) = a.game {
+        cfg.game = g;
+    }
+    if let Some(n) = a.games {
+        cfg.games = n;
+    }
+    if let Some(e) = a.evaluator {
+        cfg.evaluator = e;
+    }
+    if let Some(t) = a.threads {
+        cfg.threads = t;
+    }
+    if let Some(s) = a.seed {
+        cfg.seed = s;
+    }
+    cfg.validate()?;
+    let game: engine::Game = cfg.game.parse()?;
+    let openings = match &cfg.opening_file {
+        Some(p) => super::read_positions(p, game)?,
+        None => Vec::new(),
+    };
+    let mut metadata = HashMap::new();
+    metadata.insert(
+        selfplay::data::KEY_CONFIG.to_string(),
+        toml::to_string(&cfg)?,
+    );
+    metadata.insert(
+        "flipzero.version".to_string(),
+        env!("CARGO_PKG_VERSION").to_string(),
+    );
+
+    let bar = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(cfg.games)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "selfplay [{bar:30}] {pos}/{len} games  {msg}  {elapsed} elapsed, ETA {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let positions = AtomicU64::new(0);
+    let start = Instant::now();
+    let evaluator = cfg.evaluator;
+    let report = selfplay::run_selfplay(
+        &cfg,
+        &openings,
+        &move || evaluator.build(),
+        &a.out,
+        &metadata,
+        &|g| {
+            let p = positions.fetch_add(g.positions as u64, Ordering::Relaxed) + g.positions as u64;
+            bar.set_message(format!(
+                "{:.0} positions/s",
+                p as f64 / start.elapsed().as_secs_f64()
+            ));
+            bar.inc(1);
+        },
+    )?;
+    bar.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64();
+    let [x, o, d] = report.results;
+    let eval_share = report.eval_time.as_secs_f64() / report.worker_time.as_secs_f64().max(1e-9);
+    println!(
+        "game {}  evaluator {}  seed {}",
+        cfg.game,
+        evaluator_name(cfg.evaluator),
+        cfg.seed
+    );
+    println!(
+        "games {}  positions {}  average length {:.1} plies",
+        report.games,
+        report.positions,
+        report.plies as f64 / report.games.max(1) as f64
+    );
+    println!(
+        "results: x wins {x}, o wins {o}, draws {d}; resignations {}",
+        report.resignations
+    );
+    println!(
+        "time {secs:.1} s  {:.0} positions/s  {:.0} evaluations/s  evaluator share {:.0}%",
+        report.positions as f64 / secs,
+        report.eval_positions as f64 / secs,
+        100.0 * eval_share
+    );
+    println!("{} shards in {}", report.files.len(), a.out.display());
+    Ok(())
+}
+
+fn evaluator_name(e: BuiltinEvaluator) -> &'static str {
+    match e {
+        BuiltinEvaluator::Uniform => "uniform",
+        BuiltinEvaluator::Random => "random",
+        BuiltinEvaluator::Bootstrap => "bootstrap",
+    }
+}
