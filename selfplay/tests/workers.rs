@@ -175,3 +175,32 @@ fn broken_shards_are_reported_and_skipped() {
     );
     assert!(read_shard(&out.join("part-901-0000.parquet")).is_err());
 }
+
+#[test]
+fn resignation_ends_games_for_the_losing_side() {
+    let mut cfg = small("ataxx", BuiltinEvaluator::Bootstrap);
+    cfg.games = 10;
+    cfg.resign_threshold = Some(-0.6);
+    cfg.resign_consecutive = 1;
+    cfg.no_resign_fraction = 0.0;
+    let out = temp("resign");
+    let report = play(&cfg, &out);
+    assert!(report.resignations > 0, "{report:?}");
+    let rows: Vec<Sample> = ShardStream::open(&out).unwrap().collect();
+    let mut last: BTreeMap<u64, &Sample> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.end_reason == "resigned") {
+        let e = last.entry(r.game_id).or_insert(r);
+        if r.ply > e.ply {
+            *e = r;
+        }
+    }
+    assert_eq!(last.len() as u64, report.resignations);
+    for s in last.values() {
+        // The last record is the resigning side's own decision: a loss, below threshold.
+        assert_eq!(s.result, -1.0);
+        assert!(s.root_q < -0.6);
+    }
+    // With every game exempt, nobody resigns.
+    cfg.no_resign_fraction = 1.0;
+    assert_eq!(play(&cfg, &temp("no-resign")).resignations, 0);
+}
