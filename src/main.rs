@@ -23,6 +23,12 @@ enum Command {
     Match(cmd::matches::MatchArgs),
     /// Play games with MCTS and write training positions as Parquet shards.
     Selfplay(cmd::selfplay::SelfplayArgs),
+    /// Train a network on self-play shards.
+    Train(cmd::train::TrainArgs),
+    /// Export a trained model: safetensors (Burn and PyTorch names) and metadata.
+    Export(cmd::train::ExportArgs),
+    /// Run one position through a trained network and print JSON.
+    Infer(cmd::train::InferArgs),
     /// Run as a UAI engine on standard input/output (for cuteataxx and Ataxx GUIs).
     Uai(cmd::uai::UaiArgs),
 }
@@ -34,6 +40,9 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(a) => cmd::bench::run(a),
         Command::Match(a) => cmd::matches::run(a),
         Command::Selfplay(a) => cmd::selfplay::run(a),
+        Command::Train(a) => cmd::train::run(a),
+        Command::Export(a) => cmd::train::export(a),
+        Command::Infer(a) => cmd::train::infer(a),
         Command::Uai(a) => cmd::uai::run(a),
     }
 }

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod matches;
 pub mod perft;
 pub mod selfplay;
+pub mod train;
 pub mod uai;
 
 use anyhow::Context;

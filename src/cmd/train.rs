@@ -1,0 +1,233 @@
+//! `flipzero train`, `flipzero export` and `flipzero infer`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use train::TrainConfig;
+
+/// Arguments of `flipzero train`.
+#[derive(Args)]
+pub struct TrainArgs {
+    /// Directories of Parquet shards, oldest first (repeat the flag for several).
+    #[arg(long, required = true)]
+    data: Vec<PathBuf>,
+    /// Model directory to write (weights, model.json, metrics.csv, checkpoints).
+    #[arg(long)]
+    out: PathBuf,
+    /// A flipzero config file; its `[train]` table sets the defaults of this run.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a `[train]` setting, e.g. `--set steps=200` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Continue from the newest checkpoint in --out.
+    #[arg(long)]
+    resume: bool,
+    /// Start from the weights of this model directory.
+    #[arg(long)]
+    init: Option<PathBuf>,
+    #[arg(long, help = super::GAMES_HELP, long_help = "Game of the data (default: the game recorded in the first shard)")]
+    game: Option<String>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Reads the `[train]` table of a config file, then applies `key=value` overrides.
+pub fn load_train_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<TrainConfig> {
+    let mut table = match path {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read config {}", p.display()))?;
+            let all: toml::Table = toml::from_str(&text)
+                .with_context(|| format!("{}: not valid TOML", p.display()))?;
+            match all.get("train") {
+                Some(toml::Value::Table(t)) => t.clone(),
+                Some(_) => bail!("{}: `train` must be a table", p.display()),
+                None => toml::Table::new(),
+            }
+        }
+        None => toml::Table::new(),
+    };
+    for s in sets {
+        let (k, v) = s
+            .split_once('=')
+            .with_context(|| format!("--set {s}: expected KEY=VALUE"))?;
+        let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
+            .ok()
+            .and_then(|t| t.get("v").cloned())
+            .unwrap_or_else(|| toml::Value::String(v.to_string()));
+        table.insert(k.trim().to_string(), value);
+    }
+    let cfg: TrainConfig = toml::Value::Table(table).try_into().context("in [train]")?;
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+fn data_game(dirs: &[PathBuf]) -> anyhow::Result<engine::Game> {
+    for d in dirs {
+        if let Some(row) = selfplay::ShardStream::open(d)?.next() {
+            return Ok(row.variant.parse()?);
+        }
+    }
+    bail!(
+        "no readable training positions in {}",
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Runs training.
+pub fn run(a: TrainArgs) -> anyhow::Result<()> {
+    let cfg = load_train_config(a.config.as_ref(), &a.set)?;
+    let game = match &a.game {
+        Some(g) => g.parse()?,
+        None => data_game(&a.data)?,
+    };
+    let bar = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(cfg.steps)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("train [{bar:30}] {pos}/{len} steps  {msg}  ETA {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let on_step = |m: &train::StepMetrics| {
+        bar.set_position(m.step);
+        bar.set_message(format!(
+            "loss {:.3} (policy {:.3}, value {:.3})  {:.0} samples/s",
+            m.loss, m.policy_loss, m.value_loss, m.samples_per_s
+        ));
+    };
+    let opts = train::TrainOptions {
+        data: a.data.clone(),
+        out: a.out.clone(),
+        resume: a.resume,
+        init: a.init.clone(),
+        stop_after: None,
+        on_step: &on_step,
+    };
+    let report = train::train(&cfg, game, &opts)?;
+    bar.finish_and_clear();
+    for s in &report.skipped {
+        eprintln!("warning: skipped {s}");
+    }
+    if let Some(m) = &report.last {
+        println!(
+            "game {game}  net {}  steps {}  window {} positions",
+            cfg.net, report.steps, report.window_rows
+        );
+        println!(
+            "last step: loss {:.4}  policy {:.4}  value {:.4}  score {:.4}  entropy {:.3}  accuracy {:.3}  {:.0} samples/s",
+            m.loss,
+            m.policy_loss,
+            m.value_loss,
+            m.score_loss,
+            m.policy_entropy,
+            m.policy_accuracy,
+            m.samples_per_s
+        );
+    } else {
+        println!("nothing to do: {} steps already trained", report.steps);
+    }
+    println!("model written to {}", a.out.display());
+    Ok(())
+}
+
+/// Arguments of `flipzero export`.
+#[derive(Args)]
+pub struct ExportArgs {
+    /// Model directory (model.json + model.bpk).
+    #[arg(long)]
+    model: PathBuf,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Runs export.
+pub fn export(a: ExportArgs) -> anyhow::Result<()> {
+    for f in train::export(&a.model, &a.out)? {
+        println!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+/// Arguments of `flipzero infer`.
+#[derive(Args)]
+pub struct InferArgs {
+    /// Model directory.
+    #[arg(long)]
+    model: PathBuf,
+    /// Position in the game's text format (`startpos` for the start).
+    #[arg(long)]
+    position: String,
+    /// Also write the encoded input tensor [1, planes, height, width] as a NumPy file.
+    #[arg(long)]
+    dump_input: Option<PathBuf>,
+}
+
+/// Writes a float32 array as a NumPy `.npy` file (format version 1.0).
+fn write_npy(path: &PathBuf, shape: &[usize], data: &[f32]) -> anyhow::Result<()> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let mut header = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}",
+        dims.join(", ")
+    );
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    for v in data {
+        bytes.extend(v.to_le_bytes());
+    }
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Runs one position through the network and prints JSON.
+pub fn infer(a: InferArgs) -> anyhow::Result<()> {
+    let model = train::load_model(&a.model)?;
+    let state = model
+        .game
+        .parse_position(&a.position)
+        .with_context(|| format!("bad position for {}", model.game))?;
+    if let Some(p) = &a.dump_input {
+        let (w, h) = model.game.grid();
+        write_npy(
+            p,
+            &[1, train::encode::PLANES, h, w],
+            &train::encode::encode(&state),
+        )?;
+    }
+    let pred = train::predict(&model, &[state]).remove(0);
+    let moves = state.legal_moves();
+    let probs = train::move_probabilities(&state, &moves, &pred.policy_logits);
+    let mut policy: Vec<serde_json::Value> = moves
+        .iter()
+        .zip(&probs)
+        .map(|(&m, &p)| serde_json::json!({"move": state.move_to_string(m), "index": state.policy_index(m), "prob": p}))
+        .collect();
+    policy.sort_by(|a, b| {
+        b["prob"]
+            .as_f64()
+            .partial_cmp(&a["prob"].as_f64())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let out = serde_json::json!({
+        "value": pred.wdl[0] - pred.wdl[2],
+        "wdl": pred.wdl,
+        "score": pred.score,
+        "policy": policy,
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! Training batches from Parquet shards: a window of the newest positions, a shuffled
+//! order, a random board symmetry per sample, encoding on a background thread.
+//!
+//! Batch `k` depends only on the window, the seed and `k` (epoch permutations and
+//! symmetries are drawn from them), so a run resumed at step `k` sees exactly the
+//! batches an uninterrupted run would have seen.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, sync_channel};
+
+use engine::{Game, Move, Rng, splitmix64};
+use selfplay::{Sample, ShardStream};
+
+use crate::encode::{PLANES, encode_into};
+
+/// A window of training rows.
+pub struct Window {
+    /// The rows, oldest first.
+    pub rows: Vec<Sample>,
+    /// Files that could not be read, with why.
+    pub skipped: Vec<String>,
+}
+
+/// The newest `max_rows` rows of the shards under `dirs` (given oldest first; files in
+/// a directory are taken in name order). Unreadable files are skipped and listed.
+pub fn load_window(dirs: &[PathBuf], max_rows: usize) -> Result<Window, selfplay::data::DataError> {
+    let mut rows: Vec<Sample> = Vec::new();
+    let mut skipped = Vec::new();
+    for dir in dirs {
+        let mut stream = ShardStream::open(dir)?;
+        rows.extend(stream.by_ref());
+        skipped.extend(stream.skipped().iter().map(|e| e.to_string()));
+    }
+    if rows.len() > max_rows {
+        rows.drain(..rows.len() - max_rows);
+    }
+    Ok(Window { rows, skipped })
+}
+
+/// One encoded batch, as flat row-major arrays.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Batch {
+    /// Samples in the batch.
+    pub size: usize,
+    /// `[size, PLANES, height, width]` inputs.
+    pub inputs: Vec<f32>,
+    /// `[size, policy_size]` target probabilities.
+    pub policy: Vec<f32>,
+    /// `[size, policy_size]`: 1 for legal moves, 0 otherwise.
+    pub legal: Vec<f32>,
+    /// `[size]`: 1 for rows that are policy targets (full searches), 0 otherwise.
+    pub policy_weight: Vec<f32>,
+    /// `[size, 3]` one-hot win/draw/loss targets.
+    pub wdl: Vec<f32>,
+    /// `[size]` final-score targets.
+    pub score: Vec<f32>,
+}
+
+/// A training row that does not fit the game.
+#[derive(Debug, thiserror::Error)]
+#[error("row of game {game_id} ply {ply}: {message}")]
+pub struct RowError {
+    /// Game of the row.
+    pub game_id: u64,
+    /// Ply of the row.
+    pub ply: u16,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Encodes one row under a random symmetry (of those that keep its blockers) into slot
+/// `i` of `b`.
+fn encode_row(
+    game: Game,
+    row: &Sample,
+    rng: &mut Rng,
+    b: &mut Batch,
+    i: usize,
+) -> Result<(), RowError> {
+    encode_sample(game, row, |n| rng.below(n as u64) as usize, b, i)
+}
+
+/// Encodes one row into slot `i` of `b` under the symmetry `pick(count)` of the row's
+/// position (an index into `State::symmetries`).
+pub fn encode_sample(
+    game: Game,
+    row: &Sample,
+    pick: impl FnOnce(usize) -> usize,
+    b: &mut Batch,
+    i: usize,
+) -> Result<(), RowError> {
+    let err = |m: String| RowError {
+        game_id: row.game_id,
+        ply: row.ply,
+        message: m,
+    };
+    if row.variant != game.to_string() {
+        return Err(err(format!(
+            "it is a {} position, the network plays {game}",
+            row.variant
+        )));
+    }
+    let state = game
+        .parse_position(&row.fen)
+        .map_err(|e| err(e.to_string()))?;
+    let moves = state.legal_moves();
+    let by_index = |idx: u16| -> Result<Move, RowError> {
+        moves
+            .iter()
+            .copied()
+            .find(|&m| state.policy_index(m) == idx as usize)
+            .ok_or_else(|| err(format!("policy index {idx} is not a legal move")))
+    };
+    if row.legal.len() != row.policy.len() {
+        return Err(err("`legal` and `policy` differ in length".into()));
+    }
+    let syms = state.symmetries();
+    let sym = &syms[pick(syms.len()).min(syms.len() - 1)];
+    let image = state.transform(sym);
+    let (w, h) = game.grid();
+    let area = PLANES * w * h;
+    encode_into(&image, &mut b.inputs[i * area..(i + 1) * area]);
+    let p = game.policy_size();
+    let (target, legal) = (
+        &mut b.policy[i * p..(i + 1) * p],
+        &mut b.legal[i * p..(i + 1) * p],
+    );
+    for (&idx, &prob) in row.legal.iter().zip(&row.policy) {
+        let j = image.policy_index(sym.apply(by_index(idx)?));
+        target[j] = prob;
+        legal[j] = 1.0;
+    }
+    b.policy_weight[i] = if row.full_search { 1.0 } else { 0.0 };
+    let k = if row.result > 0.5 {
+        0
+    } else if row.result < -0.5 {
+        2
+    } else {
+        1
+    };
+    b.wdl[i * 3 + k] = 1.0;
+    b.score[i] = row.score;
+    Ok(())
+}
+
+impl Batch {
+    /// An all-zero batch of `size` samples for `game`.
+    pub fn zeros(game: Game, size: usize) -> Batch {
+        let (w, h) = game.grid();
+        let p = game.policy_size();
+        Batch {
+            size,
+            inputs: vec![0.0; size * PLANES * w * h],
+            policy: vec![0.0; size * p],
+            legal: vec![0.0; size * p],
+            policy_weight: vec![0.0; size],
+            wdl: vec![0.0; size * 3],
+            score: vec![0.0; size],
+        }
+    }
+}
+
+/// The batch of training step `step`: `size` rows of an epoch-by-epoch shuffle of the
+/// window, each under a random symmetry; everything drawn from `seed` and `step`.
+pub fn make_batch(
+    game: Game,
+    rows: &[Sample],
+    size: usize,
+    seed: u64,
+    step: u64,
+) -> Result<Batch, RowError> {
+    let mut b = Batch::zeros(game, size);
+    let n = rows.len() as u64;
+    let mut perm_epoch = u64::MAX;
+    let mut perm: Vec<usize> = Vec::new();
+    for i in 0..size {
+        let q = step * size as u64 + i as u64;
+        let epoch = q / n;
+        if epoch != perm_epoch {
+            perm = (0..rows.len()).collect();
+            let mut rng = Rng::new(splitmix64(seed ^ 0xE90C ^ epoch).1);
+            for k in (1..perm.len()).rev() {
+                perm.swap(k, rng.below(k as u64 + 1) as usize);
+            }
+            perm_epoch = epoch;
+        }
+        let row = &rows[perm[(q % n) as usize]];
+        let mut rng = Rng::new(splitmix64(seed ^ splitmix64(q).1).1);
+        encode_row(game, row, &mut rng, &mut b, i)?;
+    }
+    Ok(b)
+}
+
+/// Batches for steps `first..last`, encoded ahead on a background thread.
+pub fn batch_stream(
+    game: Game,
+    rows: Arc<Vec<Sample>>,
+    size: usize,
+    seed: u64,
+    first: u64,
+    last: u64,
+) -> Receiver<Result<Batch, RowError>> {
+    let (tx, rx) = sync_channel(4);
+    std::thread::spawn(move || {
+        for step in first..last {
+            if tx.send(make_batch(game, &rows, size, seed, step)).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}

@@ -1,0 +1,94 @@
+//! Running a trained network: raw predictions, and an [`Evaluator`] for self-play.
+
+use burn::prelude::*;
+use burn::tensor::activation::softmax;
+use engine::{Move, State};
+use selfplay::{Evaluation, Evaluator};
+
+use crate::encode::{PLANES, encode_into};
+use crate::export::LoadedModel;
+
+/// The network's raw output for one position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// Logits over the whole policy index.
+    pub policy_logits: Vec<f32>,
+    /// Win / draw / loss probabilities for the side to move.
+    pub wdl: [f32; 3],
+    /// Expected final score (margin / playable cells).
+    pub score: f32,
+}
+
+/// Runs the network on a batch of positions of the model's game.
+pub fn predict(model: &LoadedModel, states: &[State]) -> Vec<Prediction> {
+    if states.is_empty() {
+        return Vec::new();
+    }
+    let (w, h) = model.game.grid();
+    let area = PLANES * w * h;
+    let mut input = vec![0.0f32; states.len() * area];
+    for (i, s) in states.iter().enumerate() {
+        encode_into(s, &mut input[i * area..(i + 1) * area]);
+    }
+    let n = states.len();
+    let x = Tensor::<4>::from_data(TensorData::new(input, [n, PLANES, h, w]), &model.device);
+    let out = model.net.forward(x);
+    let p = model.game.policy_size();
+    let logits = out.policy.into_data().try_to_vec::<f32>().expect("f32");
+    let wdl = softmax(out.wdl, 1)
+        .into_data()
+        .try_to_vec::<f32>()
+        .expect("f32");
+    let score = out.score.into_data().try_to_vec::<f32>().expect("f32");
+    (0..n)
+        .map(|i| Prediction {
+            policy_logits: logits[i * p..(i + 1) * p].to_vec(),
+            wdl: [wdl[i * 3], wdl[i * 3 + 1], wdl[i * 3 + 2]],
+            score: score[i],
+        })
+        .collect()
+}
+
+/// Softmax of `logits` over the policy indices of `moves` (in that order).
+pub fn move_probabilities(state: &State, moves: &[Move], logits: &[f32]) -> Vec<f32> {
+    let z: Vec<f32> = moves
+        .iter()
+        .map(|&m| logits[state.policy_index(m)])
+        .collect();
+    let max = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+    let e: Vec<f32> = z.iter().map(|v| (v - max).exp()).collect();
+    let sum: f32 = e.iter().sum();
+    e.iter().map(|v| v / sum).collect()
+}
+
+/// A trained network as a self-play evaluator (Burn's Flex backend).
+pub struct NetEvaluator {
+    model: LoadedModel,
+    name: String,
+}
+
+impl NetEvaluator {
+    /// Wraps a loaded model; `name` goes into the `model` column of the data.
+    pub fn new(model: LoadedModel, name: String) -> NetEvaluator {
+        NetEvaluator { model, name }
+    }
+}
+
+impl Evaluator for NetEvaluator {
+    fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+        predict(&self.model, states)
+            .into_iter()
+            .zip(states.iter().zip(moves))
+            .map(|(p, (s, m))| Evaluation {
+                policy: move_probabilities(s, m, &p.policy_logits),
+                value: p.wdl[0] - p.wdl[2],
+                wdl: Some(p.wdl),
+                score: Some(p.score),
+            })
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}

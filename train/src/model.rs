@@ -1,0 +1,184 @@
+//! The policy/value network: a residual tower with optional global-pooling bias blocks,
+//! a convolutional policy head laid out as the policy index, and a value head with
+//! win/draw/loss logits and a final-score estimate. Fully convolutional (plus global
+//! pooling), so one architecture serves every board size.
+
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
+use burn::prelude::*;
+use burn::tensor::activation::{relu, tanh};
+use serde::{Deserialize, Serialize};
+
+use crate::encode::PLANES;
+
+/// Shape of a network. `Serialize`d into model.json.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetConfig {
+    /// Residual blocks.
+    pub blocks: usize,
+    /// Channels of the tower.
+    pub channels: usize,
+    /// Every n-th block adds a global-pooling bias (KataGo); 0 = none.
+    pub gpool_every: usize,
+    /// Channels of the policy and value heads.
+    pub head_channels: usize,
+    /// Hidden units of the value head.
+    pub value_hidden: usize,
+    /// Input planes (see `encode`).
+    pub in_planes: usize,
+    /// Policy planes: 1 + jump offsets for the Ataxx family, 1 for outflanking games.
+    pub policy_planes: usize,
+}
+
+impl NetConfig {
+    /// A preset by name (`tiny` 4×32, `small` 6×64, `standard` 10×128) for a game with
+    /// `policy_planes` policy planes.
+    pub fn preset(name: &str, policy_planes: usize) -> Option<NetConfig> {
+        let (blocks, channels) = match name {
+            "tiny" => (4, 32),
+            "small" => (6, 64),
+            "standard" => (10, 128),
+            _ => return None,
+        };
+        Some(NetConfig {
+            blocks,
+            channels,
+            gpool_every: 3,
+            head_channels: 32,
+            value_hidden: 64,
+            in_planes: PLANES,
+            policy_planes,
+        })
+    }
+
+    /// Builds the network on `device` (weights from the device's random seed).
+    pub fn init(&self, device: &Device) -> Net {
+        let conv_bn = |i: usize, o: usize, k: usize| ConvBn {
+            conv: Conv2dConfig::new([i, o], [k, k])
+                .with_padding(PaddingConfig2d::Explicit(k / 2, k / 2, k / 2, k / 2))
+                .with_bias(false)
+                .init(device),
+            bn: BatchNormConfig::new(o).init(device),
+        };
+        let c = self.channels;
+        Net {
+            stem: conv_bn(self.in_planes, c, 3),
+            blocks: (0..self.blocks)
+                .map(|i| ResBlock {
+                    a: conv_bn(c, c, 3),
+                    b: conv_bn(c, c, 3),
+                    gpool: (self.gpool_every > 0 && i % self.gpool_every == self.gpool_every - 1)
+                        .then(|| LinearConfig::new(c, c).init(device)),
+                })
+                .collect(),
+            policy_conv: conv_bn(c, self.head_channels, 1),
+            policy_out: Conv2dConfig::new([self.head_channels, self.policy_planes], [1, 1])
+                .init(device),
+            pass_out: LinearConfig::new(self.head_channels, 1).init(device),
+            value_conv: conv_bn(c, self.head_channels, 1),
+            value_fc: LinearConfig::new(self.head_channels, self.value_hidden).init(device),
+            wdl_out: LinearConfig::new(self.value_hidden, 3).init(device),
+            score_out: LinearConfig::new(self.value_hidden, 1).init(device),
+        }
+    }
+}
+
+/// Convolution (no bias) followed by batch normalization.
+#[derive(Module, Debug)]
+pub struct ConvBn {
+    /// The convolution.
+    pub conv: Conv2d,
+    /// Its batch normalization.
+    pub bn: BatchNorm,
+}
+
+impl ConvBn {
+    fn forward(&self, x: Tensor<4>) -> Tensor<4> {
+        self.bn.forward(self.conv.forward(x))
+    }
+}
+
+/// A residual block: two 3×3 conv-BN layers, with an optional global-pooling bias
+/// (the mean over the board, through a linear layer, added to every cell) between them.
+#[derive(Module, Debug)]
+pub struct ResBlock {
+    /// First conv-BN.
+    pub a: ConvBn,
+    /// Second conv-BN.
+    pub b: ConvBn,
+    /// Global-pooling bias.
+    pub gpool: Option<Linear>,
+}
+
+impl ResBlock {
+    fn forward(&self, x: Tensor<4>) -> Tensor<4> {
+        let mut h = relu(self.a.forward(x.clone()));
+        if let Some(g) = &self.gpool {
+            let [b, c, _, _] = h.dims();
+            let pooled: Tensor<2> = h.clone().mean_dims(&[2, 3]).reshape([b, c]);
+            h = h + g.forward(pooled).reshape([b, c, 1, 1]);
+        }
+        relu(self.b.forward(h) + x)
+    }
+}
+
+/// The network.
+#[derive(Module, Debug)]
+pub struct Net {
+    /// Input convolution.
+    pub stem: ConvBn,
+    /// Residual tower.
+    pub blocks: Vec<ResBlock>,
+    /// Policy head hidden layer.
+    pub policy_conv: ConvBn,
+    /// Policy logits per (slot, cell).
+    pub policy_out: Conv2d,
+    /// Pass logit, from the pooled policy features.
+    pub pass_out: Linear,
+    /// Value head hidden layer.
+    pub value_conv: ConvBn,
+    /// Value head fully connected layer.
+    pub value_fc: Linear,
+    /// Win/draw/loss logits.
+    pub wdl_out: Linear,
+    /// Final score estimate (tanh).
+    pub score_out: Linear,
+}
+
+/// What the network outputs for a batch.
+pub struct NetOutput {
+    /// `[batch, policy_planes * height * width + 1]` logits in policy-index order.
+    pub policy: Tensor<2>,
+    /// `[batch, 3]` win/draw/loss logits.
+    pub wdl: Tensor<2>,
+    /// `[batch, 1]` final score in [−1, 1].
+    pub score: Tensor<2>,
+}
+
+impl Net {
+    /// Runs the network on `[batch, planes, height, width]` inputs.
+    pub fn forward(&self, input: Tensor<4>) -> NetOutput {
+        let mut x = relu(self.stem.forward(input));
+        for b in &self.blocks {
+            x = b.forward(x);
+        }
+        let [batch, _, h, w] = x.dims();
+        let p = relu(self.policy_conv.forward(x.clone()));
+        let head = p.dims()[1];
+        let pooled: Tensor<2> = p.clone().mean_dims(&[2, 3]).reshape([batch, head]);
+        let planes = self.policy_out.forward(p);
+        let slots = planes.dims()[1];
+        let cells: Tensor<2> = planes.reshape([batch, slots * h * w]);
+        let policy = Tensor::cat(vec![cells, self.pass_out.forward(pooled)], 1);
+        let v = relu(self.value_conv.forward(x));
+        let vh = v.dims()[1];
+        let v: Tensor<2> = v.mean_dims(&[2, 3]).reshape([batch, vh]);
+        let v = relu(self.value_fc.forward(v));
+        NetOutput {
+            policy,
+            wdl: self.wdl_out.forward(v.clone()),
+            score: tanh(self.score_out.forward(v)),
+        }
+    }
+}

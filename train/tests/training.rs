@@ -1,0 +1,234 @@
+//! Training end to end on small self-play data: the loss falls, augmented batches keep
+//! their targets, a killed run resumes to the same losses, bad checkpoints are named.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use engine::Game;
+use selfplay::{BuiltinEvaluator, SelfplayConfig, ShardStream};
+use train::data::{Batch, encode_sample};
+use train::encode::PLANES;
+use train::{TrainConfig, TrainError, TrainOptions, train};
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flipzero-train-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A few hundred positions of bootstrap self-play for `game`, made once per test run.
+fn data(game: &str) -> PathBuf {
+    static DIRS: OnceLock<std::sync::Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let dirs = DIRS.get_or_init(Default::default);
+    let mut dirs = dirs.lock().unwrap();
+    dirs.entry(game.to_string())
+        .or_insert_with(|| {
+            let out = temp(&format!("data-{}", game.replace('/', "_")));
+            let cfg = SelfplayConfig {
+                game: game.into(),
+                games: 5,
+                threads: 1,
+                games_per_thread: 5,
+                evaluator: BuiltinEvaluator::Bootstrap,
+                simulations: 32,
+                fast_simulations: 8,
+                full_search_fraction: 0.5,
+                ..SelfplayConfig::default()
+            };
+            let e = cfg.evaluator;
+            selfplay::run_selfplay(
+                &cfg,
+                &[],
+                &move || e.build(),
+                &out,
+                &HashMap::new(),
+                &|_| {},
+            )
+            .unwrap();
+            out
+        })
+        .clone()
+}
+
+fn small_config(steps: u64) -> TrainConfig {
+    TrainConfig {
+        steps,
+        batch_size: 64,
+        learning_rate: 5e-3,
+        warmup_steps: 10,
+        final_lr_fraction: 0.2,
+        weight_decay: 0.0,
+        checkpoint_every: 10,
+        ..TrainConfig::default()
+    }
+}
+
+fn run(
+    cfg: &TrainConfig,
+    data: &Path,
+    out: &Path,
+    resume: bool,
+    stop_after: Option<u64>,
+) -> Result<train::TrainReport, TrainError> {
+    let opts = TrainOptions {
+        data: vec![data.to_path_buf()],
+        out: out.to_path_buf(),
+        resume,
+        init: None,
+        stop_after,
+        on_step: &|_| {},
+    };
+    train(cfg, "ataxx".parse().unwrap(), &opts)
+}
+
+fn losses(out: &Path) -> Vec<(u64, f64)> {
+    std::fs::read_to_string(out.join("metrics.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn loss_falls_when_overfitting_a_few_hundred_positions() {
+    let d = data("ataxx");
+    let out = temp("overfit");
+    let report = run(&small_config(200), &d, &out, false, None).unwrap();
+    assert!(report.finished && report.window_rows > 100, "{report:?}");
+    let l = losses(&out);
+    assert_eq!(l.len(), 200);
+    let first: f64 = l[..5].iter().map(|x| x.1).sum::<f64>() / 5.0;
+    let last: f64 = l[190..].iter().map(|x| x.1).sum::<f64>() / 10.0;
+    assert!(last < 0.55 * first, "loss {first:.3} -> {last:.3}");
+    let m = report.last.unwrap();
+    assert!(m.value_loss < 0.4 && m.policy_accuracy > 0.4, "{m:?}");
+    // The finished model loads and evaluates.
+    let model = train::load_model(&out).unwrap();
+    let p = train::predict(&model, &[Game::startpos("ataxx".parse().unwrap())]);
+    assert!((p[0].wdl.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn augmented_samples_keep_their_targets_under_every_symmetry() {
+    for game in ["ataxx", "hexxagon", "othello", "annexation64"] {
+        let g: Game = game.parse().unwrap();
+        let rows: Vec<selfplay::Sample> = ShardStream::open(&data(game)).unwrap().collect();
+        let (w, h) = g.grid();
+        let p = g.policy_size();
+        for row in rows.iter().step_by(7) {
+            let s = g.parse_position(&row.fen).unwrap();
+            let syms = s.symmetries();
+            let moves = s.legal_moves();
+            for (k, sym) in syms.iter().enumerate() {
+                let mut b = Batch::zeros(g, 1);
+                encode_sample(
+                    g,
+                    row,
+                    |n| {
+                        assert_eq!(n, syms.len());
+                        k
+                    },
+                    &mut b,
+                    0,
+                )
+                .unwrap();
+                let image = s.transform(sym);
+                // The legal mask is exactly the image's legal moves.
+                let mut want: Vec<usize> = image
+                    .legal_moves()
+                    .iter()
+                    .map(|&m| image.policy_index(m))
+                    .collect();
+                want.sort();
+                let got: Vec<usize> = (0..p).filter(|&i| b.legal[i] == 1.0).collect();
+                assert_eq!(got, want, "{game} {} symmetry {k}", row.fen);
+                // Each move's probability moved to its image's index.
+                for (&idx, &prob) in row.legal.iter().zip(&row.policy) {
+                    let m = moves
+                        .iter()
+                        .copied()
+                        .find(|&m| s.policy_index(m) == idx as usize)
+                        .unwrap();
+                    assert_eq!(b.policy[image.policy_index(sym.apply(m))], prob);
+                }
+                // The input is the image's encoding.
+                assert_eq!(b.inputs, train::encode::encode(&image));
+                assert_eq!(b.inputs.len(), PLANES * w * h);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_killed_run_resumes_to_the_same_losses() {
+    let d = data("ataxx");
+    let cfg = small_config(40);
+    let straight = temp("straight");
+    run(&cfg, &d, &straight, false, None).unwrap();
+    let resumed = temp("resumed");
+    // "Killed" after 25 steps: the last checkpoint is step 20; steps 21–25 were logged.
+    let r = run(&cfg, &d, &resumed, false, Some(25)).unwrap();
+    assert!(!r.finished && r.steps == 25);
+    assert!(!resumed.join("model.bpk").exists());
+    let r = run(&cfg, &d, &resumed, true, None).unwrap();
+    assert!(r.finished);
+    let (a, b) = (losses(&straight), losses(&resumed));
+    assert_eq!(a.len(), 40);
+    assert_eq!(
+        b.iter().map(|x| x.0).collect::<Vec<_>>(),
+        (1..=40).collect::<Vec<_>>()
+    );
+    for ((s, x), (_, y)) in a.iter().zip(&b) {
+        // Same batches, weights and optimizer state: the losses agree to float noise.
+        assert!(
+            (x - y).abs() <= 1e-4 * x.abs().max(1.0),
+            "step {s}: {x} vs {y}"
+        );
+    }
+}
+
+#[test]
+fn bad_checkpoints_are_named() {
+    let d = data("ataxx");
+    let cfg = small_config(20);
+    let out = temp("bad-ckpt");
+    run(&cfg, &d, &out, false, Some(10)).unwrap();
+    // Leftovers of a write that was killed are ignored.
+    std::fs::write(
+        out.join("checkpoints").join(".step-00000020.tmp"),
+        b"partial",
+    )
+    .unwrap();
+    // A different setting is refused, naming the key.
+    let other = TrainConfig {
+        learning_rate: 1e-3,
+        ..cfg.clone()
+    };
+    let e = run(&other, &d, &out, true, None).unwrap_err().to_string();
+    assert!(
+        e.contains("train.learning_rate") && e.contains("state.json"),
+        "{e}"
+    );
+    // A corrupt optimizer state is refused, naming the file.
+    let optim = out.join("checkpoints/step-00000010/optim.bpk");
+    let bytes = std::fs::read(&optim).unwrap();
+    std::fs::write(&optim, &bytes[..bytes.len() / 3]).unwrap();
+    let e = run(&cfg, &d, &out, true, None).unwrap_err().to_string();
+    assert!(e.contains("optim.bpk"), "{e}");
+    // Corrupt weights, likewise.
+    let model = out.join("checkpoints/step-00000010/model.bpk");
+    std::fs::write(&model, b"garbage").unwrap();
+    let e = run(&cfg, &d, &out, true, None).unwrap_err().to_string();
+    assert!(e.contains("model.bpk"), "{e}");
+    // A model directory with broken metadata.
+    let bad = temp("bad-meta");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("model.json"), "{}").unwrap();
+    let e = train::load_model(&bad).err().unwrap().to_string();
+    assert!(e.contains("model.json"), "{e}");
+}
