@@ -8,7 +8,9 @@ BIN := target/release/flipzero
 build:
 	$(CARGO) build --release
 
+# The export test checks ONNX files with ONNX Runtime (Python): install its packages first.
 test:
+	python3 -m pip install -q -r bench/requirements.txt
 	$(CARGO) test --release --workspace
 
 lint:

@@ -14,6 +14,9 @@ pub enum Suite {
     /// Self-play with a fake evaluator of fixed cost per position (one thread): MCTS
     /// simulations per second and the share of time spent outside the evaluator.
     Selfplay,
+    /// Network speed on Burn's Flex backend: training samples/s (tiny and small nets,
+    /// batch 256) and inference positions/s (batch 1, 16, 64, 256).
+    Net,
     /// Move generation: perft with bulk counting (start position, depths 6 and 7, one
     /// thread), perft with every leaf move made (make-move throughput), Hexxagon,
     /// Othello and Annexation 64 perft.
@@ -44,6 +47,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     match a.suite {
         Suite::Search => bench_search(),
         Suite::Selfplay => bench_selfplay(),
+        Suite::Net => bench_net(),
         Suite::Movegen => {
             let start = Position::startpos(Rules::ATAXX);
             let hex = Position::startpos(Rules::new(Variant::Hexxagon));
@@ -192,4 +196,106 @@ fn bench_selfplay() -> anyhow::Result<()> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// Training rows from random play: uniform policy targets over the legal moves.
+fn random_rows(game: engine::Game, n: usize) -> Vec<selfplay::Sample> {
+    let mut rng = engine::Rng::new(5);
+    let mut rows = Vec::with_capacity(n);
+    while rows.len() < n {
+        let mut s = game.startpos();
+        for _ in 0..rng.below(40) {
+            let m = s.legal_moves();
+            if m.len() <= 1 {
+                break;
+            }
+            s.play(m[rng.below(m.len() as u64) as usize]);
+        }
+        let moves = s.legal_moves();
+        if moves.len() <= 1 {
+            continue;
+        }
+        rows.push(selfplay::Sample {
+            game_id: rows.len() as u64,
+            ply: 0,
+            variant: game.to_string(),
+            fen: s.text(),
+            legal: moves.iter().map(|&m| s.policy_index(m) as u16).collect(),
+            policy: vec![1.0 / moves.len() as f32; moves.len()],
+            played: s.policy_index(moves[0]) as u16,
+            root_q: 0.0,
+            result: 0.0,
+            score: 0.0,
+            full_search: true,
+            visits: 1,
+            model: "bench".into(),
+            end_reason: "bench".into(),
+        });
+    }
+    rows
+}
+
+fn bench_net() -> anyhow::Result<()> {
+    use burn::module::Module;
+    use burn::optim::GradientsParams;
+    let game: engine::Game = "ataxx".parse()?;
+    let rows = random_rows(game, 512);
+    for preset in ["tiny", "small"] {
+        let cfg = train::TrainConfig {
+            net: preset.into(),
+            batch_size: 256,
+            ..Default::default()
+        };
+        let device = burn::tensor::Device::flex().autodiff();
+        device.seed(1);
+        let mut net = cfg.net_config(game).init(&device);
+        let mut optim = cfg.optimizer();
+        let (warm, steps) = (2, 8);
+        let mut t = Instant::now();
+        for step in 0..warm + steps {
+            if step == warm {
+                t = Instant::now();
+            }
+            let b = train::data::make_batch(game, &rows, 256, 1, step)?;
+            let (loss, _) = train::training::losses(&net, &b, game, &cfg, &device);
+            let grads = GradientsParams::from_grads(loss.backward(), &net);
+            net = optim.step(1e-3, net, grads);
+        }
+        let train_rate = (steps * 256) as f64 / t.elapsed().as_secs_f64();
+        println!(
+            "{preset:<6} net ({}): training {train_rate:>7.0} samples/s at batch 256 (forward, backward, AdamW)",
+            describe(&cfg, game)
+        );
+        let model = train::LoadedModel {
+            meta: train::ModelMeta::new(game, &cfg.net_config(game), 0, 0),
+            game,
+            net: net.valid().fork(&burn::tensor::Device::flex()),
+            device: burn::tensor::Device::flex(),
+        };
+        let states: Vec<engine::State> = rows
+            .iter()
+            .map(|r| game.parse_position(&r.fen).expect("valid"))
+            .collect();
+        let mut line = format!("{preset:<6} net: inference positions/s:");
+        for batch in [1usize, 16, 64, 256] {
+            let reps = (512 / batch).clamp(4, 64);
+            let _ = train::predict(&model, &states[..batch]);
+            let t = Instant::now();
+            for r in 0..reps {
+                let start = (r * batch) % (states.len() - batch + 1);
+                let _ = train::predict(&model, &states[start..start + batch]);
+            }
+            line += &format!(
+                "  batch {batch}: {:.0}",
+                (reps * batch) as f64 / t.elapsed().as_secs_f64()
+            );
+        }
+        println!("{line}");
+    }
+    Ok(())
+}
+
+fn describe(cfg: &train::TrainConfig, game: engine::Game) -> String {
+    let n = cfg.net_config(game);
+    format!("{}x{}", n.blocks, n.channels)
 }

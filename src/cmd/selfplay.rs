@@ -25,6 +25,9 @@ pub struct SelfplayArgs {
     /// shallow alpha-beta value).
     #[arg(long)]
     evaluator: Option<BuiltinEvaluator>,
+    /// A trained model directory to play with (instead of --evaluator).
+    #[arg(long, conflicts_with = "evaluator")]
+    model: Option<PathBuf>,
     /// Worker threads.
     #[arg(long)]
     threads: Option<usize>,
@@ -107,21 +110,33 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
     let positions = AtomicU64::new(0);
     let start = Instant::now();
     let evaluator = cfg.evaluator;
-    let report = selfplay::run_selfplay(
-        &cfg,
-        &openings,
-        &move || evaluator.build(),
-        &a.out,
-        &metadata,
-        &|g| {
-            let p = positions.fetch_add(g.positions as u64, Ordering::Relaxed) + g.positions as u64;
-            bar.set_message(format!(
-                "{:.0} positions/s",
-                p as f64 / start.elapsed().as_secs_f64()
-            ));
-            bar.inc(1);
-        },
-    )?;
+    let model = match &a.model {
+        Some(dir) => {
+            let m = train::load_model(dir)?;
+            if m.game != game {
+                anyhow::bail!("{} plays {}, not {game}", dir.display(), m.game);
+            }
+            let name = dir
+                .file_name()
+                .map_or("model".into(), |n| n.to_string_lossy().to_string());
+            Some((m, name))
+        }
+        None => None,
+    };
+    let make = || -> Box<dyn selfplay::Evaluator> {
+        match &model {
+            Some((m, name)) => Box::new(train::NetEvaluator::new(m.clone(), name.clone())),
+            None => evaluator.build(),
+        }
+    };
+    let report = selfplay::run_selfplay(&cfg, &openings, &make, &a.out, &metadata, &|g| {
+        let p = positions.fetch_add(g.positions as u64, Ordering::Relaxed) + g.positions as u64;
+        bar.set_message(format!(
+            "{:.0} positions/s",
+            p as f64 / start.elapsed().as_secs_f64()
+        ));
+        bar.inc(1);
+    })?;
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let [x, o, d] = report.results;

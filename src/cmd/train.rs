@@ -173,26 +173,6 @@ pub struct InferArgs {
     dump_input: Option<PathBuf>,
 }
 
-/// Writes a float32 array as a NumPy `.npy` file (format version 1.0).
-fn write_npy(path: &PathBuf, shape: &[usize], data: &[f32]) -> anyhow::Result<()> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let mut header = format!(
-        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}",
-        dims.join(", ")
-    );
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    for v in data {
-        bytes.extend(v.to_le_bytes());
-    }
-    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
-}
-
 /// Runs one position through the network and prints JSON.
 pub fn infer(a: InferArgs) -> anyhow::Result<()> {
     let model = train::load_model(&a.model)?;
@@ -202,7 +182,7 @@ pub fn infer(a: InferArgs) -> anyhow::Result<()> {
         .with_context(|| format!("bad position for {}", model.game))?;
     if let Some(p) = &a.dump_input {
         let (w, h) = model.game.grid();
-        write_npy(
+        train::export::write_npy(
             p,
             &[1, train::encode::PLANES, h, w],
             &train::encode::encode(&state),

@@ -7,6 +7,9 @@ use burn::store::{BurnToPyTorchAdapter, ModuleSnapshot, SafetensorsStore};
 use engine::Game;
 use serde::{Deserialize, Serialize};
 
+use burn_onnx::export::{AxisSpec, InputSpec, OnnxExporter};
+use onnx_ir::{Message, ModelProto};
+
 use crate::encode::{PLANE_NAMES, PLANES};
 use crate::model::{Net, NetConfig};
 use crate::training::{TrainError, load_net, write_atomic};
@@ -132,6 +135,7 @@ pub fn read_metadata(dir: &Path) -> Result<ModelMeta, TrainError> {
 }
 
 /// A trained model loaded for inference (CPU).
+#[derive(Clone)]
 pub struct LoadedModel {
     /// Its metadata.
     pub meta: ModelMeta,
@@ -192,6 +196,8 @@ pub fn export(model_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, TrainError> 
         })?;
         Ok(path)
     };
+    export_onnx(model_dir, &out.join("model.onnx"))?;
+    written.push(out.join("model.onnx"));
     written.push(save(out.join("model.safetensors"), false)?);
     written.push(save(out.join("model.pytorch.safetensors"), true)?);
     if out != model_dir {
@@ -205,4 +211,103 @@ pub fn export(model_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, TrainError> 
         }
     }
     Ok(written)
+}
+
+/// Names of the ONNX graph's input and outputs.
+pub const ONNX_INPUT: &str = "planes";
+/// See [`ONNX_INPUT`].
+pub const ONNX_OUTPUTS: [&str; 3] = ["policy_logits", "wdl_logits", "score"];
+
+/// Writes the network as ONNX (opset 18): input `planes` `[N, planes, height, width]`
+/// float32 with a dynamic batch axis; outputs `policy_logits` `[N, policy_size]`,
+/// `wdl_logits` `[N, 3]`, `score` `[N, 1]`; model.json in the model's metadata under
+/// `flipzero.model_json`.
+pub fn export_onnx(model_dir: &Path, path: &Path) -> Result<(), TrainError> {
+    // The exporter moves BatchNorm state to its capture device: export a throw-away copy.
+    let model = load_model(model_dir)?;
+    let fail = |m: String| TrainError::Checkpoint {
+        path: path.to_path_buf(),
+        message: m,
+    };
+    let (w, h) = model.game.grid();
+    let sample = Tensor::<4>::zeros([1, PLANES, h, w], &model.device);
+    let validation = Tensor::<4>::zeros([2, PLANES, h, w], &model.device);
+    let specs = [InputSpec::new([
+        AxisSpec::dynamic("batch"),
+        AxisSpec::Static,
+        AxisSpec::Static,
+        AxisSpec::Static,
+    ])];
+    let onnx = OnnxExporter::new()
+        .export_dynamic(
+            &model.net,
+            sample,
+            validation,
+            &specs,
+            |net: &Net, x: Tensor<4>| {
+                let o = net.forward(x);
+                (o.policy, o.wdl, o.score)
+            },
+        )
+        .map_err(|e| fail(format!("ONNX export failed: {e}")))?;
+    let mut proto =
+        ModelProto::parse_from_bytes(onnx.as_bytes()).map_err(|e| fail(e.to_string()))?;
+    let graph = proto.graph.mut_or_insert_default();
+    let mut renames: Vec<(String, String)> = Vec::new();
+    if let Some(input) = graph.input.first_mut() {
+        renames.push((
+            std::mem::replace(&mut input.name, ONNX_INPUT.into()),
+            ONNX_INPUT.into(),
+        ));
+    }
+    for (out, name) in graph.output.iter_mut().zip(ONNX_OUTPUTS) {
+        renames.push((std::mem::replace(&mut out.name, name.into()), name.into()));
+    }
+    for node in graph.node.iter_mut() {
+        for v in node.input.iter_mut().chain(node.output.iter_mut()) {
+            if let Some((_, new)) = renames.iter().find(|(old, _)| old == v) {
+                *v = new.clone();
+            }
+        }
+    }
+    graph.name = "flipzero".into();
+    let meta =
+        std::fs::read_to_string(model_dir.join("model.json")).map_err(|source| TrainError::Io {
+            path: model_dir.join("model.json"),
+            source,
+        })?;
+    proto.metadata_props.push(Default::default());
+    let entry = proto.metadata_props.last_mut().expect("just pushed");
+    entry.key = "flipzero.model_json".into();
+    entry.value = meta;
+    proto.producer_name = "flipzero".into();
+    let bytes = proto.write_to_bytes().map_err(|e| fail(e.to_string()))?;
+    write_atomic(path, &bytes)
+}
+
+/// Writes a float32 array as a NumPy `.npy` file (format 1.0), atomically.
+pub fn write_npy(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), TrainError> {
+    assert_eq!(
+        shape.iter().product::<usize>(),
+        data.len(),
+        "shape and data disagree"
+    );
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let tuple = if dims.len() == 1 {
+        format!("{},", dims[0])
+    } else {
+        dims.join(", ")
+    };
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({tuple}), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    for v in data {
+        bytes.extend(v.to_le_bytes());
+    }
+    write_atomic(path, &bytes)
 }

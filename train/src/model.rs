@@ -69,7 +69,7 @@ impl NetConfig {
                     a: conv_bn(c, c, 3),
                     b: conv_bn(c, c, 3),
                     gpool: (self.gpool_every > 0 && i % self.gpool_every == self.gpool_every - 1)
-                        .then(|| LinearConfig::new(c, c).init(device)),
+                        .then(|| Conv2dConfig::new([c, c], [1, 1]).init(device)),
                 })
                 .collect(),
             policy_conv: conv_bn(c, self.head_channels, 1),
@@ -100,27 +100,34 @@ impl ConvBn {
 }
 
 /// A residual block: two 3×3 conv-BN layers, with an optional global-pooling bias
-/// (the mean over the board, through a linear layer, added to every cell) between them.
+/// (the mean over the board, through a linear map, added to every cell) between them.
+/// The linear map is a 1×1 convolution on the `[batch, channels, 1, 1]` means, so no
+/// reshape names the batch size and the ONNX export keeps a dynamic batch axis.
 #[derive(Module, Debug)]
 pub struct ResBlock {
     /// First conv-BN.
     pub a: ConvBn,
     /// Second conv-BN.
     pub b: ConvBn,
-    /// Global-pooling bias.
-    pub gpool: Option<Linear>,
+    /// Global-pooling bias (a 1×1 convolution on the board means).
+    pub gpool: Option<Conv2d>,
 }
 
 impl ResBlock {
     fn forward(&self, x: Tensor<4>) -> Tensor<4> {
         let mut h = relu(self.a.forward(x.clone()));
         if let Some(g) = &self.gpool {
-            let [b, c, _, _] = h.dims();
-            let pooled: Tensor<2> = h.clone().mean_dims(&[2, 3]).reshape([b, c]);
-            h = h + g.forward(pooled).reshape([b, c, 1, 1]);
+            h = h.clone() + g.forward(board_mean(h));
         }
         relu(self.b.forward(h) + x)
     }
+}
+
+/// The mean over the board of each channel, `[batch, channels, 1, 1]`. Written as sums
+/// (which the ONNX exporter lowers) rather than a mean (which it does not yet).
+fn board_mean(x: Tensor<4>) -> Tensor<4> {
+    let [_, _, h, w] = x.dims();
+    x.sum_dim(3).sum_dim(2) / (h * w) as f32
 }
 
 /// The network.
@@ -163,17 +170,12 @@ impl Net {
         for b in &self.blocks {
             x = b.forward(x);
         }
-        let [batch, _, h, w] = x.dims();
         let p = relu(self.policy_conv.forward(x.clone()));
-        let head = p.dims()[1];
-        let pooled: Tensor<2> = p.clone().mean_dims(&[2, 3]).reshape([batch, head]);
-        let planes = self.policy_out.forward(p);
-        let slots = planes.dims()[1];
-        let cells: Tensor<2> = planes.reshape([batch, slots * h * w]);
+        let pooled: Tensor<2> = board_mean(p.clone()).flatten(1, 3);
+        let cells: Tensor<2> = self.policy_out.forward(p).flatten(1, 3);
         let policy = Tensor::cat(vec![cells, self.pass_out.forward(pooled)], 1);
         let v = relu(self.value_conv.forward(x));
-        let vh = v.dims()[1];
-        let v: Tensor<2> = v.mean_dims(&[2, 3]).reshape([batch, vh]);
+        let v: Tensor<2> = board_mean(v).flatten(1, 3);
         let v = relu(self.value_fc.forward(v));
         NetOutput {
             policy,

@@ -222,7 +222,8 @@ impl TrainConfig {
         floor + (peak - floor) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
     }
 
-    fn optimizer(&self) -> ModuleOptimizer {
+    /// The optimizer these settings describe.
+    pub fn optimizer(&self) -> ModuleOptimizer {
         let clip = (self.grad_clip_norm > 0.0)
             .then_some(GradientClippingConfig::Norm(self.grad_clip_norm));
         match self.optimizer {

@@ -1,0 +1,126 @@
+//! Exported models run the same in an independent runtime (ONNX Runtime, from Python:
+//! `pip install -r bench/requirements.txt`), for every game family.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use engine::{Game, Rng, State};
+use selfplay::{BuiltinEvaluator, SelfplayConfig};
+use train::encode::{PLANES, encode};
+use train::export::write_npy;
+use train::{TrainConfig, TrainOptions};
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flipzero-export-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A briefly trained tiny model (so BatchNorm statistics are not the defaults).
+fn model(game: &str) -> PathBuf {
+    let tag = game.replace('/', "_");
+    let data = temp(&format!("data-{tag}"));
+    let cfg = SelfplayConfig {
+        game: game.into(),
+        games: 2,
+        threads: 1,
+        evaluator: BuiltinEvaluator::Uniform,
+        simulations: 8,
+        fast_simulations: 4,
+        ..SelfplayConfig::default()
+    };
+    selfplay::run_selfplay(
+        &cfg,
+        &[],
+        &|| BuiltinEvaluator::Uniform.build(),
+        &data,
+        &HashMap::new(),
+        &|_| {},
+    )
+    .unwrap();
+    let out = temp(&format!("model-{tag}"));
+    let tc = TrainConfig {
+        steps: 3,
+        batch_size: 16,
+        warmup_steps: 1,
+        ..TrainConfig::default()
+    };
+    let opts = TrainOptions {
+        data: vec![data],
+        out: out.clone(),
+        resume: false,
+        init: None,
+        stop_after: None,
+        on_step: &|_| {},
+    };
+    train::train(&tc, game.parse().unwrap(), &opts).unwrap();
+    out
+}
+
+fn positions(game: Game, n: usize) -> Vec<State> {
+    let mut rng = Rng::new(17);
+    let mut out = vec![];
+    while out.len() < n {
+        let mut s = game.startpos();
+        for _ in 0..rng.below(30) {
+            let m = s.legal_moves();
+            if m.is_empty() {
+                break;
+            }
+            s.play(m[rng.below(m.len() as u64) as usize]);
+        }
+        out.push(s);
+    }
+    out
+}
+
+fn check(model_dir: &Path, case: &Path) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/onnx_check.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(model_dir)
+        .arg(case)
+        .output()
+        .expect("python3 runs (the export check needs it: pip install -r bench/requirements.txt)");
+    assert!(
+        out.status.success(),
+        "ONNX check failed for {}:\n{}{}",
+        model_dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn onnx_export_matches_burn_for_every_family() {
+    for game in ["ataxx", "hexxagon", "othello", "annexation64"] {
+        let g: Game = game.parse().unwrap();
+        let trained = model(game);
+        let exported = temp(&format!("exported-{game}"));
+        let files = train::export(&trained, &exported).unwrap();
+        assert!(files.iter().any(|f| f.ends_with("model.onnx")));
+        let model = train::load_model(&exported).unwrap();
+        let states = positions(g, 12);
+        let (w, h) = g.grid();
+        let inputs: Vec<f32> = states.iter().flat_map(encode).collect();
+        let preds = train::predict(&model, &states);
+        let case = temp(&format!("case-{game}"));
+        std::fs::create_dir_all(&case).unwrap();
+        let n = states.len();
+        write_npy(&case.join("inputs.npy"), &[n, PLANES, h, w], &inputs).unwrap();
+        let p = g.policy_size();
+        let cat = |f: &dyn Fn(&train::Prediction) -> Vec<f32>| {
+            preds.iter().flat_map(f).collect::<Vec<f32>>()
+        };
+        write_npy(
+            &case.join("policy_logits.npy"),
+            &[n, p],
+            &cat(&|x| x.policy_logits.clone()),
+        )
+        .unwrap();
+        write_npy(&case.join("wdl.npy"), &[n, 3], &cat(&|x| x.wdl.to_vec())).unwrap();
+        write_npy(&case.join("score.npy"), &[n, 1], &cat(&|x| vec![x.score])).unwrap();
+        check(&exported, &case);
+    }
+}
