@@ -141,12 +141,11 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
     let secs = start.elapsed().as_secs_f64();
     let [x, o, d] = report.results;
     let eval_share = report.eval_time.as_secs_f64() / report.worker_time.as_secs_f64().max(1e-9);
-    println!(
-        "game {}  evaluator {}  seed {}",
-        cfg.game,
-        evaluator_name(cfg.evaluator),
-        cfg.seed
-    );
+    let who = match &model {
+        Some((_, name)) => format!("model {name}"),
+        None => format!("evaluator {}", evaluator_name(cfg.evaluator)),
+    };
+    println!("game {}  {who}  seed {}", cfg.game, cfg.seed);
     println!(
         "games {}  positions {}  average length {:.1} plies",
         report.games,
@@ -158,10 +157,10 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
         report.resignations
     );
     println!(
-        "time {secs:.1} s  {:.0} positions/s  {:.0} evaluations/s  evaluator share {:.0}%",
+        "time {secs:.1} s  {:.0} positions/s  {:.0} evaluations/s  {:.1}% of the time outside the evaluator",
         report.positions as f64 / secs,
         report.eval_positions as f64 / secs,
-        100.0 * eval_share
+        100.0 * (1.0 - eval_share)
     );
     println!("{} shards in {}", report.files.len(), a.out.display());
     Ok(())
