@@ -125,7 +125,7 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
     };
     let make = || -> Box<dyn selfplay::Evaluator> {
         match &model {
-            Some((m, name)) => Box::new(train::NetEvaluator::new(m.clone(), name.clone())),
+            Some((m, name)) => Box::new(train::FastEvaluator::new(m, name.clone())),
             None => evaluator.build(),
         }
     };

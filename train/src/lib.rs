@@ -6,11 +6,13 @@
 pub mod data;
 pub mod encode;
 pub mod export;
+pub mod fast;
 pub mod inference;
 pub mod model;
 pub mod training;
 
 pub use export::{LoadedModel, ModelMeta, export, load_model, read_metadata};
+pub use fast::{FastEvaluator, FastNet};
 pub use inference::{NetEvaluator, Prediction, move_probabilities, predict};
 pub use model::{Net, NetConfig};
 pub use training::{StepMetrics, TrainConfig, TrainError, TrainOptions, TrainReport, train};
