@@ -17,9 +17,10 @@ fn temp(name: &str) -> PathBuf {
     d
 }
 
-/// A briefly trained tiny model (so BatchNorm statistics are not the defaults).
-fn model(game: &str) -> PathBuf {
-    let tag = game.replace('/', "_");
+/// A briefly trained tiny model (so BatchNorm statistics are not the defaults), in
+/// folders named after `test` so that tests running in parallel do not share them.
+fn model(game: &str, test: &str) -> PathBuf {
+    let tag = format!("{test}-{}", game.replace('/', "_"));
     let data = temp(&format!("data-{tag}"));
     let cfg = SelfplayConfig {
         game: game.into(),
@@ -96,7 +97,7 @@ fn check(model_dir: &Path, case: &Path) {
 fn onnx_export_matches_burn_for_every_family() {
     for game in ["ataxx", "hexxagon", "othello", "annexation64"] {
         let g: Game = game.parse().unwrap();
-        let trained = model(game);
+        let trained = model(game, "onnx");
         let exported = temp(&format!("exported-{game}"));
         let files = train::export(&trained, &exported).unwrap();
         assert!(files.iter().any(|f| f.ends_with("model.onnx")));
@@ -129,7 +130,7 @@ fn onnx_export_matches_burn_for_every_family() {
 fn fast_path_matches_burn_for_every_family() {
     for game in ["ataxx", "hexxagon", "othello", "annexation64"] {
         let g: Game = game.parse().unwrap();
-        let model = train::load_model(&model(game)).unwrap();
+        let model = train::load_model(&model(game, "fast")).unwrap();
         let mut fast = train::FastNet::new(&model);
         let states = positions(g, 12);
         for batch in [&states[..1], &states[..]] {
