@@ -9,7 +9,7 @@ use selfplay::{Evaluation, Evaluator};
 
 use crate::encode::{PLANES, encode_into};
 use crate::export::LoadedModel;
-use crate::inference::{Prediction, move_probabilities};
+use crate::inference::Prediction;
 use crate::model::{ConvBn, Net};
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
@@ -355,16 +355,11 @@ impl FastEvaluator {
 
 impl Evaluator for FastEvaluator {
     fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
-        self.net
-            .predict(states)
-            .into_iter()
+        let preds = self.net.predict(states);
+        preds
+            .iter()
             .zip(states.iter().zip(moves))
-            .map(|(p, (s, m))| Evaluation {
-                policy: move_probabilities(s, m, &p.policy_logits),
-                value: p.wdl[0] - p.wdl[2],
-                wdl: Some(p.wdl),
-                score: Some(p.score),
-            })
+            .map(|(p, (s, m))| p.evaluation(s, m))
             .collect()
     }
 

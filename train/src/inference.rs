@@ -74,17 +74,26 @@ impl NetEvaluator {
     }
 }
 
+impl Prediction {
+    /// The evaluation self-play needs: the policy over `moves` (legal in `state`), the
+    /// value win − loss, and the auxiliary outputs.
+    pub fn evaluation(&self, state: &State, moves: &[Move]) -> Evaluation {
+        Evaluation {
+            policy: move_probabilities(state, moves, &self.policy_logits),
+            value: self.wdl[0] - self.wdl[2],
+            wdl: Some(self.wdl),
+            score: Some(self.score),
+        }
+    }
+}
+
 impl Evaluator for NetEvaluator {
     fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
-        predict(&self.model, states)
-            .into_iter()
+        let preds = predict(&self.model, states);
+        preds
+            .iter()
             .zip(states.iter().zip(moves))
-            .map(|(p, (s, m))| Evaluation {
-                policy: move_probabilities(s, m, &p.policy_logits),
-                value: p.wdl[0] - p.wdl[2],
-                wdl: Some(p.wdl),
-                score: Some(p.score),
-            })
+            .map(|(p, (s, m))| p.evaluation(s, m))
             .collect()
     }
 
