@@ -131,19 +131,12 @@ pub struct Search {
     sims_target: u32,
     sims_done: u32,
     full: bool,
-    pending: Option<(u32, Symmetry)>,
+    /// The leaf awaiting its evaluation, with its legal moves (in the tree's order).
+    pending: Option<(u32, Vec<Move>)>,
     path: Vec<u32>,
     gumbel: Option<Gumbel>,
     root_value: f32,
     symmetries: Vec<Symmetry>,
-    identity: Symmetry,
-}
-
-fn identity_for(state: &State) -> Symmetry {
-    let n = state.game().cells().into_iter().max().map_or(0, |m| m + 1);
-    Symmetry {
-        map: (0..n as u32).map(|i| i as u8).collect(),
-    }
 }
 
 fn terminal_value(s: &State) -> Option<f32> {
@@ -162,11 +155,10 @@ impl Search {
     /// A fresh tree rooted at `root`.
     pub fn new(root: State) -> Search {
         let symmetries = root.symmetries();
-        let identity = identity_for(&root);
-        Search::with_symmetries(root, symmetries, identity)
+        Search::with_symmetries(root, symmetries)
     }
 
-    fn with_symmetries(root: State, symmetries: Vec<Symmetry>, identity: Symmetry) -> Search {
+    fn with_symmetries(root: State, symmetries: Vec<Symmetry>) -> Search {
         let mut s = Search {
             nodes: Vec::new(),
             edges: Vec::new(),
@@ -179,7 +171,6 @@ impl Search {
             gumbel: None,
             root_value: 0.0,
             symmetries,
-            identity,
         };
         s.root = s.alloc(root);
         s
@@ -308,24 +299,25 @@ impl Search {
     fn request(&mut self, node: u32, cfg: &MctsConfig, rng: &mut Rng) -> LeafRequest {
         let state = self.nodes[node as usize].state;
         let moves = state.legal_moves();
-        let sym = if cfg.symmetry && self.symmetries.len() > 1 {
-            self.symmetries[rng.below(self.symmetries.len() as u64) as usize].clone()
+        let req = if cfg.symmetry && self.symmetries.len() > 1 {
+            let sym = &self.symmetries[rng.below(self.symmetries.len() as u64) as usize];
+            LeafRequest {
+                state: state.transform(sym),
+                moves: moves.iter().map(|&m| sym.apply(m)).collect(),
+            }
         } else {
-            self.identity.clone()
+            LeafRequest {
+                state,
+                moves: moves.clone(),
+            }
         };
-        let req = LeafRequest {
-            state: state.transform(&sym),
-            moves: moves.iter().map(|&m| sym.apply(m)).collect(),
-        };
-        self.pending = Some((node, sym));
+        self.pending = Some((node, moves));
         req
     }
 
     /// Takes the evaluation of the last requested leaf: expands it and backs the value up.
     pub fn apply(&mut self, eval: &Evaluation, cfg: &MctsConfig, rng: &mut Rng) {
-        let (node, _) = self.pending.take().expect("an evaluation was requested");
-        let state = self.nodes[node as usize].state;
-        let moves = state.legal_moves();
+        let (node, moves) = self.pending.take().expect("an evaluation was requested");
         debug_assert_eq!(moves.len(), eval.policy.len());
         let first = self.edges.len() as u32;
         let sum: f32 = eval.policy.iter().sum::<f32>().max(1e-12);
@@ -600,8 +592,7 @@ impl Search {
             Some(c) if keep => self.copy_subtree(c),
             _ => {
                 let symmetries = std::mem::take(&mut self.symmetries);
-                let identity = self.identity.clone();
-                *self = Search::with_symmetries(next_state, symmetries, identity);
+                *self = Search::with_symmetries(next_state, symmetries);
                 return;
             }
         };
