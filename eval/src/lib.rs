@@ -4,12 +4,19 @@
 #![warn(missing_docs)]
 
 mod matches;
+mod mcts_player;
 mod player;
 mod stats;
 
 pub use matches::{GameRecord, MatchConfig, generate_openings, run_match, to_pgn, write_atomic};
+pub use mcts_player::{
+    BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, resolve_net,
+};
 pub use player::{
     AlphaBetaPlayer, BadPlayerName, GreedyPlayer, Player, PlayerError, PlayerSpec, RandomPlayer,
-    Timeouts, UaiPlayer,
+    Timeouts, UaiPlayer, DEFAULT_MCTS_SIMS,
 };
-pub use stats::{EloEstimate, MatchStats, elo_from_score, score_from_elo};
+pub use stats::{
+    EloEstimate, MatchStats, Outcome, Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score,
+    mle_ratings, score_from_elo,
+};

@@ -13,6 +13,11 @@ use std::time::Duration;
 use engine::search::{Limits, Searcher};
 use engine::{Move, Rng, State};
 
+use crate::mcts_player::{MctsPlayer, NetSource, build_evaluator};
+
+/// Simulations per move of an MCTS player when its name gives none.
+pub const DEFAULT_MCTS_SIMS: u32 = 64;
+
 /// A player that picks moves.
 pub trait Player: Send {
     /// Prepares for a new game.
@@ -47,6 +52,9 @@ pub enum PlayerError {
     /// Writing to the engine failed.
     #[error("could not talk to the engine: {0}")]
     Io(#[from] std::io::Error),
+    /// A network could not be found or loaded.
+    #[error("{0}")]
+    Model(String),
 }
 
 /// A player name, parsed. Names are stable and usable everywhere a player is named.
@@ -56,6 +64,9 @@ pub enum PlayerError {
 /// assert_eq!("ab3".parse::<PlayerSpec>().unwrap().to_string(), "ab3");
 /// assert_eq!("ab:nodes=5000".parse::<PlayerSpec>().unwrap().to_string(), "ab:nodes=5000");
 /// assert!("ab:bogus=1".parse::<PlayerSpec>().is_err());
+/// let m = "mcts:data/runs/a:sims=200".parse::<PlayerSpec>().unwrap();
+/// assert_eq!(m.to_string(), "mcts:data/runs/a:sims=200");
+/// assert_eq!("mcts:bootstrap".parse::<PlayerSpec>().unwrap().to_string(), "mcts:bootstrap");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
@@ -65,6 +76,16 @@ pub enum PlayerSpec {
     Greedy,
     /// Alpha-beta search with these limits.
     AlphaBeta(Limits),
+    /// MCTS with a trained network or the bootstrap evaluator: `sims` simulations a
+    /// move, or `time` per move when set.
+    Mcts {
+        /// Where the evaluations come from.
+        net: NetSource,
+        /// Simulations per move.
+        sims: u32,
+        /// Thinking time per move, instead of a simulation count.
+        time: Option<Duration>,
+    },
     /// An external UAI engine.
     Uai {
         /// The program.
@@ -77,7 +98,7 @@ pub enum PlayerSpec {
 /// A player name that names no player.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown player `{0}`: expected random, greedy, ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, or uai:<path>[:name=value,...]"
+    "unknown player `{0}`: expected random, greedy, ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS], or uai:<path>[:name=value,...]"
 )]
 pub struct BadPlayerName(pub String);
 
@@ -113,6 +134,31 @@ impl FromStr for PlayerSpec {
                 path: PathBuf::from(path),
                 options,
             });
+        }
+        if let Some(rest) = s.strip_prefix("mcts:") {
+            let (source, options) = match rest.rsplit_once(':') {
+                Some((p, o)) if o.contains('=') && !p.is_empty() => (p, o),
+                _ => (rest, ""),
+            };
+            if source.is_empty() {
+                return Err(bad());
+            }
+            let (mut sims, mut time) = (DEFAULT_MCTS_SIMS, None);
+            for part in options.split(',').filter(|o| !o.is_empty()) {
+                let (k, v) = part.split_once('=').ok_or_else(bad)?;
+                let n: u64 = v.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?;
+                match k {
+                    "sims" if n <= 1_000_000 => sims = n as u32,
+                    "time" => time = Some(Duration::from_millis(n)),
+                    _ => return Err(bad()),
+                }
+            }
+            let net = if source == "bootstrap" {
+                NetSource::Bootstrap
+            } else {
+                NetSource::Path(PathBuf::from(source))
+            };
+            return Ok(PlayerSpec::Mcts { net, sims, time });
         }
         if let Some(d) = s.strip_prefix("ab").filter(|d| !d.starts_with(':')) {
             let depth: u32 = d
@@ -164,6 +210,17 @@ impl fmt::Display for PlayerSpec {
                 }
                 write!(f, "ab:{}", parts.join(","))
             }
+            PlayerSpec::Mcts { net, sims, time } => {
+                match net {
+                    NetSource::Bootstrap => f.write_str("mcts:bootstrap")?,
+                    NetSource::Path(p) => write!(f, "mcts:{}", p.display())?,
+                }
+                match time {
+                    Some(t) => write!(f, ":time={}", t.as_millis()),
+                    None if *sims != DEFAULT_MCTS_SIMS => write!(f, ":sims={sims}"),
+                    None => Ok(()),
+                }
+            }
             PlayerSpec::Uai { path, options } => {
                 write!(f, "uai:{}", path.display())?;
                 if !options.is_empty() {
@@ -204,6 +261,12 @@ impl PlayerSpec {
                 searcher: Searcher::new(16),
                 limits: *limits,
             }),
+            PlayerSpec::Mcts { net, sims, time } => Box::new(MctsPlayer::new(
+                build_evaluator(net)?,
+                *sims,
+                *time,
+                seed,
+            )),
             PlayerSpec::Uai { path, options } => {
                 Box::new(UaiPlayer::start(path.clone(), options.clone(), timeouts)?)
             }

@@ -104,6 +104,262 @@ impl MatchStats {
     }
 }
 
+/// Settings of a sequential probability ratio test on paired games (fishtest's
+/// pentanomial GSPRT). H0: A is `elo0` stronger than B; H1: A is `elo1` stronger
+/// (`elo1 > elo0`, logistic Elo). Accepting H1 promotes; accepting H0 rejects.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SprtConfig {
+    /// Elo of the null hypothesis.
+    pub elo0: f64,
+    /// Elo of the alternative hypothesis.
+    pub elo1: f64,
+    /// Probability of accepting H1 when H0 holds (false promotion).
+    pub alpha: f64,
+    /// Probability of accepting H0 when H1 holds (missed improvement).
+    pub beta: f64,
+}
+
+impl SprtConfig {
+    /// The lower and upper log-likelihood-ratio bounds: below the first H0 is accepted,
+    /// above the second H1.
+    pub fn bounds(&self) -> (f64, f64) {
+        (
+            (self.beta / (1.0 - self.alpha)).ln(),
+            ((1.0 - self.beta) / self.alpha).ln(),
+        )
+    }
+}
+
+/// Where an SPRT stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SprtVerdict {
+    /// The LLR crossed the upper bound: A is at least `elo1`-ish stronger.
+    H1,
+    /// The LLR crossed the lower bound: A is not `elo1` stronger (likely ≤ `elo0`).
+    H0,
+    /// Neither bound crossed yet.
+    Continue,
+}
+
+impl MatchStats {
+    /// The generalized log-likelihood ratio of H1 against H0 from the pair counts
+    /// (Van den Bergh's normal approximation, as fishtest computes it). Empty pentanomial
+    /// cells get a count of 10⁻³ so that a run of identical pairs has a finite variance.
+    pub fn llr(&self, sprt: &SprtConfig) -> f64 {
+        let counts: Vec<f64> = self
+            .pentanomial
+            .iter()
+            .map(|&c| if c == 0 { 1e-3 } else { c as f64 })
+            .collect();
+        let n: f64 = counts.iter().sum();
+        if self.pentanomial.iter().sum::<u32>() == 0 {
+            return 0.0;
+        }
+        let values = [0.0, 0.25, 0.5, 0.75, 1.0];
+        let mean = values.iter().zip(&counts).map(|(v, c)| v * c).sum::<f64>() / n;
+        let var = values
+            .iter()
+            .zip(&counts)
+            .map(|(v, c)| c * (v - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let (s0, s1) = (score_from_elo(sprt.elo0), score_from_elo(sprt.elo1));
+        n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+    }
+
+    /// The SPRT verdict for these counts.
+    pub fn sprt(&self, sprt: &SprtConfig) -> SprtVerdict {
+        let llr = self.llr(sprt);
+        let (lo, hi) = sprt.bounds();
+        if llr >= hi {
+            SprtVerdict::H1
+        } else if llr <= lo {
+            SprtVerdict::H0
+        } else {
+            SprtVerdict::Continue
+        }
+    }
+}
+
+/// One result between two rated players: `a` scored `points` (1, ½ or 0) against `b`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outcome {
+    /// Index of the first player.
+    pub a: usize,
+    /// Index of the second player.
+    pub b: usize,
+    /// The first player's points.
+    pub points: f64,
+}
+
+/// A maximum-likelihood rating with its 95% interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rating {
+    /// Elo, relative to the anchor.
+    pub elo: f64,
+    /// Half-width of the 95% interval (0 for the anchor; relative to it).
+    pub ci95: f64,
+    /// Games played.
+    pub games: u32,
+    /// Points scored.
+    pub points: f64,
+}
+
+/// Why ratings could not be computed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RatingError {
+    /// Some players have no chain of games to the anchor.
+    #[error("no games connect {0} to the anchor")]
+    Disconnected(String),
+    /// The anchor is out of range.
+    #[error("the anchor is not one of the players")]
+    BadAnchor,
+}
+
+/// Maximum-likelihood Elo ratings (Bradley–Terry on the logistic Elo scale, a draw
+/// counting half a win to each side, as Ordo does) of `names.len()` players from
+/// `outcomes`, with the anchor fixed at `anchor_elo`. Each pair of players that met gets
+/// one virtual draw, which keeps a perfect score finite (it moves ratings by a few Elo
+/// over hundreds of games). Intervals come from the inverse Fisher information, so they
+/// are relative to the anchor.
+pub fn mle_ratings(
+    names: &[String],
+    outcomes: &[Outcome],
+    anchor: usize,
+    anchor_elo: f64,
+) -> Result<Vec<Rating>, RatingError> {
+    let n = names.len();
+    if anchor >= n {
+        return Err(RatingError::BadAnchor);
+    }
+    let mut games = vec![vec![0.0f64; n]; n];
+    let mut points = vec![vec![0.0f64; n]; n];
+    let mut summary: Vec<Rating> = (0..n)
+        .map(|_| Rating {
+            elo: 0.0,
+            ci95: 0.0,
+            games: 0,
+            points: 0.0,
+        })
+        .collect();
+    for o in outcomes.iter().filter(|o| o.a != o.b) {
+        games[o.a][o.b] += 1.0;
+        games[o.b][o.a] += 1.0;
+        points[o.a][o.b] += o.points;
+        points[o.b][o.a] += 1.0 - o.points;
+        summary[o.a].games += 1;
+        summary[o.b].games += 1;
+        summary[o.a].points += o.points;
+        summary[o.b].points += 1.0 - o.points;
+    }
+    for i in 0..n {
+        for j in 0..n {
+            if games[i][j] > 0.0 {
+                games[i][j] += 1.0;
+                points[i][j] += 0.5;
+            }
+        }
+    }
+    // Connectivity to the anchor.
+    let mut seen = vec![false; n];
+    let mut stack = vec![anchor];
+    seen[anchor] = true;
+    while let Some(i) = stack.pop() {
+        for j in 0..n {
+            if games[i][j] > 0.0 && !seen[j] {
+                seen[j] = true;
+                stack.push(j);
+            }
+        }
+    }
+    if let Some(i) = seen.iter().position(|s| !s) {
+        return Err(RatingError::Disconnected(names[i].clone()));
+    }
+    let k = std::f64::consts::LN_10 / 400.0;
+    let free: Vec<usize> = (0..n).filter(|&i| i != anchor).collect();
+    let mut r = vec![anchor_elo; n];
+    let mut cov = vec![vec![0.0; free.len()]; free.len()];
+    for _ in 0..200 {
+        let mut grad = vec![0.0; free.len()];
+        let mut info = vec![vec![0.0; free.len()]; free.len()];
+        let pos: Vec<Option<usize>> = (0..n).map(|i| free.iter().position(|&f| f == i)).collect();
+        for i in 0..n {
+            for j in 0..n {
+                if i == j || games[i][j] == 0.0 {
+                    continue;
+                }
+                let p = score_from_elo(r[i] - r[j]);
+                if let Some(a) = pos[i] {
+                    grad[a] += k * (points[i][j] - games[i][j] * p);
+                    let w = k * k * games[i][j] * p * (1.0 - p);
+                    info[a][a] += w;
+                    if let Some(b) = pos[j] {
+                        info[a][b] -= w;
+                    }
+                }
+            }
+        }
+        cov = invert(&info);
+        let mut step_max = 0.0f64;
+        for a in 0..free.len() {
+            let step: f64 = (0..free.len()).map(|b| cov[a][b] * grad[b]).sum();
+            let step = step.clamp(-400.0, 400.0);
+            r[free[a]] += step;
+            step_max = step_max.max(step.abs());
+        }
+        if step_max < 1e-9 {
+            break;
+        }
+    }
+    for (a, &i) in free.iter().enumerate() {
+        summary[i].ci95 = 1.959964 * cov[a][a].max(0.0).sqrt();
+    }
+    for (i, s) in summary.iter_mut().enumerate() {
+        s.elo = r[i];
+    }
+    Ok(summary)
+}
+
+/// The inverse of a symmetric positive-definite matrix (Gauss–Jordan with pivoting).
+fn invert(m: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let n = m.len();
+    let mut a: Vec<Vec<f64>> = m
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let mut r = row.clone();
+            r.extend((0..n).map(|j| f64::from(u8::from(i == j))));
+            r
+        })
+        .collect();
+    for c in 0..n {
+        let p = (c..n)
+            .max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))
+            .expect("rows left");
+        a.swap(c, p);
+        let d = a[c][c];
+        if d.abs() < 1e-300 {
+            continue;
+        }
+        for v in a[c].iter_mut() {
+            *v /= d;
+        }
+        for r in 0..n {
+            if r != c {
+                let f = a[r][c];
+                if f != 0.0 {
+                    for j in 0..2 * n {
+                        a[r][j] -= f * a[c][j];
+                    }
+                }
+            }
+        }
+    }
+    a.into_iter().map(|r| r[n..].to_vec()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +405,136 @@ mod tests {
         };
         assert!(s.elo().elo.is_finite() && s.elo().elo > 300.0);
         assert!(s.elo().ci95.is_infinite());
+    }
+
+    const SPRT: SprtConfig = SprtConfig {
+        elo0: 0.0,
+        elo1: 20.0,
+        alpha: 0.05,
+        beta: 0.05,
+    };
+
+    /// One simulated pair at true Elo `elo` with 20% draws per game.
+    fn pair(rng: &mut engine::Rng, elo: f64) -> usize {
+        let s = score_from_elo(elo);
+        let (w, d) = (s - 0.1, 0.2);
+        let mut game = || {
+            let u = rng.below(1 << 30) as f64 / (1u64 << 30) as f64;
+            if u < w {
+                2
+            } else if u < w + d {
+                1
+            } else {
+                0
+            }
+        };
+        game() + game()
+    }
+
+    fn run_sprt(rng: &mut engine::Rng, elo: f64) -> SprtVerdict {
+        let mut s = MatchStats::default();
+        loop {
+            s.pentanomial[pair(rng, elo)] += 1;
+            if s.pentanomial.iter().sum::<u32>() % 10 == 0 {
+                match s.sprt(&SPRT) {
+                    SprtVerdict::Continue => {}
+                    v => return v,
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sprt_error_rates_match_alpha_and_beta() {
+        let mut rng = engine::Rng::new(7);
+        let runs = 300;
+        let false_h1 = (0..runs)
+            .filter(|_| run_sprt(&mut rng, SPRT.elo0) == SprtVerdict::H1)
+            .count();
+        let false_h0 = (0..runs)
+            .filter(|_| run_sprt(&mut rng, SPRT.elo1) == SprtVerdict::H0)
+            .count();
+        // Rates ≤ alpha (beta) up to sampling error: 0.05 + 3·sqrt(0.05·0.95/300) ≈ 0.088.
+        assert!((false_h1 as f64 / runs as f64) < 0.088, "{false_h1}");
+        assert!((false_h0 as f64 / runs as f64) < 0.088, "{false_h0}");
+        // Far from the bounds the test is nearly always right.
+        assert_eq!(run_sprt(&mut rng, 100.0), SprtVerdict::H1);
+        assert_eq!(run_sprt(&mut rng, -100.0), SprtVerdict::H0);
+    }
+
+    #[test]
+    fn sprt_direction_is_pinned() {
+        // A wins most pairs: H1 (A is stronger); A loses most: H0.
+        let strong = MatchStats {
+            wdl: [0; 3],
+            pentanomial: [5, 10, 40, 60, 85],
+        };
+        assert!(strong.llr(&SPRT) > 0.0);
+        assert_eq!(strong.sprt(&SPRT), SprtVerdict::H1);
+        let weak = MatchStats {
+            wdl: [0; 3],
+            pentanomial: [85, 60, 40, 10, 5],
+        };
+        assert_eq!(weak.sprt(&SPRT), SprtVerdict::H0);
+        let (lo, hi) = SPRT.bounds();
+        assert!((lo + 2.944).abs() < 1e-3 && (hi - 2.944).abs() < 1e-3);
+    }
+
+    #[test]
+    fn mle_recovers_known_ratings() {
+        let truth = [0.0, 150.0, -100.0, 300.0];
+        let names: Vec<String> = (0..4).map(|i| format!("p{i}")).collect();
+        let mut rng = engine::Rng::new(5);
+        let mut outcomes = vec![];
+        for _ in 0..800 {
+            for a in 0..4 {
+                for b in a + 1..4 {
+                    let p = score_from_elo(truth[a] - truth[b]);
+                    let u = rng.below(1 << 30) as f64 / (1u64 << 30) as f64;
+                    outcomes.push(Outcome {
+                        a,
+                        b,
+                        points: if u < p { 1.0 } else { 0.0 },
+                    });
+                }
+            }
+        }
+        let r = mle_ratings(&names, &outcomes, 0, 0.0).unwrap();
+        assert_eq!(r[0].elo, 0.0);
+        for i in 1..4 {
+            assert!(
+                (r[i].elo - truth[i]).abs() < r[i].ci95.max(5.0),
+                "{i}: {:?} vs {}",
+                r[i],
+                truth[i]
+            );
+            assert!(r[i].ci95 > 5.0 && r[i].ci95 < 40.0, "{:?}", r[i]);
+        }
+        // Two players: the MLE is the match Elo, 75% → +190.8 (the virtual draw pulls
+        // 300/400 to 300.5/401).
+        let two = vec![
+            Outcome {
+                a: 0,
+                b: 1,
+                points: 1.0
+            };
+            300
+        ]
+        .into_iter()
+        .chain(vec![
+            Outcome {
+                a: 0,
+                b: 1,
+                points: 0.0
+            };
+            100
+        ])
+        .collect::<Vec<_>>();
+        let r = mle_ratings(&names[..2], &two, 1, 0.0).unwrap();
+        assert!((r[0].elo - elo_from_score(300.5 / 401.0)).abs() < 1e-6, "{:?}", r[0]);
+        assert_eq!(
+            mle_ratings(&names[..3], &two, 0, 0.0),
+            Err(RatingError::Disconnected("p2".into()))
+        );
     }
 }

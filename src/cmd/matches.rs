@@ -11,8 +11,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Arguments of `flipzero match`.
 #[derive(Args)]
 pub struct MatchArgs {
-    /// Player A: random, greedy, ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, or
-    /// uai:<path>[:name=value,...] (UAI options, plus movetime/depth/nodes for `go`).
+    /// Player A: random, greedy, ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS,
+    /// mcts:bootstrap or mcts:<model dir or run dir>[:sims=N|:time=MS] (a run directory
+    /// means its current best), or uai:<path>[:name=value,...] (UAI options, plus
+    /// movetime/depth/nodes for `go`).
     #[arg(long)]
     a: String,
     /// Player B (same names as A).
