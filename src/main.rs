@@ -29,6 +29,12 @@ enum Command {
     Export(cmd::train::ExportArgs),
     /// Run one position through a trained network and print JSON.
     Infer(cmd::train::InferArgs),
+    /// Run the whole loop: self-play, train, gate, promote, anchor, report (resumable).
+    Run(cmd::run::RunArgs),
+    /// Print the pipeline report of a run (and rewrite report.md, metrics.csv, plots).
+    Report(cmd::report::ReportArgs),
+    /// Maximum-likelihood Elo of every player in the recorded games of one or more runs.
+    Ratings(cmd::report::RatingsArgs),
     /// Run as a UAI engine on standard input/output (for cuteataxx and Ataxx GUIs).
     Uai(cmd::uai::UaiArgs),
 }
@@ -44,5 +50,8 @@ fn main() -> anyhow::Result<()> {
         Command::Export(a) => cmd::train::export(a),
         Command::Infer(a) => cmd::train::infer(a),
         Command::Uai(a) => cmd::uai::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Report(a) => cmd::report::report(a),
+        Command::Ratings(a) => cmd::report::ratings(a),
     }
 }

@@ -3,11 +3,17 @@
 
 #![warn(missing_docs)]
 
+mod gate;
 mod matches;
 mod mcts_player;
 mod player;
+pub mod report;
 mod stats;
 
+pub use gate::{
+    GameResult, GateConfig, GateConfigError, GateMode, GateVerdict, MatchSummary, anchor,
+    current_best, gate, openings_for, promote,
+};
 pub use matches::{GameRecord, MatchConfig, generate_openings, run_match, to_pgn, write_atomic};
 pub use mcts_player::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, resolve_net,

@@ -33,6 +33,9 @@ pub struct MatchConfig {
     pub timeouts: Timeouts,
     /// A game still running after this many plies is a draw ("move cap").
     pub max_plies: u32,
+    /// Number of the first pair: a match played in several parts (SPRT batches) gives
+    /// each part the following pair numbers, so openings and seeds continue.
+    pub first_pair: usize,
 }
 
 impl MatchConfig {
@@ -48,6 +51,7 @@ impl MatchConfig {
             threads: 1,
             timeouts: Timeouts::default(),
             max_plies: 1000,
+            first_pair: 0,
         }
     }
 }
@@ -207,7 +211,7 @@ pub fn run_match(
         .num_threads(cfg.threads.max(1))
         .build()?;
     let pairs: Vec<[GameRecord; 2]> = pool.install(|| {
-        (0..cfg.pairs)
+        (cfg.first_pair..cfg.first_pair + cfg.pairs)
             .into_par_iter()
             .map(|pair| {
                 let opening = openings[pair % openings.len()];
@@ -295,5 +299,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.write_all(bytes)?;
     f.sync_all()?;
     drop(f);
-    std::fs::rename(&tmp, path)
+    std::fs::rename(&tmp, path)?;
+    // The rename itself is durable once the directory is synced.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }

@@ -3,6 +3,8 @@
 pub mod bench;
 pub mod matches;
 pub mod perft;
+pub mod report;
+pub mod run;
 pub mod selfplay;
 pub mod train;
 pub mod uai;

@@ -1,0 +1,760 @@
+//! `flipzero run`: the self-play → train → gate → promote → anchor → report loop, one
+//! generation at a time, resumable after a crash at any point.
+//!
+//! Each stage writes into a `.partial` folder (or a temporary file) and publishes its
+//! result with one rename, so that on restart a stage is either finished (its folder or
+//! record exists under its final name) or redone from its partial state: self-play
+//! restarts the generation's games, training resumes from its last checkpoint.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use eval::report::{
+    EvalRecord, SelfplaySummary, TrainSummary, generation_name, read_record, write_record,
+};
+use eval::{BOOTSTRAP_BEST, GateConfig, NetSource, PlayerSpec, ResolvedNet};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+use selfplay::SelfplayConfig;
+use train::TrainConfig;
+
+/// The default config, built in so that `flipzero run` works from any directory.
+pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
+
+/// Arguments of `flipzero run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// Config file (TOML). Without it, the built-in configs/default.toml.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Run directory. Default: data/runs/<config file name without .toml>.
+    #[arg(long)]
+    run: Option<PathBuf>,
+    /// Override a setting, e.g. `--set selfplay.games=200` (repeatable).
+    #[arg(long = "set", value_name = "TABLE.KEY=VALUE")]
+    set: Vec<String>,
+    /// Resume even though the config differs from the one saved in the run directory
+    /// (the new config replaces it).
+    #[arg(long)]
+    force: bool,
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// The `[run]` table: the loop itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoopConfig {
+    /// Generations to run (each: self-play, train, gate, promote, anchor, report).
+    pub generations: u32,
+    /// Stop starting new generations after this many minutes (0 = no limit).
+    pub time_budget_minutes: f64,
+    /// Gate the first network against the bootstrap player too (otherwise the first
+    /// network is promoted without a match: there is no incumbent network yet).
+    pub gate_first_network: bool,
+    /// Also write model.onnx and the safetensors files for every generation.
+    pub export: bool,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            generations: 3,
+            time_budget_minutes: 0.0,
+            gate_first_network: false,
+            export: true,
+        }
+    }
+}
+
+/// The `[anchor]` table: matches of each new best against fixed baselines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AnchorConfig {
+    /// Baseline players (see `flipzero match --help`), e.g. ["random", "greedy", "ab2"].
+    pub ladder: Vec<String>,
+    /// Game pairs against each baseline (each opening played twice, colours swapped).
+    pub pairs: usize,
+}
+
+impl Default for AnchorConfig {
+    fn default() -> Self {
+        AnchorConfig {
+            ladder: vec!["random".into(), "greedy".into()],
+            pairs: 50,
+        }
+    }
+}
+
+/// A whole pipeline config: one table per stage.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// The loop.
+    pub run: LoopConfig,
+    /// Self-play (its `game` is the run's game).
+    pub selfplay: SelfplayConfig,
+    /// Training of each generation.
+    pub train: TrainConfig,
+    /// Gating.
+    pub gate: GateConfig,
+    /// Anchoring.
+    pub anchor: AnchorConfig,
+}
+
+const TABLES: [&str; 5] = ["run", "selfplay", "train", "gate", "anchor"];
+
+/// Parses a `--set` value as TOML (numbers, booleans, arrays), else as a string.
+fn parse_value(v: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|t| t.get("v").cloned())
+        .unwrap_or_else(|| toml::Value::String(v.to_string()))
+}
+
+impl RunConfig {
+    /// Parses config text, applies `table.key=value` overrides, and validates every
+    /// table. Errors name the file, the table and the key.
+    pub fn from_text(text: &str, origin: &str, sets: &[String]) -> anyhow::Result<RunConfig> {
+        let mut all: toml::Table =
+            toml::from_str(text).with_context(|| format!("{origin}: not valid TOML"))?;
+        for k in all.keys() {
+            if !TABLES.contains(&k.as_str()) {
+                bail!(
+                    "{origin}: unknown table or key `{k}` (expected the tables {})",
+                    TABLES.join(", ")
+                );
+            }
+        }
+        for s in sets {
+            let (k, v) = s
+                .split_once('=')
+                .with_context(|| format!("--set {s}: expected TABLE.KEY=VALUE"))?;
+            let (table, key) = k.trim().split_once('.').with_context(|| {
+                format!(
+                    "--set {s}: name the table too, e.g. selfplay.games (tables: {})",
+                    TABLES.join(", ")
+                )
+            })?;
+            if !TABLES.contains(&table) {
+                bail!(
+                    "--set {s}: unknown table `{table}` (tables: {})",
+                    TABLES.join(", ")
+                );
+            }
+            let t = all
+                .entry(table.to_string())
+                .or_insert_with(|| toml::Value::Table(Default::default()));
+            let toml::Value::Table(t) = t else {
+                bail!("{origin}: `{table}` must be a table");
+            };
+            t.insert(key.to_string(), parse_value(v.trim()));
+        }
+        fn section<T: for<'de> Deserialize<'de> + Default>(
+            all: &toml::Table,
+            name: &str,
+            origin: &str,
+        ) -> anyhow::Result<T> {
+            match all.get(name) {
+                None => Ok(T::default()),
+                Some(v @ toml::Value::Table(_)) => v
+                    .clone()
+                    .try_into()
+                    .map_err(|e: toml::de::Error| anyhow::anyhow!("{origin}: in [{name}]: {e}")),
+                Some(_) => bail!("{origin}: `{name}` must be a table"),
+            }
+        }
+        let cfg = RunConfig {
+            run: section(&all, "run", origin)?,
+            selfplay: section(&all, "selfplay", origin)?,
+            train: section(&all, "train", origin)?,
+            gate: section(&all, "gate", origin)?,
+            anchor: section(&all, "anchor", origin)?,
+        };
+        cfg.validate()
+            .with_context(|| format!("{origin}: invalid setting"))?;
+        Ok(cfg)
+    }
+
+    /// Checks every table's ranges.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        self.selfplay.validate()?;
+        self.train.validate()?;
+        self.gate.validate()?;
+        if !(1..=100_000).contains(&self.run.generations) {
+            bail!(
+                "run.generations = {} is out of range: 1 to 100000",
+                self.run.generations
+            );
+        }
+        if !(self.run.time_budget_minutes >= 0.0 && self.run.time_budget_minutes.is_finite()) {
+            bail!(
+                "run.time_budget_minutes = {} is out of range: 0 (no limit) or more",
+                self.run.time_budget_minutes
+            );
+        }
+        if !(1..=100_000).contains(&self.anchor.pairs) {
+            bail!(
+                "anchor.pairs = {} is out of range: 1 to 100000",
+                self.anchor.pairs
+            );
+        }
+        for p in &self.anchor.ladder {
+            let spec: PlayerSpec = p.parse().context("in anchor.ladder")?;
+            if matches!(spec, PlayerSpec::Mcts { .. }) {
+                bail!("anchor.ladder = {p}: baselines must be fixed players (random, greedy, ab…, uai:…)");
+            }
+        }
+        Ok(())
+    }
+
+    /// Every setting as `table.key = value`, for comparing configs.
+    fn flat(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let table = toml::Table::try_from(self).expect("configs serialize");
+        for (t, v) in table {
+            if let toml::Value::Table(inner) = v {
+                for (k, v) in inner {
+                    out.insert(format!("{t}.{k}"), v.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// The keys whose values differ, ignoring those that may change on resume.
+    fn differences(&self, other: &RunConfig) -> Vec<String> {
+        let (a, b) = (self.flat(), other.flat());
+        let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .filter(|k| !RESUMABLE_KEYS.contains(&k.as_str()))
+            .filter(|k| a.get(*k) != b.get(*k))
+            .map(|k| {
+                format!(
+                    "{k}: {} (saved) vs {} (now)",
+                    a.get(k).map_or("unset", |s| s.as_str()),
+                    b.get(k).map_or("unset", |s| s.as_str())
+                )
+            })
+            .collect()
+    }
+}
+
+/// Settings that may change when a run is resumed: extending or shortening the loop.
+const RESUMABLE_KEYS: [&str; 2] = ["run.generations", "run.time_budget_minutes"];
+
+/// A crash hook for the resume tests: `FLIPZERO_CRASH_AT=<point>` aborts the process
+/// (no unwinding, no cleanup: like `kill -9`) when the loop reaches that point.
+fn crash_point(name: &str) {
+    if std::env::var("FLIPZERO_CRASH_AT").is_ok_and(|v| v == name) {
+        eprintln!("FLIPZERO_CRASH_AT={name}: aborting");
+        std::process::abort();
+    }
+}
+
+fn bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
+    let b = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(len)
+    };
+    b.set_style(
+        ProgressStyle::with_template(template)
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    b
+}
+
+fn remove_dir(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
+    }
+}
+
+/// Publishes a finished stage folder: rename, then sync the parent so the rename lasts.
+fn publish(partial: &Path, done: &Path) -> anyhow::Result<()> {
+    std::fs::rename(partial, done)
+        .with_context(|| format!("cannot rename {} to {}", partial.display(), done.display()))?;
+    if let Some(parent) = done.parent()
+        && let Ok(d) = std::fs::File::open(parent)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+struct Pipeline {
+    cfg: RunConfig,
+    dir: PathBuf,
+    game: engine::Game,
+    quiet: bool,
+    start: Instant,
+}
+
+impl Pipeline {
+    fn log(&self, msg: &str) {
+        if !self.quiet {
+            eprintln!("[{:>6.0}s] {msg}", self.start.elapsed().as_secs_f64());
+        }
+    }
+
+    fn best(&self) -> String {
+        eval::current_best(&self.dir).unwrap_or_else(|| BOOTSTRAP_BEST.to_string())
+    }
+
+    fn best_spec(&self, best: &str, sims: u32) -> PlayerSpec {
+        let net = if best == BOOTSTRAP_BEST {
+            NetSource::Bootstrap
+        } else {
+            NetSource::Path(self.dir.join("models").join(best))
+        };
+        PlayerSpec::Mcts {
+            net,
+            sims,
+            time: None,
+        }
+    }
+
+    fn selfplay(&self, g: u32) -> anyhow::Result<()> {
+        let name = generation_name(g);
+        let done = self.dir.join("selfplay").join(&name);
+        if done.join("summary.json").is_file() {
+            return Ok(());
+        }
+        let partial = self.dir.join("selfplay").join(format!("{name}.partial"));
+        remove_dir(&partial)?;
+        let best = self.best();
+        let mut cfg = self.cfg.selfplay.clone();
+        cfg.seed = engine::splitmix64(self.cfg.selfplay.seed ^ (u64::from(g) << 32)).1;
+        self.log(&format!(
+            "{name}: self-play, {} games with {best} ({} simulations)",
+            cfg.games, cfg.simulations
+        ));
+        let model = match eval::resolve_net(&self.dir)? {
+            ResolvedNet::Bootstrap => None,
+            ResolvedNet::Model(dir) => Some(train::load_model(&dir)?),
+        };
+        let make = || -> Box<dyn selfplay::Evaluator> {
+            match &model {
+                Some(m) => Box::new(train::FastEvaluator::new(m, best.clone())),
+                None => Box::new(selfplay::Bootstrap::new(2)),
+            }
+        };
+        let mut metadata = HashMap::new();
+        metadata.insert(selfplay::data::KEY_CONFIG.to_string(), toml::to_string(&cfg)?);
+        metadata.insert(
+            "flipzero.version".to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        );
+        metadata.insert("flipzero.generation".to_string(), name.clone());
+        let b = bar(
+            self.quiet,
+            cfg.games,
+            "  self-play [{bar:30}] {pos}/{len} games  {msg}  ETA {eta}",
+        );
+        let positions = AtomicU64::new(0);
+        let t = Instant::now();
+        let report = selfplay::run_selfplay(&cfg, &[], &make, &partial, &metadata, &|s| {
+            let p = positions.fetch_add(s.positions as u64, Ordering::Relaxed) + s.positions as u64;
+            b.set_message(format!(
+                "{:.0} positions/s",
+                p as f64 / t.elapsed().as_secs_f64()
+            ));
+            b.inc(1);
+            if s.game_id == 1 {
+                crash_point("selfplay");
+            }
+        })?;
+        b.finish_and_clear();
+        let summary = SelfplaySummary {
+            generation: g,
+            model: best,
+            games: report.games,
+            positions: report.positions,
+            results: report.results,
+            seconds: t.elapsed().as_secs_f64(),
+        };
+        write_record(&partial.join("summary.json"), &summary)?;
+        crash_point("selfplay-publish");
+        publish(&partial, &done)?;
+        self.log(&format!(
+            "{name}: {} games, {} positions, {:.0} positions/s",
+            summary.games,
+            summary.positions,
+            summary.positions as f64 / summary.seconds.max(1e-9)
+        ));
+        Ok(())
+    }
+
+    fn train(&self, g: u32) -> anyhow::Result<()> {
+        let name = generation_name(g);
+        let models = self.dir.join("models");
+        let done = models.join(&name);
+        if done.join("train.json").is_file() {
+            return Ok(());
+        }
+        let partial = models.join(format!("{name}.partial"));
+        let data: Vec<PathBuf> = (0..=g)
+            .map(|k| self.dir.join("selfplay").join(generation_name(k)))
+            .filter(|d| d.is_dir())
+            .collect();
+        // Training continues from the previous generation's network (trained even when
+        // it was not promoted), as KataGo's trainer runs independently of gating.
+        let init = (0..g)
+            .rev()
+            .map(|k| (generation_name(k), models.join(generation_name(k))))
+            .find(|(_, d)| d.join("train.json").is_file());
+        let mut cfg = self.cfg.train.clone();
+        cfg.seed = engine::splitmix64(self.cfg.train.seed ^ (u64::from(g) << 32)).1;
+        self.log(&format!(
+            "{name}: training {} steps of {} from {}",
+            cfg.steps,
+            cfg.batch_size,
+            init.as_ref().map_or("random weights", |(n, _)| n.as_str())
+        ));
+        let b = bar(
+            self.quiet,
+            cfg.steps,
+            "  train [{bar:30}] {pos}/{len} steps  {msg}  ETA {eta}",
+        );
+        let t = Instant::now();
+        let on_step = |m: &train::StepMetrics| {
+            b.set_position(m.step);
+            b.set_message(format!(
+                "loss {:.3} (policy {:.3}, value {:.3})  {:.0} samples/s",
+                m.loss, m.policy_loss, m.value_loss, m.samples_per_s
+            ));
+            if m.step == cfg.checkpoint_every + 1 {
+                crash_point("train");
+            }
+        };
+        let opts = train::TrainOptions {
+            data,
+            out: partial.clone(),
+            resume: true,
+            init: init.as_ref().map(|(_, d)| d.clone()),
+            stop_after: None,
+            on_step: &on_step,
+        };
+        let report = train::train(&cfg, self.game, &opts)?;
+        b.finish_and_clear();
+        for s in &report.skipped {
+            eprintln!("warning: skipped {s}");
+        }
+        if self.cfg.run.export {
+            train::export(&partial, &partial)?;
+        }
+        let means = tail_means(&partial.join("metrics.csv"))?;
+        let summary = TrainSummary {
+            generation: g,
+            steps: report.steps,
+            window_rows: report.window_rows,
+            init: init.map_or("random".into(), |(n, _)| n),
+            loss: means[0],
+            policy_loss: means[1],
+            value_loss: means[2],
+            score_loss: means[3],
+            seconds: t.elapsed().as_secs_f64(),
+        };
+        write_record(&partial.join("train.json"), &summary)?;
+        crash_point("train-publish");
+        remove_dir(&done)?;
+        publish(&partial, &done)?;
+        self.log(&format!(
+            "{name}: trained on {} positions, loss {:.3} (policy {:.3}, value {:.3})",
+            summary.window_rows, summary.loss, summary.policy_loss, summary.value_loss
+        ));
+        Ok(())
+    }
+
+    fn evaluate(&self, g: u32) -> anyhow::Result<()> {
+        let name = generation_name(g);
+        let path = self.dir.join("eval").join(format!("{name}.json"));
+        let mut record: EvalRecord = match read_record(&path)? {
+            Some(r) => r,
+            None => self.gate(g)?,
+        };
+        if record.finished {
+            return Ok(());
+        }
+        let t = Instant::now();
+        if record.promoted {
+            crash_point("promote");
+            eval::promote(&self.dir, &name)
+                .with_context(|| format!("cannot promote {name} in {}", self.dir.display()))?;
+            self.log(&format!("{name}: promoted to best"));
+            crash_point("promoted");
+            record.anchor = self.anchor(&name)?;
+        }
+        record.finished = true;
+        record.seconds += t.elapsed().as_secs_f64();
+        write_record(&path, &record)?;
+        Ok(())
+    }
+
+    /// Plays the gating match and records its verdict (not yet acted upon).
+    fn gate(&self, g: u32) -> anyhow::Result<EvalRecord> {
+        let name = generation_name(g);
+        let incumbent = self.best();
+        let t = Instant::now();
+        let candidate = self.best_spec(&name, self.cfg.gate.simulations);
+        let (gate, promoted, reason) =
+            if incumbent == BOOTSTRAP_BEST && !self.cfg.run.gate_first_network {
+                (
+                    None,
+                    true,
+                    "first network: no incumbent network yet (run.gate_first_network = false)"
+                        .to_string(),
+                )
+            } else {
+                let inc = self.best_spec(&incumbent, self.cfg.gate.simulations);
+                self.log(&format!(
+                    "{name}: gating against {incumbent} ({} mode, up to {} pairs)",
+                    match self.cfg.gate.mode {
+                        eval::GateMode::Sprt => "SPRT",
+                        eval::GateMode::Fixed => "fixed",
+                    },
+                    self.cfg.gate.max_pairs
+                ));
+                let b = bar(
+                    self.quiet,
+                    2 * self.cfg.gate.max_pairs as u64,
+                    "  gate [{bar:30}] {pos}/{len} games (at most)  {msg}",
+                );
+                let score = std::sync::Mutex::new((0.0f64, 0u32));
+                let seed = engine::splitmix64(self.cfg.selfplay.seed ^ 0x6A7E ^ u64::from(g)).1;
+                let v = eval::gate(
+                    self.game,
+                    (&name, &candidate),
+                    (&incumbent, &inc),
+                    &self.cfg.gate,
+                    seed,
+                    &|r| {
+                        let mut s = score.lock().expect("score lock");
+                        s.0 += r.a_points();
+                        s.1 += 1;
+                        b.set_message(format!("candidate score {:.3}", s.0 / f64::from(s.1)));
+                        b.inc(1);
+                        if s.1 == 2 {
+                            crash_point("gate");
+                        }
+                    },
+                )?;
+                b.finish_and_clear();
+                self.log(&format!(
+                    "{name}: {} games, score {:.3}, Elo {:+.0}, LLR {:.2} in [{:.2}, {:.2}]: {}",
+                    v.matched.games,
+                    v.matched.score,
+                    v.matched.elo,
+                    v.llr,
+                    v.bounds.0,
+                    v.bounds.1,
+                    v.reason
+                ));
+                let (p, r) = (v.promote, v.reason.clone());
+                (Some(v), p, r)
+            };
+        let record = EvalRecord {
+            generation: g,
+            candidate: name.clone(),
+            incumbent: incumbent.clone(),
+            gate,
+            promoted,
+            reason,
+            best: if promoted { name } else { incumbent },
+            anchor: vec![],
+            finished: false,
+            seconds: t.elapsed().as_secs_f64(),
+        };
+        let path = self.dir.join("eval").join(format!("{}.json", record.candidate));
+        write_record(&path, &record)?;
+        Ok(record)
+    }
+
+    fn anchor(&self, name: &str) -> anyhow::Result<Vec<eval::MatchSummary>> {
+        let ladder: Vec<PlayerSpec> = self
+            .cfg
+            .anchor
+            .ladder
+            .iter()
+            .map(|p| p.parse())
+            .collect::<Result<_, _>>()?;
+        if ladder.is_empty() {
+            return Ok(vec![]);
+        }
+        let player = self.best_spec(name, self.cfg.gate.simulations);
+        let b = bar(
+            self.quiet,
+            (2 * self.cfg.anchor.pairs * ladder.len()) as u64,
+            "  anchor [{bar:30}] {pos}/{len} games  {msg}",
+        );
+        b.set_message(format!("{name} vs {}", self.cfg.anchor.ladder.join(", ")));
+        let seed = engine::splitmix64(self.cfg.selfplay.seed ^ 0xA4C4).1;
+        let results = eval::anchor(
+            self.game,
+            (name, &player),
+            &ladder,
+            self.cfg.anchor.pairs,
+            &self.cfg.gate,
+            seed,
+            &|_| b.inc(1),
+        );
+        b.finish_and_clear();
+        for m in &results {
+            self.log(&format!(
+                "{name} vs {}: {} games, score {:.3}, Elo {:+.0} ± {}",
+                m.b,
+                m.games,
+                m.score,
+                m.elo,
+                m.elo_ci95.map_or("inf".into(), |c| format!("{c:.0}"))
+            ));
+        }
+        Ok(results)
+    }
+
+    fn elapsed_minutes(&self) -> anyhow::Result<f64> {
+        let gens = eval::report::read_generations(&self.dir)?;
+        Ok(gens
+            .iter()
+            .map(|g| {
+                g.selfplay.as_ref().map_or(0.0, |s| s.seconds)
+                    + g.train.as_ref().map_or(0.0, |t| t.seconds)
+                    + g.eval.as_ref().map_or(0.0, |e| e.seconds)
+            })
+            .sum::<f64>()
+            / 60.0)
+    }
+}
+
+/// Mean of the loss columns over the last tenth of a training metrics file.
+fn tail_means(path: &Path) -> anyhow::Result<[f32; 4]> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let cols: Vec<usize> = ["loss", "policy_loss", "value_loss", "score_loss"]
+        .iter()
+        .map(|c| {
+            header
+                .iter()
+                .position(|h| h == c)
+                .with_context(|| format!("{}: no column {c}", path.display()))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let rows: Vec<Vec<f32>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap_or(f32::NAN)).collect())
+        .collect();
+    let tail = &rows[rows.len() - rows.len().div_ceil(10)..];
+    let mut out = [0.0f32; 4];
+    for (o, &c) in out.iter_mut().zip(&cols) {
+        *o = tail.iter().map(|r| r[c]).sum::<f32>() / tail.len().max(1) as f32;
+    }
+    Ok(out)
+}
+
+/// Loads the config named by the arguments (or the built-in default).
+pub fn load_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<RunConfig> {
+    match path {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read config {}", p.display()))?;
+            RunConfig::from_text(&text, &p.display().to_string(), sets)
+        }
+        None => RunConfig::from_text(DEFAULT_CONFIG, "configs/default.toml (built in)", sets),
+    }
+}
+
+/// Runs (or resumes) the pipeline.
+pub fn run(a: RunArgs) -> anyhow::Result<()> {
+    let cfg = load_config(a.config.as_ref(), &a.set)?;
+    let dir = a.run.clone().unwrap_or_else(|| {
+        let stem = a
+            .config
+            .as_ref()
+            .and_then(|p| p.file_stem())
+            .map_or("default".into(), |s| s.to_string_lossy().to_string());
+        PathBuf::from("data").join("runs").join(stem)
+    });
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create run directory {}", dir.display()))?;
+    let saved_path = dir.join("config.toml");
+    let text = toml::to_string(&cfg)?;
+    let header = "# The effective config of this run (written by flipzero run; every key is\n# documented in configs/default.toml).\n";
+    match std::fs::read_to_string(&saved_path) {
+        Ok(saved) => {
+            let old = RunConfig::from_text(&saved, &saved_path.display().to_string(), &[])?;
+            let diffs = old.differences(&cfg);
+            if !diffs.is_empty() && !a.force {
+                bail!(
+                    "{} was started with a different config; these settings differ:\n  {}\nrun with the saved config (--config {}), or pass --force to continue with the new one",
+                    dir.display(),
+                    diffs.join("\n  "),
+                    saved_path.display()
+                );
+            }
+            if old != cfg {
+                eval::write_atomic(&saved_path, format!("{header}{text}").as_bytes())?;
+            }
+        }
+        Err(_) => eval::write_atomic(&saved_path, format!("{header}{text}").as_bytes())
+            .with_context(|| format!("cannot write {}", saved_path.display()))?,
+    }
+    let game: engine::Game = cfg.selfplay.game.parse()?;
+    if eval::current_best(&dir).is_none() {
+        eval::promote(&dir, BOOTSTRAP_BEST)?;
+    }
+    let p = Pipeline {
+        cfg,
+        dir,
+        game,
+        quiet: a.quiet,
+        start: Instant::now(),
+    };
+    p.log(&format!(
+        "run {}: {} generations of {} (best so far: {})",
+        p.dir.display(),
+        p.cfg.run.generations,
+        game,
+        p.best()
+    ));
+    for g in 0..p.cfg.run.generations {
+        let finished = read_record::<EvalRecord>(
+            &p.dir.join("eval").join(format!("{}.json", generation_name(g))),
+        )?
+        .is_some_and(|r| r.finished);
+        if finished {
+            continue;
+        }
+        let budget = p.cfg.run.time_budget_minutes;
+        if budget > 0.0 && p.elapsed_minutes()? >= budget {
+            p.log(&format!("time budget of {budget} minutes used: stopping"));
+            break;
+        }
+        p.selfplay(g)?;
+        p.train(g)?;
+        p.evaluate(g)?;
+        let table = eval::report::write_report(&p.dir, None)?;
+        if !p.quiet {
+            eprintln!("{table}");
+        }
+    }
+    let table = eval::report::write_report(&p.dir, None)?;
+    println!("{table}");
+    println!(
+        "best: {}   report: {}",
+        p.best(),
+        p.dir.join("report.md").display()
+    );
+    Ok(())
+}
