@@ -331,7 +331,10 @@ pub fn gate(
         ),
         _ => {
             let prefix = if cfg.mode == GateMode::Sprt {
-                format!("SPRT undecided after {} pairs (LLR {llr:.2}); ", cfg.max_pairs)
+                format!(
+                    "SPRT undecided after {} pairs (LLR {llr:.2}); ",
+                    cfg.max_pairs
+                )
             } else {
                 String::new()
             };

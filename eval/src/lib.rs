@@ -19,8 +19,8 @@ pub use mcts_player::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, resolve_net,
 };
 pub use player::{
-    AlphaBetaPlayer, BadPlayerName, GreedyPlayer, Player, PlayerError, PlayerSpec, RandomPlayer,
-    Timeouts, UaiPlayer, DEFAULT_MCTS_SIMS,
+    AlphaBetaPlayer, BadPlayerName, DEFAULT_MCTS_SIMS, GreedyPlayer, Player, PlayerError,
+    PlayerSpec, RandomPlayer, Timeouts, UaiPlayer,
 };
 pub use stats::{
     EloEstimate, MatchStats, Outcome, Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score,

@@ -140,7 +140,10 @@ impl Player for MctsPlayer {
         while let Some(req) = search.next_request(&self.cfg, &mut self.rng) {
             let eval = self
                 .evaluator
-                .evaluate(std::slice::from_ref(&req.state), std::slice::from_ref(&req.moves))
+                .evaluate(
+                    std::slice::from_ref(&req.state),
+                    std::slice::from_ref(&req.moves),
+                )
                 .remove(0);
             search.apply(&eval, &self.cfg, &mut self.rng);
             if deadline.is_some_and(|d| Instant::now() >= d) && search.simulations() > 0 {

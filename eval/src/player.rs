@@ -261,12 +261,9 @@ impl PlayerSpec {
                 searcher: Searcher::new(16),
                 limits: *limits,
             }),
-            PlayerSpec::Mcts { net, sims, time } => Box::new(MctsPlayer::new(
-                build_evaluator(net)?,
-                *sims,
-                *time,
-                seed,
-            )),
+            PlayerSpec::Mcts { net, sims, time } => {
+                Box::new(MctsPlayer::new(build_evaluator(net)?, *sims, *time, seed))
+            }
             PlayerSpec::Uai { path, options } => {
                 Box::new(UaiPlayer::start(path.clone(), options.clone(), timeouts)?)
             }

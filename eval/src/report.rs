@@ -321,7 +321,8 @@ pub fn summary_table(gens: &[Generation]) -> String {
             g.train
                 .as_ref()
                 .map_or("-".into(), |t| format!("{:.3}", t.loss)),
-            e.map_or("-".into(), |e| if e.promoted { "yes" } else { "no" }.to_string()),
+            e.map_or("-".into(), |e| if e.promoted { "yes" } else { "no" }
+                .to_string()),
             gate,
             e.map_or("-".into(), |e| e.best.clone()),
         );
@@ -345,7 +346,8 @@ pub fn collect_games(runs: &[PathBuf]) -> Result<Vec<(String, String, f64)>, Rep
         let prefix = if runs.len() > 1 {
             format!(
                 "{}/",
-                run.file_name().map_or("run".into(), |n| n.to_string_lossy())
+                run.file_name()
+                    .map_or("run".into(), |n| n.to_string_lossy())
             )
         } else {
             String::new()
@@ -522,7 +524,11 @@ fn loss_curve(run: &Path, gens: &[Generation]) -> Vec<(String, Vec<(f64, f64)>)>
             .map(|n| header.iter().position(|h| h == n))
             .collect();
         let rows: Vec<Vec<f64>> = lines
-            .map(|l| l.split(',').map(|v| v.parse().unwrap_or(f64::NAN)).collect())
+            .map(|l| {
+                l.split(',')
+                    .map(|v| v.parse().unwrap_or(f64::NAN))
+                    .collect()
+            })
             .collect();
         // At most ~200 points per generation: means over equal slices of steps.
         let chunk = rows.len().div_ceil(200).max(1);
@@ -642,7 +648,8 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
                 t.loss, t.policy_loss, t.value_loss
             )),
             gate,
-            e.map_or("-".into(), |e| if e.promoted { "yes" } else { "no" }.to_string()),
+            e.map_or("-".into(), |e| if e.promoted { "yes" } else { "no" }
+                .to_string()),
             e.map_or("-".into(), |e| e.best.clone()),
             ladder_cell,
             seconds(g)

@@ -145,18 +145,23 @@ pub enum SprtVerdict {
 
 impl MatchStats {
     /// The generalized log-likelihood ratio of H1 against H0 from the pair counts
-    /// (Van den Bergh's normal approximation, as fishtest computes it). Empty pentanomial
-    /// cells get a count of 10⁻³ so that a run of identical pairs has a finite variance.
+    /// (Van den Bergh's normal approximation, as fishtest computes it). One prior pair,
+    /// spread as an even match without draws would give it (¼, 0, ½, 0, ¼), keeps the
+    /// variance honest while few pairs are in: without it, a first pair that is won
+    /// twice would have zero variance and an enormous LLR. Its weight fades as pairs
+    /// come in.
     pub fn llr(&self, sprt: &SprtConfig) -> f64 {
-        let counts: Vec<f64> = self
-            .pentanomial
-            .iter()
-            .map(|&c| if c == 0 { 1e-3 } else { c as f64 })
-            .collect();
-        let n: f64 = counts.iter().sum();
         if self.pentanomial.iter().sum::<u32>() == 0 {
             return 0.0;
         }
+        const PRIOR: [f64; 5] = [0.25, 0.0, 0.5, 0.0, 0.25];
+        let counts: Vec<f64> = self
+            .pentanomial
+            .iter()
+            .zip(PRIOR)
+            .map(|(&c, p)| c as f64 + p)
+            .collect();
+        let n: f64 = counts.iter().sum();
         let values = [0.0, 0.25, 0.5, 0.75, 1.0];
         let mean = values.iter().zip(&counts).map(|(v, c)| v * c).sum::<f64>() / n;
         let var = values
@@ -346,13 +351,12 @@ fn invert(m: &[Vec<f64>]) -> Vec<Vec<f64>> {
         for v in a[c].iter_mut() {
             *v /= d;
         }
-        for r in 0..n {
-            if r != c {
-                let f = a[r][c];
-                if f != 0.0 {
-                    for j in 0..2 * n {
-                        a[r][j] -= f * a[c][j];
-                    }
+        let pivot = a[c].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            let f = row[c];
+            if r != c && f != 0.0 {
+                for (v, p) in row.iter_mut().zip(&pivot) {
+                    *v -= f * p;
                 }
             }
         }
@@ -463,6 +467,15 @@ mod tests {
     }
 
     #[test]
+    fn one_pair_decides_nothing() {
+        for cell in 0..5 {
+            let mut s = MatchStats::default();
+            s.pentanomial[cell] = 1;
+            assert_eq!(s.sprt(&SPRT), SprtVerdict::Continue, "{cell}");
+        }
+    }
+
+    #[test]
     fn sprt_direction_is_pinned() {
         // A wins most pairs: H1 (A is stronger); A loses most: H0.
         let strong = MatchStats {
@@ -531,7 +544,11 @@ mod tests {
         ])
         .collect::<Vec<_>>();
         let r = mle_ratings(&names[..2], &two, 1, 0.0).unwrap();
-        assert!((r[0].elo - elo_from_score(300.5 / 401.0)).abs() < 1e-6, "{:?}", r[0]);
+        assert!(
+            (r[0].elo - elo_from_score(300.5 / 401.0)).abs() < 1e-6,
+            "{:?}",
+            r[0]
+        );
         assert_eq!(
             mle_ratings(&names[..3], &two, 0, 0.0),
             Err(RatingError::Disconnected("p2".into()))

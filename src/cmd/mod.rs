@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod matches;
 pub mod perft;
+pub mod play;
 pub mod report;
 pub mod run;
 pub mod selfplay;

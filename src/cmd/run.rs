@@ -18,8 +18,8 @@ use eval::report::{
 };
 use eval::{BOOTSTRAP_BEST, GateConfig, NetSource, PlayerSpec, ResolvedNet};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
 use selfplay::SelfplayConfig;
+use serde::{Deserialize, Serialize};
 use train::TrainConfig;
 
 /// The default config, built in so that `flipzero run` works from any directory.
@@ -207,7 +207,9 @@ impl RunConfig {
         for p in &self.anchor.ladder {
             let spec: PlayerSpec = p.parse().context("in anchor.ladder")?;
             if matches!(spec, PlayerSpec::Mcts { .. }) {
-                bail!("anchor.ladder = {p}: baselines must be fixed players (random, greedy, ab…, uai:…)");
+                bail!(
+                    "anchor.ladder = {p}: baselines must be fixed players (random, greedy, ab…, uai:…)"
+                );
             }
         }
         Ok(())
@@ -351,7 +353,10 @@ impl Pipeline {
             }
         };
         let mut metadata = HashMap::new();
-        metadata.insert(selfplay::data::KEY_CONFIG.to_string(), toml::to_string(&cfg)?);
+        metadata.insert(
+            selfplay::data::KEY_CONFIG.to_string(),
+            toml::to_string(&cfg)?,
+        );
         metadata.insert(
             "flipzero.version".to_string(),
             env!("CARGO_PKG_VERSION").to_string(),
@@ -576,7 +581,10 @@ impl Pipeline {
             finished: false,
             seconds: t.elapsed().as_secs_f64(),
         };
-        let path = self.dir.join("eval").join(format!("{}.json", record.candidate));
+        let path = self
+            .dir
+            .join("eval")
+            .join(format!("{}.json", record.candidate));
         write_record(&path, &record)?;
         Ok(record)
     }
@@ -653,7 +661,11 @@ fn tail_means(path: &Path) -> anyhow::Result<[f32; 4]> {
         })
         .collect::<anyhow::Result<_>>()?;
     let rows: Vec<Vec<f32>> = lines
-        .map(|l| l.split(',').map(|v| v.parse().unwrap_or(f32::NAN)).collect())
+        .map(|l| {
+            l.split(',')
+                .map(|v| v.parse().unwrap_or(f32::NAN))
+                .collect()
+        })
         .collect();
     let tail = &rows[rows.len() - rows.len().div_ceil(10)..];
     let mut out = [0.0f32; 4];
@@ -730,7 +742,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     ));
     for g in 0..p.cfg.run.generations {
         let finished = read_record::<EvalRecord>(
-            &p.dir.join("eval").join(format!("{}.json", generation_name(g))),
+            &p.dir
+                .join("eval")
+                .join(format!("{}.json", generation_name(g))),
         )?
         .is_some_and(|r| r.finished);
         if finished {

@@ -15,9 +15,17 @@ use eval::{PlayerSpec, Timeouts};
 #[derive(Args)]
 pub struct UaiArgs {
     /// The player to use at start (the `Player` option changes it): `ab` (alpha-beta on the
-    /// GUI's clock) or any ladder name (random, greedy, ab1..ab64, ab:nodes=N, ab:time=MS).
+    /// GUI's clock), any ladder name (random, greedy, ab1..ab64, ab:nodes=N, ab:time=MS), or
+    /// an MCTS player (mcts:bootstrap, mcts:<model or run dir>).
     #[arg(long, default_value = "ab")]
     player: String,
+    /// A trained model (or run) directory to play with: MCTS with the network, on the
+    /// GUI's clock (the `Model` option changes it).
+    #[arg(long)]
+    model: Option<std::path::PathBuf>,
+    /// MCTS simulations per move; 0 = as many as the clock allows (option `Simulations`).
+    #[arg(long, default_value_t = 0)]
+    simulations: u32,
 }
 
 const DEFAULT_HASH_MB: usize = 16;
@@ -44,6 +52,8 @@ struct Engine {
     game: Game,
     position: State,
     player: Choice,
+    /// Simulations per move of an MCTS player; 0 = by the clock.
+    simulations: u32,
     hash_mb: usize,
     searcher: Option<Searcher>,
     /// The running search: its thread, its stop flag, and whether it is `go infinite`.
@@ -60,12 +70,16 @@ fn error(msg: impl std::fmt::Display) {
 
 /// Runs the UAI loop on standard input until `quit` or end of input.
 pub fn run(a: UaiArgs) -> anyhow::Result<()> {
-    let player = parse_player(&a.player).map_err(anyhow::Error::msg)?;
+    let mut player = parse_player(&a.player).map_err(anyhow::Error::msg)?;
     let game: Game = "ataxx".parse()?;
+    if let Some(dir) = &a.model {
+        player = model_player(dir, game).map_err(anyhow::Error::msg)?;
+    }
     let mut e = Engine {
         game,
         position: game.startpos(),
         player,
+        simulations: a.simulations,
         hash_mb: DEFAULT_HASH_MB,
         searcher: Some(Searcher::new(DEFAULT_HASH_MB)),
         search: None,
@@ -82,6 +96,8 @@ pub fn run(a: UaiArgs) -> anyhow::Result<()> {
                 say("option name Hash type spin default 16 min 1 max 4096");
                 say("option name Threads type spin default 1 min 1 max 1");
                 say("option name Player type string default ab");
+                say("option name Model type string default <empty>");
+                say("option name Simulations type spin default 0 min 0 max 1000000");
                 let games: Vec<String> = engine::GAME_NAMES
                     .iter()
                     .filter(|n| matches!(n.parse::<Game>(), Ok(Game::Ataxx(_))))
@@ -175,6 +191,17 @@ impl Engine {
                     error(format!("Threads must be 1, got `{value}`"));
                 }
             }
+            "model" if value.is_empty() || value == "<empty>" => self.player = Choice::Search,
+            "model" => match model_player(std::path::Path::new(value), self.game) {
+                Ok(p) => self.player = p,
+                Err(msg) => error(msg),
+            },
+            "simulations" => match value.parse::<u32>() {
+                Ok(n) if n <= 1_000_000 => self.simulations = n,
+                _ => error(format!(
+                    "Simulations must be a number in 0..=1000000, got `{value}`"
+                )),
+            },
             "player" => match parse_player(value) {
                 Ok(p) => self.player = p,
                 Err(msg) => error(msg),
@@ -240,6 +267,7 @@ impl Engine {
             .take()
             .unwrap_or_else(|| Searcher::new(self.hash_mb));
         let player = self.player.clone();
+        let simulations = self.simulations;
         let infinite = params.infinite;
         let flag = stop.clone();
         let forced = (moves.len() == 1).then(|| moves[0]);
@@ -252,6 +280,24 @@ impl Engine {
                         .build(seed, Timeouts::default())
                         .expect("built-in player");
                     p.choose(&pos).expect("built-in players always move")
+                }
+                Choice::Ladder(PlayerSpec::Mcts { net, sims, time }) => {
+                    // The GUI's node limit is a simulation count; otherwise the
+                    // Simulations option, the clock, or the player's own setting.
+                    let (sims, time) = match (limits.nodes, simulations, limits.time) {
+                        (Some(n), _, _) => (n.min(1_000_000) as u32, None),
+                        (None, 0, Some(t)) if time.is_none() => (sims, Some(t)),
+                        (None, 0, _) => (sims, time),
+                        (None, n, _) => (n, None),
+                    };
+                    let spec = PlayerSpec::Mcts { net, sims, time };
+                    match spec.build(pos.hash(), Timeouts::default()) {
+                        Ok(mut p) => p.choose(&pos).expect("MCTS players always move"),
+                        Err(e) => {
+                            error(e);
+                            search(&mut searcher, &pos, limits, &flag)
+                        }
+                    }
                 }
                 Choice::Ladder(PlayerSpec::AlphaBeta(own)) => {
                     let l = merge(own, limits);
@@ -268,6 +314,30 @@ impl Engine {
         });
         self.search = Some((handle, stop, infinite));
     }
+}
+
+/// MCTS with the network of a model or run directory, checked to load and to play `game`.
+fn model_player(dir: &std::path::Path, game: Game) -> Result<Choice, String> {
+    let model_dir = match eval::resolve_net(dir).map_err(|e| e.to_string())? {
+        eval::ResolvedNet::Bootstrap => None,
+        eval::ResolvedNet::Model(d) => Some(d),
+    };
+    if let Some(d) = &model_dir {
+        let meta = train::read_metadata(d).map_err(|e| e.to_string())?;
+        if meta.game != game.to_string() {
+            return Err(format!(
+                "{} plays {}, not {game} (set the Game option first)",
+                d.display(),
+                meta.game
+            ));
+        }
+    }
+    eval::build_evaluator(&eval::NetSource::Path(dir.to_path_buf())).map_err(|e| e.to_string())?;
+    Ok(Choice::Ladder(PlayerSpec::Mcts {
+        net: eval::NetSource::Path(dir.to_path_buf()),
+        sims: eval::DEFAULT_MCTS_SIMS,
+        time: None,
+    }))
 }
 
 /// The tighter of a ladder player's own limits and the GUI's.

@@ -1,0 +1,144 @@
+//! Gating end to end on tiny networks: a network trained on bootstrap self-play data is
+//! promoted over an untrained one, and the reverse is rejected; promotion is atomic.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use eval::{GateConfig, GateMode, NetSource, PlayerSpec};
+use selfplay::{BuiltinEvaluator, SelfplayConfig};
+use train::{TrainConfig, TrainOptions};
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flipzero-gating-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A tiny network trained for `steps` steps at `lr` on bootstrap self-play games.
+fn model(data: &Path, name: &str, steps: u64, lr: f64) -> PathBuf {
+    let out = temp(name);
+    let tc = TrainConfig {
+        steps,
+        batch_size: 64,
+        learning_rate: lr,
+        warmup_steps: 1,
+        checkpoint_every: 1000,
+        ..TrainConfig::default()
+    };
+    let opts = TrainOptions {
+        data: vec![data.to_path_buf()],
+        out: out.clone(),
+        resume: false,
+        init: None,
+        stop_after: None,
+        on_step: &|_| {},
+    };
+    train::train(&tc, "ataxx".parse().unwrap(), &opts).unwrap();
+    out
+}
+
+fn mcts(dir: &Path) -> PlayerSpec {
+    PlayerSpec::Mcts {
+        net: NetSource::Path(dir.to_path_buf()),
+        sims: 16,
+        time: None,
+    }
+}
+
+#[test]
+fn trained_net_is_promoted_over_untrained_and_not_the_reverse() {
+    let data = temp("data");
+    let cfg = SelfplayConfig {
+        games: 40,
+        threads: 2,
+        evaluator: BuiltinEvaluator::Bootstrap,
+        simulations: 32,
+        fast_simulations: 8,
+        ..SelfplayConfig::default()
+    };
+    selfplay::run_selfplay(
+        &cfg,
+        &[],
+        &|| BuiltinEvaluator::Bootstrap.build(),
+        &data,
+        &HashMap::new(),
+        &|_| {},
+    )
+    .unwrap();
+    let trained = model(&data, "trained", 300, 2e-3);
+    let untrained = model(&data, "untrained", 1, 1e-12);
+    let gate = GateConfig {
+        mode: GateMode::Sprt,
+        elo0: 0.0,
+        elo1: 50.0,
+        alpha: 0.05,
+        beta: 0.05,
+        max_pairs: 30,
+        batch_pairs: 5,
+        simulations: 16,
+        threads: 2,
+        ..GateConfig::default()
+    };
+    let game = "ataxx".parse().unwrap();
+    let v = eval::gate(
+        game,
+        ("trained", &mcts(&trained)),
+        ("untrained", &mcts(&untrained)),
+        &gate,
+        1,
+        &|_| {},
+    )
+    .unwrap();
+    assert!(v.promote, "{v:?}");
+    assert!(v.matched.score > 0.7, "{}", v.matched.score);
+    assert_eq!(v.sprt, eval::SprtVerdict::H1, "{}", v.reason);
+    let v = eval::gate(
+        game,
+        ("untrained", &mcts(&untrained)),
+        ("trained", &mcts(&trained)),
+        &gate,
+        1,
+        &|_| {},
+    )
+    .unwrap();
+    assert!(!v.promote, "{v:?}");
+    assert_eq!(v.sprt, eval::SprtVerdict::H0, "{}", v.reason);
+    // The verdict records the match: games, score, Elo, LLR and bounds.
+    assert_eq!(v.matched.games as usize, v.matched.results.len());
+    assert!(v.llr <= v.bounds.0);
+
+    // A run directory's best resolves to its model; promotion replaces it whole.
+    let run = temp("run");
+    std::fs::create_dir_all(run.join("models")).unwrap();
+    copy_dir(&trained, &run.join("models").join("gen-0001"));
+    eval::promote(&run, "gen-0001").unwrap();
+    assert_eq!(
+        eval::resolve_net(&run).unwrap(),
+        eval::ResolvedNet::Model(run.join("models").join("gen-0001"))
+    );
+    // A temporary file left by a promotion killed before its rename changes nothing.
+    std::fs::write(run.join("models").join(".best.999.tmp"), "gen-00").unwrap();
+    assert_eq!(eval::current_best(&run).as_deref(), Some("gen-0001"));
+    eval::promote(&run, "bootstrap").unwrap();
+    assert_eq!(
+        eval::resolve_net(&run).unwrap(),
+        eval::ResolvedNet::Bootstrap
+    );
+    let spec: PlayerSpec = format!("mcts:{}", run.display()).parse().unwrap();
+    let mut p = spec.build(1, eval::Timeouts::default()).unwrap();
+    let s = "ataxx".parse::<engine::Game>().unwrap().startpos();
+    assert!(s.is_legal(p.choose(&s).unwrap()));
+    for d in [data, trained, untrained, run] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! `flipzero run` end to end on a micro config: every artifact of the run directory,
+//! crash-and-resume at each stage (an abort hook and a real SIGKILL), config errors.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// Two generations of a few games and a few training steps.
+const MICRO: &[&str] = &[
+    "--set",
+    "run.generations=2",
+    "--set",
+    "selfplay.games=8",
+    "--set",
+    "selfplay.simulations=16",
+    "--set",
+    "selfplay.fast_simulations=8",
+    "--set",
+    "train.steps=30",
+    "--set",
+    "train.batch_size=32",
+    "--set",
+    "train.checkpoint_every=10",
+    "--set",
+    "train.warmup_steps=5",
+    "--set",
+    "gate.max_pairs=2",
+    "--set",
+    "gate.batch_pairs=1",
+    "--set",
+    "gate.simulations=8",
+    "--set",
+    "anchor.pairs=2",
+];
+
+fn flipzero(run: &Path, extra: &[&str], env: Option<(&str, &str)>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_flipzero"));
+    c.arg("run")
+        .arg("--run")
+        .arg(run)
+        .arg("--quiet")
+        .args(MICRO);
+    c.args(extra);
+    if let Some((k, v)) = env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn fresh(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flipzero-pipeline-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Checks a finished micro run: every stage's files under their final names, nothing
+/// partial or temporary left, each generation's shards holding exactly its games.
+fn check_run(run: &Path) {
+    let mut leftovers = vec![];
+    let mut stack = vec![run.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if name.contains(".partial") || name.ends_with(".tmp") {
+                leftovers.push(p.clone());
+            }
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+    for f in [
+        "config.toml",
+        "report.md",
+        "metrics.csv",
+        "elo.svg",
+        "elo_time.svg",
+        "loss.svg",
+    ] {
+        assert!(run.join(f).is_file(), "missing {f}");
+    }
+    let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    assert_eq!(metrics.lines().count(), 3, "{metrics}");
+    assert!(
+        std::fs::read_to_string(run.join("elo.svg"))
+            .unwrap()
+            .contains("<svg")
+    );
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("## Rating list"), "{report}");
+    for g in 0..2 {
+        let name = format!("gen-{g:04}");
+        let shards = run.join("selfplay").join(&name);
+        let mut games = HashSet::new();
+        let mut rows = 0;
+        for f in selfplay::shard_files(&shards).unwrap() {
+            let (samples, _) = selfplay::read_shard(&f).unwrap();
+            rows += samples.len();
+            games.extend(samples.iter().map(|s| s.game_id));
+        }
+        assert_eq!(games.len(), 8, "{name}: games in the shards");
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(shards.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["positions"].as_u64(), Some(rows as u64), "{name}");
+        let model = run.join("models").join(&name);
+        for f in [
+            "model.bpk",
+            "model.json",
+            "model.onnx",
+            "model.safetensors",
+            "model.pytorch.safetensors",
+            "metrics.csv",
+            "train.json",
+        ] {
+            assert!(model.join(f).is_file(), "{name}: missing {f}");
+        }
+        let train: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(model.join("train.json")).unwrap())
+                .unwrap();
+        assert_eq!(train["steps"].as_u64(), Some(30));
+        let eval: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(run.join("eval").join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(eval["finished"].as_bool(), Some(true), "{name}");
+        let gate = &eval["gate"];
+        if g == 0 {
+            // The first network has no incumbent network to beat.
+            assert!(gate.is_null(), "{eval}");
+            assert_eq!(eval["promoted"].as_bool(), Some(true));
+        } else {
+            let games = gate["matched"]["games"].as_u64().unwrap();
+            assert!(games == 2 || games == 4, "{name}: {eval}");
+            assert!(gate["llr"].is_number() && gate["bounds"].is_array());
+            assert_eq!(eval["incumbent"].as_str(), Some("gen-0000"));
+        }
+        if eval["promoted"].as_bool() == Some(true) {
+            assert_eq!(eval["anchor"].as_array().unwrap().len(), 2, "{name}");
+        }
+    }
+    let best = std::fs::read_to_string(run.join("models").join("best")).unwrap();
+    let best = best.trim();
+    assert!(
+        best == "bootstrap" || run.join("models").join(best).join("model.json").is_file(),
+        "best = {best}"
+    );
+    let last: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run.join("eval").join("gen-0001.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["best"].as_str(), Some(best));
+}
+
+#[test]
+fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
+    let run = fresh("e2e");
+    let out = flipzero(&run, &[], None);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("best:"), "{}", text(&out));
+    check_run(&run);
+    // The same command again finds every generation finished.
+    let before = std::fs::read_to_string(run.join("eval").join("gen-0001.json")).unwrap();
+    let out = flipzero(&run, &[], None);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        before,
+        std::fs::read_to_string(run.join("eval").join("gen-0001.json")).unwrap()
+    );
+    // The rating list and the report work on the finished run.
+    let r = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["ratings", "--run"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", text(&r));
+    assert!(
+        text(&r).contains("gen-0001") && text(&r).contains("anchor"),
+        "{}",
+        text(&r)
+    );
+    let r = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["report", "--run"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", text(&r));
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn aborts_at_every_stage_resume_to_a_consistent_run() {
+    for point in [
+        "selfplay",
+        "selfplay-publish",
+        "train",
+        "train-publish",
+        "gate",
+        "promote",
+        "promoted",
+    ] {
+        let run = fresh(point);
+        let out = flipzero(&run, &[], Some(("FLIPZERO_CRASH_AT", point)));
+        assert!(
+            !out.status.success(),
+            "{point}: the crash hook did not fire"
+        );
+        if point == "promote" {
+            // Killed just before the first promotion: the previous best is intact.
+            let best = std::fs::read_to_string(run.join("models").join("best")).unwrap();
+            assert_eq!(best.trim(), "bootstrap", "{point}");
+            assert!(run.join("eval").join("gen-0000.json").is_file());
+        }
+        let out = flipzero(&run, &[], None);
+        assert!(out.status.success(), "{point}: {}", text(&out));
+        check_run(&run);
+        let _ = std::fs::remove_dir_all(&run);
+    }
+}
+
+#[test]
+fn sigkill_at_random_moments_then_resume() {
+    // Real SIGKILLs at a spread of moments; each resume continues where it stopped.
+    let run = fresh("sigkill");
+    for delay_ms in [300u64, 1200, 2500, 4000] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+            .arg("run")
+            .arg("--run")
+            .arg(&run)
+            .arg("--quiet")
+            .args(MICRO)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(delay_ms) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let out = flipzero(&run, &[], None);
+    assert!(out.status.success(), "{}", text(&out));
+    check_run(&run);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn a_different_config_is_refused_unless_forced() {
+    let run = fresh("config");
+    std::fs::create_dir_all(&run).unwrap();
+    let out = flipzero(&run, &["--set", "run.generations=1"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = flipzero(
+        &run,
+        &[
+            "--set",
+            "run.generations=1",
+            "--set",
+            "train.learning_rate=0.01",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(text(&out).contains("train.learning_rate"), "{}", text(&out));
+    // Extending the run is allowed.
+    let out = flipzero(&run, &[], None);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = flipzero(
+        &run,
+        &["--set", "train.learning_rate=0.01", "--force"],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let saved = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(saved.contains("learning_rate = 0.01"), "{saved}");
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn config_errors_name_the_key() {
+    let run = fresh("errors");
+    for (set, expect) in [
+        ("selfplay.gamez=3", "gamez"),
+        ("gate.alpha=0.7", "gate.alpha"),
+        ("train.batch_size=0", "train.batch_size"),
+        ("anchor.pairs=0", "anchor.pairs"),
+        ("run.generations=0", "run.generations"),
+        ("bogus.key=1", "bogus"),
+        ("anchor.ladder=[\"nobody\"]", "nobody"),
+    ] {
+        let out = flipzero(&run, &["--set", set], None);
+        assert!(!out.status.success(), "{set}");
+        assert!(text(&out).contains(expect), "{set}: {}", text(&out));
+    }
+    let bad = run.with_extension("toml");
+    std::fs::write(&bad, "[selfplay]\ngames = 10\nsimulatons = 5\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["run", "--quiet", "--config"])
+        .arg(&bad)
+        .arg("--run")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("simulatons") && text(&out).contains("[selfplay]"),
+        "{}",
+        text(&out)
+    );
+    let _ = std::fs::remove_file(&bad);
+    let _ = std::fs::remove_dir_all(&run);
+}
