@@ -3,10 +3,19 @@
 CARGO ?= cargo
 BIN := target/release/flipzero
 
-.PHONY: build test lint fmt bench perft clean
+.PHONY: build run test lint fmt bench perft clean
+
+# `make run` runs the default pipeline (configs/default.toml) into data/runs/default;
+# running it again resumes that run (or, when finished, prints its summary).
+# Another config or run directory: make run CONFIG=configs/othello.toml RUN=data/runs/o1
+CONFIG ?= configs/default.toml
+RUN ?= data/runs/$(basename $(notdir $(CONFIG)))
 
 build:
 	$(CARGO) build --release
+
+run: build
+	$(BIN) run --config $(CONFIG) --run $(RUN)
 
 # The export test checks ONNX files with ONNX Runtime (Python): install its packages first.
 test:

@@ -35,6 +35,8 @@ enum Command {
     Report(cmd::report::ReportArgs),
     /// Maximum-likelihood Elo of every player in the recorded games of one or more runs.
     Ratings(cmd::report::RatingsArgs),
+    /// One gating match between two players (SPRT or fixed), with its verdict.
+    Gate(cmd::gate::GateArgs),
     /// Play a game against any player in the terminal.
     Play(cmd::play::PlayArgs),
     /// Run as a UAI engine on standard input/output (for cuteataxx and Ataxx GUIs).
@@ -54,6 +56,7 @@ fn main() -> anyhow::Result<()> {
         Command::Uai(a) => cmd::uai::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Play(a) => cmd::play::run(a),
+        Command::Gate(a) => cmd::gate::run(a),
         Command::Report(a) => cmd::report::report(a),
         Command::Ratings(a) => cmd::report::ratings(a),
     }

@@ -32,6 +32,8 @@ const MICRO: &[&str] = &[
     "gate.simulations=8",
     "--set",
     "anchor.pairs=2",
+    "--set",
+    "anchor.ladder=[\"random\", \"greedy\"]",
 ];
 
 fn flipzero(run: &Path, extra: &[&str], env: Option<(&str, &str)>) -> Output {
@@ -325,4 +327,23 @@ fn config_errors_name_the_key() {
     );
     let _ = std::fs::remove_file(&bad);
     let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn every_shipped_config_is_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+                .args(["run", "--dry-run", "--config"])
+                .arg(&p)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}: {}", p.display(), text(&out));
+            n += 1;
+        }
+    }
+    assert!(n >= 5);
 }

@@ -7,9 +7,10 @@ use std::path::Path;
 use engine::Game;
 use serde::{Deserialize, Serialize};
 
-use crate::matches::{GameRecord, MatchConfig, generate_openings, run_match, write_atomic};
+use crate::matches::{GameRecord, MatchConfig, generate_openings, run_match};
 use crate::player::PlayerSpec;
 use crate::stats::{MatchStats, SprtConfig, SprtVerdict};
+use selfplay::data::write_atomic;
 
 /// How a candidate is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

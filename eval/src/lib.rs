@@ -14,7 +14,7 @@ pub use gate::{
     GameResult, GateConfig, GateConfigError, GateMode, GateVerdict, MatchSummary, anchor,
     current_best, gate, openings_for, promote,
 };
-pub use matches::{GameRecord, MatchConfig, generate_openings, run_match, to_pgn, write_atomic};
+pub use matches::{GameRecord, MatchConfig, generate_openings, run_match, to_pgn};
 pub use mcts_player::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, resolve_net,
 };
@@ -22,6 +22,7 @@ pub use player::{
     AlphaBetaPlayer, BadPlayerName, DEFAULT_MCTS_SIMS, GreedyPlayer, Player, PlayerError,
     PlayerSpec, RandomPlayer, Timeouts, UaiPlayer,
 };
+pub use selfplay::data::write_atomic;
 pub use stats::{
     EloEstimate, MatchStats, Outcome, Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score,
     mle_ratings, score_from_elo,

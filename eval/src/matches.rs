@@ -2,8 +2,6 @@
 //! parallel, and the same seed gives the same games whatever the thread count.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::Path;
 
 use engine::boards::{BlockerParams, random_blocker_board};
 use engine::{Game, Rng, Side, State, splitmix64};
@@ -282,27 +280,4 @@ pub fn to_pgn(records: &[GameRecord], game: Game) -> String {
         let _ = writeln!(s, "{result}\n");
     }
     s
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)?;
-    // The rename itself is durable once the directory is synced.
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }

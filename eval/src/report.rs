@@ -15,8 +15,8 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::gate::{GateVerdict, MatchSummary};
-use crate::matches::write_atomic;
 use crate::stats::{Outcome, Rating, RatingError, mle_ratings};
+use selfplay::data::write_atomic;
 
 /// The folder name of generation `g`.
 pub fn generation_name(g: u32) -> String {
@@ -328,9 +328,9 @@ pub fn summary_table(gens: &[Generation]) -> String {
         );
         let anchors = ladder_elo(gens, i);
         for l in &ladder {
-            let cell = anchors
-                .get(l)
-                .map_or("-".into(), |(_, _, score)| format!("{:.0}%", score * 100.0));
+            let cell = anchors.get(l).map_or("-".into(), |(elo, _, score)| {
+                format!("{:.0}% {elo:+.0}", score * 100.0)
+            });
             let _ = write!(s, " {cell:>14}");
         }
         let _ = writeln!(s, " {:>8.0}s", elapsed);

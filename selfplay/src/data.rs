@@ -176,12 +176,7 @@ pub fn write_shard(
     meta.insert(KEY_SCHEMA_VERSION.into(), SCHEMA_VERSION.into());
     let schema = Arc::new(schema(&meta));
     let batch = to_batch(rows, schema.clone()).map_err(fmt_err(path))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp"));
+    let tmp = temp_path(path);
     let file = File::create(&tmp).map_err(io_err(&tmp))?;
     // The metadata goes into the Parquet footer's key-value list (DuckDB, parquet-tools)
     // as well as into the embedded Arrow schema (pyarrow, polars).
@@ -204,13 +199,43 @@ pub fn write_shard(
     let file = writer
         .into_inner()
         .map_err(|e| fmt_err(path)(e.to_string()))?;
-    file.sync_all().map_err(io_err(&tmp))?;
+    commit(file, &tmp, path).map_err(io_err(path))
+}
+
+/// The temporary name a file is written under before [`commit`]: hidden, beside the
+/// final name, unique to the process.
+pub fn temp_path(path: &Path) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    dir.join(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Publishes a fully written temporary file: fsync it, rename it to `path`, and fsync
+/// the directory so that the rename survives a crash. Readers see the old file or the
+/// new one, never a mix.
+pub fn commit(file: File, tmp: &Path, path: &Path) -> std::io::Result<()> {
+    file.sync_all()?;
     drop(file);
-    std::fs::rename(&tmp, path).map_err(io_err(path))?;
+    std::fs::rename(tmp, path)?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = temp_path(path);
+    let mut f = File::create(&tmp)?;
+    std::io::Write::write_all(&mut f, bytes)?;
+    commit(f, &tmp, path)
 }
 
 /// Reads a whole shard: its rows and its key-value metadata.

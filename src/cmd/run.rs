@@ -44,6 +44,9 @@ pub struct RunArgs {
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
+    /// Validate the config, print the effective config and the run directory, and exit.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// The `[run]` table: the loop itself.
@@ -698,6 +701,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
             .map_or("default".into(), |s| s.to_string_lossy().to_string());
         PathBuf::from("data").join("runs").join(stem)
     });
+    if a.dry_run {
+        println!(
+            "# run directory: {}\n{}",
+            dir.display(),
+            toml::to_string(&cfg)?
+        );
+        return Ok(());
+    }
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
     let saved_path = dir.join("config.toml");

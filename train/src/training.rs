@@ -74,6 +74,9 @@ pub struct TrainConfig {
     pub checkpoint_every: u64,
     /// Seed of weights, data order and symmetries.
     pub seed: u64,
+    /// Where training runs: `cpu` (Burn's Flex backend), `cuda`, `cuda:N` (a build with
+    /// `--features cuda`) or `wgpu` (a build with `--features wgpu`: Vulkan, Metal, DX12).
+    pub device: String,
 }
 
 impl Default for TrainConfig {
@@ -97,7 +100,31 @@ impl Default for TrainConfig {
             window: 250_000,
             checkpoint_every: 100,
             seed: 1,
+            device: "cpu".into(),
         }
+    }
+}
+
+/// The compute device named by `train.device`, or why this build cannot use it.
+pub fn training_device(name: &str) -> Result<Device, &'static str> {
+    match name {
+        "cpu" => Ok(Device::flex()),
+        #[cfg(feature = "cuda")]
+        "cuda" => Ok(Device::cuda(0)),
+        #[cfg(feature = "cuda")]
+        n if n.starts_with("cuda:") => n[5..]
+            .parse::<usize>()
+            .map(Device::cuda)
+            .map_err(|_| "cuda:N with N a GPU index"),
+        #[cfg(feature = "wgpu")]
+        "wgpu" => Ok(Device::wgpu(burn::tensor::DeviceKind::DefaultDevice)),
+        n if n == "cuda" || n.starts_with("cuda:") => {
+            Err("cuda needs a build with `--features cuda` (cargo build --release --features cuda)")
+        }
+        "wgpu" => {
+            Err("wgpu needs a build with `--features wgpu` (cargo build --release --features wgpu)")
+        }
+        _ => Err("cpu, cuda, cuda:N or wgpu"),
     }
 }
 
@@ -116,6 +143,13 @@ pub struct TrainConfigError {
 impl TrainConfig {
     /// Checks every range.
     pub fn validate(&self) -> Result<(), TrainConfigError> {
+        if let Err(allowed) = training_device(&self.device) {
+            return Err(TrainConfigError {
+                key: "device",
+                value: self.device.clone(),
+                allowed,
+            });
+        }
         fn check<T: std::fmt::Display>(
             k: &'static str,
             v: T,
@@ -284,21 +318,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TrainError + '_ {
 
 /// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-    f.write_all(bytes).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(io(path))?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    selfplay::data::write_atomic(path, bytes).map_err(io(path))
 }
 
 /// Saves a network's weights as burnpack bytes, atomically.
@@ -572,7 +592,7 @@ pub fn train(
     }
     std::fs::create_dir_all(&opts.out).map_err(io(&opts.out))?;
     let net_cfg = cfg.net_config(game);
-    let device = Device::flex().autodiff();
+    let device = training_device(&cfg.device).expect("validated").autodiff();
     device.seed(cfg.seed);
     let mut net = net_cfg.init(&device);
     let mut optim = cfg.optimizer();
