@@ -118,9 +118,11 @@ pub fn training_device(name: &str) -> Result<Device, &'static str> {
             .map_err(|_| "cuda:N with N a GPU index"),
         #[cfg(feature = "wgpu")]
         "wgpu" => Ok(Device::wgpu(burn::tensor::DeviceKind::DefaultDevice)),
+        #[cfg(not(feature = "cuda"))]
         n if n == "cuda" || n.starts_with("cuda:") => {
             Err("cuda needs a build with `--features cuda` (cargo build --release --features cuda)")
         }
+        #[cfg(not(feature = "wgpu"))]
         "wgpu" => {
             Err("wgpu needs a build with `--features wgpu` (cargo build --release --features wgpu)")
         }
