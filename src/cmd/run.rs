@@ -372,7 +372,11 @@ impl Pipeline {
         );
         let positions = AtomicU64::new(0);
         let t = Instant::now();
-        let report = selfplay::run_selfplay(&cfg, &[], &make, &partial, &metadata, &|s| {
+        let openings = match &cfg.opening_file {
+            Some(p) => super::read_positions(p, self.game)?,
+            None => Vec::new(),
+        };
+        let report = selfplay::run_selfplay(&cfg, &openings, &make, &partial, &metadata, &|s| {
             let p = positions.fetch_add(s.positions as u64, Ordering::Relaxed) + s.positions as u64;
             b.set_message(format!(
                 "{:.0} positions/s",
