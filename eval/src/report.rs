@@ -206,6 +206,13 @@ fn ladder_elo(gens: &[Generation], upto: usize) -> BTreeMap<String, (f64, Option
     m
 }
 
+/// The anchor a rating list of `run` uses unless told otherwise: the last baseline of
+/// its ladder (the strongest, as ladders are listed), whose games against the networks
+/// are the least one-sided, so ratings relative to it are the most precise.
+pub fn default_anchor(run: &Path) -> Result<Option<String>, ReportError> {
+    Ok(ladder_names(&read_generations(run)?).last().cloned())
+}
+
 /// The baselines any generation was anchored against, in first-seen order.
 fn ladder_names(gens: &[Generation]) -> Vec<String> {
     let mut names: Vec<String> = vec![];
@@ -438,6 +445,7 @@ fn line_plot(
     x_label: &str,
     y_label: &str,
     series: &[(String, Vec<(f64, f64)>)],
+    markers: bool,
 ) -> Result<(), ReportError> {
     let err = |e: &dyn std::fmt::Display| ReportError::Plot {
         path: path.to_path_buf(),
@@ -482,9 +490,11 @@ fn line_plot(
                 .map_err(|e| err(&e))?
                 .label(name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
-            chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                .map_err(|e| err(&e))?;
+            if markers {
+                chart
+                    .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                    .map_err(|e| err(&e))?;
+            }
         }
         if series.len() > 1 || series.iter().any(|(n, _)| !n.is_empty()) {
             chart
@@ -586,6 +596,7 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
         "generation",
         "Elo difference",
         &by_gen,
+        true,
     )?;
     line_plot(
         &run.join("elo_time.svg"),
@@ -593,6 +604,7 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
         "minutes",
         "Elo difference",
         &by_time,
+        true,
     )?;
     line_plot(
         &run.join("loss.svg"),
@@ -600,6 +612,7 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
         "step (all generations)",
         "loss",
         &loss_curve(run, &gens),
+        false,
     )?;
     let table = summary_table(&gens);
     let mut md = format!(
@@ -659,7 +672,7 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
     if !games.is_empty() {
         let anchor = anchor
             .map(str::to_string)
-            .or_else(|| ladder.first().cloned());
+            .or_else(|| ladder.last().cloned());
         if let Some(anchor) = anchor {
             match ratings(&games, &anchor, 0.0) {
                 Ok(list) => {

@@ -10,8 +10,8 @@ pub struct ReportArgs {
     /// Run directory.
     #[arg(long)]
     run: PathBuf,
-    /// Baseline that the rating list is anchored to (Elo 0). Default: the first baseline
-    /// of the ladder.
+    /// Baseline that the rating list is anchored to (Elo 0). Default: the last (strongest)
+    /// baseline of the ladder.
     #[arg(long)]
     anchor: Option<String>,
 }
@@ -35,9 +35,10 @@ pub struct RatingsArgs {
     /// with the run's folder name, baselines are shared).
     #[arg(long, required = true)]
     run: Vec<PathBuf>,
-    /// The player fixed at --anchor-elo.
-    #[arg(long, default_value = "random")]
-    anchor: String,
+    /// The player fixed at --anchor-elo. Default: the last (strongest) baseline of the
+    /// first run's ladder.
+    #[arg(long)]
+    anchor: Option<String>,
     /// The anchor's rating.
     #[arg(long, default_value_t = 0.0)]
     anchor_elo: f64,
@@ -49,15 +50,19 @@ pub fn ratings(a: RatingsArgs) -> anyhow::Result<()> {
     if games.is_empty() {
         anyhow::bail!("no recorded games in the given runs");
     }
-    let list = eval::report::ratings(&games, &a.anchor, a.anchor_elo).map_err(|e| {
-        anyhow::anyhow!("{e} (anchor `{}`; is it a player of these runs?)", a.anchor)
-    })?;
+    let anchor = match a.anchor {
+        Some(x) => x,
+        None => eval::report::default_anchor(&a.run[0])?
+            .ok_or_else(|| anyhow::anyhow!("no baseline games recorded: name one with --anchor"))?,
+    };
+    let list = eval::report::ratings(&games, &anchor, a.anchor_elo)
+        .map_err(|e| anyhow::anyhow!("{e} (anchor `{anchor}`; is it a player of these runs?)"))?;
     println!(
         "{} games; maximum-likelihood Elo anchored at {} = {}; ± is the 95% interval relative to the anchor",
         games.len(),
-        a.anchor,
+        anchor,
         a.anchor_elo
     );
-    print!("{}", eval::report::rating_table(&list, &a.anchor));
+    print!("{}", eval::report::rating_table(&list, &anchor));
     Ok(())
 }
