@@ -198,7 +198,72 @@ fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", text(&r));
+    uai_plays_the_runs_best(&run);
+    play_against_the_runs_best(&run);
     let _ = std::fs::remove_dir_all(&run);
+}
+
+/// The run's best network behind `flipzero uai` (option Model), as cuteataxx would use it.
+fn uai_plays_the_runs_best(run: &Path) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .arg("uai")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let script = format!(
+        "uai\nsetoption name Model value /nonexistent/model\nsetoption name Model value {}\nsetoption name Simulations value 16\nisready\nposition startpos moves g2\ngo wtime 1000 btime 1000\nposition startpos\ngo nodes 8\nquit\n",
+        run.display()
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("option name Model"), "{text}");
+    assert!(
+        text.contains("info string error") && text.contains("/nonexistent/model"),
+        "{text}"
+    );
+    let moves: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("bestmove "))
+        .collect();
+    assert_eq!(moves.len(), 2, "{text}");
+    let game: engine::Game = "ataxx".parse().unwrap();
+    let mut after_g2 = game.startpos();
+    after_g2.play(after_g2.parse_move("g2").unwrap());
+    assert!(after_g2.parse_move(moves[0]).is_ok(), "{text}");
+    assert!(game.startpos().parse_move(moves[1]).is_ok(), "{text}");
+}
+
+/// `flipzero play` against the run's best: bad input is explained, the game goes on.
+fn play_against_the_runs_best(run: &Path) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["play", "--opponent"])
+        .arg(format!("mcts:{}:sims=8", run.display()))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"moves\nz9\na7a8\ng2\nquit\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("16 legal moves"), "{text}");
+    assert!(text.contains("`z9` is not a legal move here"), "{text}");
+    assert!(text.contains("`a7a8` is not a legal move here"), "{text}");
+    assert!(text.contains(" plays "), "the opponent answered g2: {text}");
 }
 
 #[test]
