@@ -84,6 +84,7 @@ fn check_run(run: &Path) {
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
     for f in [
         "config.toml",
+        "run.log",
         "report.md",
         "metrics.csv",
         "elo.svg",

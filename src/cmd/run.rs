@@ -307,9 +307,22 @@ struct Pipeline {
 }
 
 impl Pipeline {
+    /// A stage line: on stderr (unless quiet) and appended to `run.log` with the time.
     fn log(&self, msg: &str) {
+        let line = format!("[{:>6.0}s] {msg}", self.start.elapsed().as_secs_f64());
         if !self.quiet {
-            eprintln!("[{:>6.0}s] {msg}", self.start.elapsed().as_secs_f64());
+            eprintln!("{line}");
+        }
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("run.log"))
+        {
+            use std::io::Write as _;
+            let _ = writeln!(f, "{stamp} {line}");
         }
     }
 
