@@ -58,3 +58,25 @@ pub fn read_positions(path: &std::path::Path, game: Game) -> anyhow::Result<Vec<
     }
     Ok(out)
 }
+
+/// What a self-play run needs besides its config: the openings of `opening_file` (none:
+/// generated), and the metadata every shard carries (the config and the version).
+pub fn selfplay_inputs(
+    cfg: &::selfplay::SelfplayConfig,
+    game: Game,
+) -> anyhow::Result<(Vec<State>, std::collections::HashMap<String, String>)> {
+    let openings = match &cfg.opening_file {
+        Some(p) => read_positions(p, game)?,
+        None => Vec::new(),
+    };
+    let mut metadata = std::collections::HashMap::new();
+    metadata.insert(
+        ::selfplay::data::KEY_CONFIG.to_string(),
+        toml::to_string(cfg)?,
+    );
+    metadata.insert(
+        "flipzero.version".to_string(),
+        env!("CARGO_PKG_VERSION").to_string(),
+    );
+    Ok((openings, metadata))
+}

@@ -6,7 +6,7 @@
 //! record exists under its final name) or redone from its partial state: self-play
 //! restarts the generation's games, training resumes from its last checkpoint.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -368,15 +368,7 @@ impl Pipeline {
                 None => Box::new(selfplay::Bootstrap::new(2)),
             }
         };
-        let mut metadata = HashMap::new();
-        metadata.insert(
-            selfplay::data::KEY_CONFIG.to_string(),
-            toml::to_string(&cfg)?,
-        );
-        metadata.insert(
-            "flipzero.version".to_string(),
-            env!("CARGO_PKG_VERSION").to_string(),
-        );
+        let (openings, mut metadata) = super::selfplay_inputs(&cfg, self.game)?;
         metadata.insert("flipzero.generation".to_string(), name.clone());
         let b = bar(
             self.quiet,
@@ -385,10 +377,6 @@ impl Pipeline {
         );
         let positions = AtomicU64::new(0);
         let t = Instant::now();
-        let openings = match &cfg.opening_file {
-            Some(p) => super::read_positions(p, self.game)?,
-            None => Vec::new(),
-        };
         let report = selfplay::run_selfplay(&cfg, &openings, &make, &partial, &metadata, &|s| {
             let p = positions.fetch_add(s.positions as u64, Ordering::Relaxed) + s.positions as u64;
             b.set_message(format!(

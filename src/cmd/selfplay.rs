@@ -1,6 +1,5 @@
 //! `flipzero selfplay`: play games with MCTS and write training positions as Parquet.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -81,19 +80,7 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
     }
     cfg.validate()?;
     let game: engine::Game = cfg.game.parse()?;
-    let openings = match &cfg.opening_file {
-        Some(p) => super::read_positions(p, game)?,
-        None => Vec::new(),
-    };
-    let mut metadata = HashMap::new();
-    metadata.insert(
-        selfplay::data::KEY_CONFIG.to_string(),
-        toml::to_string(&cfg)?,
-    );
-    metadata.insert(
-        "flipzero.version".to_string(),
-        env!("CARGO_PKG_VERSION").to_string(),
-    );
+    let (openings, metadata) = super::selfplay_inputs(&cfg, game)?;
 
     let bar = if a.quiet {
         ProgressBar::hidden()
