@@ -72,27 +72,14 @@ impl Default for GateConfig {
     }
 }
 
-/// A gating setting out of range, named.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("gate.{key} = {value} is out of range: {allowed}")]
-pub struct GateConfigError {
-    /// The key.
-    pub key: &'static str,
-    /// The value.
-    pub value: String,
-    /// The allowed range.
-    pub allowed: &'static str,
-}
+/// A `[gate]` setting out of range, named (the config error of every table).
+pub type GateConfigError = selfplay::ConfigError;
 
 impl GateConfig {
     /// Checks every range.
     pub fn validate(&self) -> Result<(), GateConfigError> {
         let err = |key, value: String, allowed| {
-            Err(GateConfigError {
-                key,
-                value,
-                allowed,
-            })
+            GateConfigError::check("gate", key, value, false, allowed)
         };
         if !(self.elo0.is_finite() && self.elo1.is_finite() && self.elo1 > self.elo0) {
             return err(

@@ -226,7 +226,8 @@ fn ladder_names(gens: &[Generation]) -> Vec<String> {
     names
 }
 
-fn seconds(g: &Generation) -> f64 {
+/// Wall-clock seconds a generation's finished stages took.
+pub fn seconds(g: &Generation) -> f64 {
     g.selfplay.as_ref().map_or(0.0, |s| s.seconds)
         + g.train.as_ref().map_or(0.0, |t| t.seconds)
         + g.eval.as_ref().map_or(0.0, |e| e.seconds)

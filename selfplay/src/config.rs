@@ -108,16 +108,41 @@ impl Default for SelfplayConfig {
     }
 }
 
-/// A setting out of its allowed range, named.
+/// A setting out of its allowed range, named `table.key`: the one error type of every
+/// config table (`[selfplay]`, `[train]`, `[gate]`).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("selfplay.{key} = {value} is out of range: {allowed}")]
+#[error("{table}.{key} = {value} is out of range: {allowed}")]
 pub struct ConfigError {
+    /// The table.
+    pub table: &'static str,
     /// The key.
     pub key: &'static str,
     /// The value given.
     pub value: String,
     /// The allowed range.
     pub allowed: &'static str,
+}
+
+impl ConfigError {
+    /// `Ok` when `ok`; otherwise the error naming `table.key`, `value` and the range.
+    pub fn check(
+        table: &'static str,
+        key: &'static str,
+        value: impl std::fmt::Display,
+        ok: bool,
+        allowed: &'static str,
+    ) -> Result<(), ConfigError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(ConfigError {
+                table,
+                key,
+                value: value.to_string(),
+                allowed,
+            })
+        }
+    }
 }
 
 impl SelfplayConfig {
@@ -129,24 +154,15 @@ impl SelfplayConfig {
             ok: bool,
             allowed: &'static str,
         ) -> Result<(), ConfigError> {
-            if ok {
-                Ok(())
-            } else {
-                Err(ConfigError {
-                    key,
-                    value: v.to_string(),
-                    allowed,
-                })
-            }
+            ConfigError::check("selfplay", key, v, ok, allowed)
         }
         let unit = |x: f32| (0.0..=1.0).contains(&x);
-        if self.game.parse::<engine::Game>().is_err() {
-            return Err(ConfigError {
-                key: "game",
-                value: self.game.clone(),
-                allowed: "a game name (see flipzero perft --help)",
-            });
-        }
+        check(
+            "game",
+            &self.game,
+            self.game.parse::<engine::Game>().is_ok(),
+            "a game name (see flipzero perft --help)",
+        )?;
         check("games", self.games, self.games >= 1, "at least 1")?;
         check(
             "threads",

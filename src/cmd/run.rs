@@ -641,15 +641,7 @@ impl Pipeline {
 
     fn elapsed_minutes(&self) -> anyhow::Result<f64> {
         let gens = eval::report::read_generations(&self.dir)?;
-        Ok(gens
-            .iter()
-            .map(|g| {
-                g.selfplay.as_ref().map_or(0.0, |s| s.seconds)
-                    + g.train.as_ref().map_or(0.0, |t| t.seconds)
-                    + g.eval.as_ref().map_or(0.0, |e| e.seconds)
-            })
-            .sum::<f64>()
-            / 60.0)
+        Ok(gens.iter().map(eval::report::seconds).sum::<f64>() / 60.0)
     }
 }
 

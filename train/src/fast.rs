@@ -355,12 +355,7 @@ impl FastEvaluator {
 
 impl Evaluator for FastEvaluator {
     fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
-        let preds = self.net.predict(states);
-        preds
-            .iter()
-            .zip(states.iter().zip(moves))
-            .map(|(p, (s, m))| p.evaluation(s, m))
-            .collect()
+        crate::inference::evaluations(&self.net.predict(states), states, moves)
     }
 
     fn name(&self) -> String {

@@ -87,14 +87,18 @@ impl Prediction {
     }
 }
 
+/// The self-play evaluations of a batch of predictions (`preds[i]` of `states[i]`).
+pub fn evaluations(preds: &[Prediction], states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+    preds
+        .iter()
+        .zip(states.iter().zip(moves))
+        .map(|(p, (s, m))| p.evaluation(s, m))
+        .collect()
+}
+
 impl Evaluator for NetEvaluator {
     fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
-        let preds = predict(&self.model, states);
-        preds
-            .iter()
-            .zip(states.iter().zip(moves))
-            .map(|(p, (s, m))| p.evaluation(s, m))
-            .collect()
+        evaluations(&predict(&self.model, states), states, moves)
     }
 
     fn name(&self) -> String {

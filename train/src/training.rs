@@ -130,27 +130,14 @@ pub fn training_device(name: &str) -> Result<Device, &'static str> {
     }
 }
 
-/// A setting out of range, named.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("train.{key} = {value} is out of range: {allowed}")]
-pub struct TrainConfigError {
-    /// The key.
-    pub key: &'static str,
-    /// The value.
-    pub value: String,
-    /// The allowed range.
-    pub allowed: &'static str,
-}
+/// A `[train]` setting out of range, named (the config error of every table).
+pub type TrainConfigError = selfplay::ConfigError;
 
 impl TrainConfig {
     /// Checks every range.
     pub fn validate(&self) -> Result<(), TrainConfigError> {
         if let Err(allowed) = training_device(&self.device) {
-            return Err(TrainConfigError {
-                key: "device",
-                value: self.device.clone(),
-                allowed,
-            });
+            return TrainConfigError::check("train", "device", &self.device, false, allowed);
         }
         fn check<T: std::fmt::Display>(
             k: &'static str,
@@ -158,15 +145,7 @@ impl TrainConfig {
             ok: bool,
             a: &'static str,
         ) -> Result<(), TrainConfigError> {
-            if ok {
-                Ok(())
-            } else {
-                Err(TrainConfigError {
-                    key: k,
-                    value: v.to_string(),
-                    allowed: a,
-                })
-            }
+            TrainConfigError::check("train", k, v, ok, a)
         }
         check(
             "net",
