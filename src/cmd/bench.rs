@@ -291,22 +291,25 @@ fn bench_net() -> anyhow::Result<()> {
             );
         }
         println!("{line}");
-        let mut fast = train::FastNet::new(&model);
-        let mut line = format!("{preset:<6} net: fast path (1 thread) positions/s:");
-        for batch in [1usize, 16, 64, 256] {
-            let reps = (512 / batch).clamp(4, 64);
-            let _ = fast.predict(&states[..batch]);
-            let t = Instant::now();
-            for r in 0..reps {
-                let start = (r * batch) % (states.len() - batch + 1);
-                let _ = fast.predict(&states[start..start + batch]);
+        for kernel in train::kernel::Kernel::available() {
+            let mut fast = train::FastNet::with_kernel(&model, kernel);
+            let mut line =
+                format!("{preset:<6} net: fast path ({kernel:?}, 1 thread) positions/s:");
+            for batch in [1usize, 16, 64, 256] {
+                let reps = (512 / batch).clamp(4, 64);
+                let _ = fast.predict(&states[..batch]);
+                let t = Instant::now();
+                for r in 0..reps {
+                    let start = (r * batch) % (states.len() - batch + 1);
+                    let _ = fast.predict(&states[start..start + batch]);
+                }
+                line += &format!(
+                    "  batch {batch}: {:.0}",
+                    (reps * batch) as f64 / t.elapsed().as_secs_f64()
+                );
             }
-            line += &format!(
-                "  batch {batch}: {:.0}",
-                (reps * batch) as f64 / t.elapsed().as_secs_f64()
-            );
+            println!("{line}");
         }
-        println!("{line}");
     }
     Ok(())
 }

@@ -72,7 +72,7 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
     let game: engine::Game = a.game.parse()?;
     let pa: PlayerSpec = a.a.parse().context("--a")?;
     let pb: PlayerSpec = a.b.parse().context("--b")?;
-    if a.games == 0 || a.games % 2 != 0 {
+    if a.games == 0 || !a.games.is_multiple_of(2) {
         bail!(
             "--games must be a positive even number (each opening is played twice), got {}",
             a.games

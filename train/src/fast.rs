@@ -1,7 +1,8 @@
 //! A fast single-threaded CPU forward pass for self-play: BatchNorm folded into the
-//! convolutions, 3×3 convolutions as im2col + SGEMM, activations kept channel-major
-//! (`[channels][batch · cells]`) so that every 1×1 convolution is one matrix product.
-//! Checked against Burn's forward pass in the tests (within 1e-4).
+//! convolutions, activations kept channel-last on a grid with a one-cell zero border,
+//! and every convolution run by the direct-convolution kernel of [`crate::kernel`]
+//! (AVX-512 where the CPU has it). Checked against Burn's forward pass in the tests
+//! (within 1e-4), for every kernel build the CPU can run.
 
 use burn::prelude::*;
 use engine::{Game, Move, State};
@@ -10,65 +11,44 @@ use selfplay::{Evaluation, Evaluator};
 use crate::encode::{PLANES, encode_into};
 use crate::export::LoadedModel;
 use crate::inference::Prediction;
+use crate::kernel::{Job, Kernel, Packed, convolve};
 use crate::model::{ConvBn, Net};
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().expect("f32 weights")
 }
 
-/// A convolution with its bias (BatchNorm folded in), weights `[out][in · k · k]`.
-struct Conv {
-    c_in: usize,
-    c_out: usize,
-    k: usize,
-    w: Vec<f32>,
-    b: Vec<f32>,
+/// A conv-BN pair with the BatchNorm folded into the weights and a bias.
+fn folded(cb: &ConvBn) -> Packed {
+    let mut w = values(cb.conv.weight.val());
+    let [c_out, c_in, k, _] = cb.conv.weight.val().dims();
+    let gamma = values(cb.bn.gamma.val());
+    let beta = values(cb.bn.beta.val());
+    let mean = values(cb.bn.running_mean.value());
+    let var = values(cb.bn.running_var.value());
+    let per = c_in * k * k;
+    let mut b = vec![0.0; c_out];
+    for o in 0..c_out {
+        let scale = gamma[o] / (var[o] + cb.bn.epsilon as f32).sqrt();
+        for v in &mut w[o * per..(o + 1) * per] {
+            *v *= scale;
+        }
+        b[o] = beta[o] - mean[o] * scale;
+    }
+    Packed::new(c_out, c_in, k, &w, &b)
 }
 
-impl Conv {
-    fn folded(cb: &ConvBn) -> Conv {
-        let w = values(cb.conv.weight.val());
-        let [c_out, c_in, k, _] = cb.conv.weight.val().dims();
-        let gamma = values(cb.bn.gamma.val());
-        let beta = values(cb.bn.beta.val());
-        let mean = values(cb.bn.running_mean.value());
-        let var = values(cb.bn.running_var.value());
-        let per = c_in * k * k;
-        let mut fw = w;
-        let mut fb = vec![0.0; c_out];
-        for o in 0..c_out {
-            let scale = gamma[o] / (var[o] + cb.bn.epsilon as f32).sqrt();
-            for v in &mut fw[o * per..(o + 1) * per] {
-                *v *= scale;
-            }
-            fb[o] = beta[o] - mean[o] * scale;
-        }
-        Conv {
-            c_in,
-            c_out,
-            k,
-            w: fw,
-            b: fb,
-        }
-    }
-
-    fn plain(conv: &burn::nn::conv::Conv2d) -> Conv {
-        let [c_out, c_in, k, _] = conv.weight.val().dims();
-        let b = conv
-            .bias
-            .as_ref()
-            .map_or(vec![0.0; c_out], |b| values(b.val()));
-        Conv {
-            c_in,
-            c_out,
-            k,
-            w: values(conv.weight.val()),
-            b,
-        }
-    }
+/// A convolution with its own bias.
+fn plain(conv: &burn::nn::conv::Conv2d) -> Packed {
+    let [c_out, c_in, k, _] = conv.weight.val().dims();
+    let b = conv
+        .bias
+        .as_ref()
+        .map_or(vec![0.0; c_out], |b| values(b.val()));
+    Packed::new(c_out, c_in, k, &values(conv.weight.val()), &b)
 }
 
-/// A linear layer, weights `[out][in]`.
+/// A small dense layer (heads and global pooling), weights `[out][in]`.
 struct Dense {
     d_in: usize,
     d_out: usize,
@@ -77,7 +57,7 @@ struct Dense {
 }
 
 impl Dense {
-    fn from(l: &burn::nn::Linear) -> Dense {
+    fn linear(l: &burn::nn::Linear) -> Dense {
         // Burn stores Linear weights as [in, out]; transpose to [out][in].
         let [d_in, d_out] = l.weight.val().dims();
         let w = values(l.weight.val());
@@ -98,154 +78,161 @@ impl Dense {
             b,
         }
     }
+
+    /// A 1×1 convolution applied to pooled features.
+    fn conv1x1(conv: &burn::nn::conv::Conv2d) -> Dense {
+        let [d_out, d_in, _, _] = conv.weight.val().dims();
+        let b = conv
+            .bias
+            .as_ref()
+            .map_or(vec![0.0; d_out], |b| values(b.val()));
+        Dense {
+            d_in,
+            d_out,
+            w: values(conv.weight.val()),
+            b,
+        }
+    }
+
+    /// `x` is `[n][d_in]`; returns `[n][d_out]`.
+    fn forward(&self, x: &[f32], relu: bool) -> Vec<f32> {
+        x.chunks(self.d_in)
+            .flat_map(|row| {
+                self.w.chunks(self.d_in).zip(&self.b).map(move |(w, b)| {
+                    let y = b + w.iter().zip(row).map(|(a, b)| a * b).sum::<f32>();
+                    if relu { y.max(0.0) } else { y }
+                })
+            })
+            .collect()
+    }
 }
 
 struct Block {
-    a: Conv,
-    b: Conv,
-    gpool: Option<Conv>,
+    a: Packed,
+    b: Packed,
+    gpool: Option<Dense>,
 }
 
-/// Positions per forward pass of the fast path: measured on the 2-core machine kind,
-/// chunks of 4, 8 and 16 ran at 1,810, 1,850 and 1,930 positions/s (small net).
-const CHUNK: usize = 16;
+/// Positions per forward pass of the fast path, so that the activations stay in L2.
+const CHUNK: usize = 32;
+
+/// Activation buffers, reused between calls. Each keeps one stride, so a cell of the
+/// border is a border cell whatever the batch size, and stays zero: only interior cells
+/// are ever written.
+#[derive(Default)]
+struct Scratch {
+    input: Vec<f32>,
+    h: Vec<f32>,
+    t: Vec<f32>,
+    y: Vec<f32>,
+    policy: Vec<f32>,
+    planes: Vec<f32>,
+    value: Vec<f32>,
+    cells: Vec<usize>,
+}
+
+fn sized(buf: &mut Vec<f32>, len: usize) -> &mut Vec<f32> {
+    if buf.len() < len {
+        buf.resize(len, 0.0);
+    }
+    buf
+}
 
 /// The network with BatchNorm folded, ready for fast batched inference.
 pub struct FastNet {
     game: Game,
+    kernel: Kernel,
     width: usize,
     height: usize,
-    stem: Conv,
+    stem: Packed,
     blocks: Vec<Block>,
-    policy_conv: Conv,
-    policy_out: Conv,
+    policy_conv: Packed,
+    policy_out: Packed,
     pass_out: Dense,
-    value_conv: Conv,
+    value_conv: Packed,
     value_fc: Dense,
     wdl_out: Dense,
     score_out: Dense,
-    /// im2col scratch space, reused between calls.
-    cols: Vec<f32>,
-}
-
-/// `c[m × n] = a[m × k] · b[k × n]` (row-major), plus `bias[m]` on every row.
-fn gemm_bias(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], bias: &[f32], c: &mut [f32]) {
-    for (row, &v) in c.chunks_mut(n).zip(bias) {
-        row.fill(v);
-    }
-    // SAFETY: the slices hold m·k, k·n and m·n elements with the row-major strides given.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.as_ptr(),
-            k as isize,
-            1,
-            b.as_ptr(),
-            n as isize,
-            1,
-            1.0,
-            c.as_mut_ptr(),
-            n as isize,
-            1,
-        );
-    }
+    /// Offsets of the 3×3 taps in cells of the bordered grid.
+    taps: Vec<isize>,
+    /// The board's cells in the bordered grid of one position, row by row.
+    interior: Vec<usize>,
+    scratch: Scratch,
 }
 
 impl FastNet {
-    /// Folds a loaded model.
+    /// Folds a loaded model, for the fastest kernel this CPU supports.
     pub fn new(model: &LoadedModel) -> FastNet {
+        FastNet::with_kernel(model, Kernel::detect())
+    }
+
+    /// Folds a loaded model for a given kernel (see [`Kernel::available`]).
+    pub fn with_kernel(model: &LoadedModel, kernel: Kernel) -> FastNet {
         let net: &Net = &model.net;
         let (width, height) = model.game.grid();
+        let row = (width + 2) as isize;
+        let taps = (-1..=1)
+            .flat_map(|dy| (-1..=1).map(move |dx| dy * row + dx))
+            .collect();
+        let interior = (0..height)
+            .flat_map(|y| (0..width).map(move |x| (y + 1) * (width + 2) + x + 1))
+            .collect();
         FastNet {
             game: model.game,
+            kernel,
             width,
             height,
-            stem: Conv::folded(&net.stem),
+            stem: folded(&net.stem),
             blocks: net
                 .blocks
                 .iter()
                 .map(|b| Block {
-                    a: Conv::folded(&b.a),
-                    b: Conv::folded(&b.b),
-                    gpool: b.gpool.as_ref().map(Conv::plain),
+                    a: folded(&b.a),
+                    b: folded(&b.b),
+                    gpool: b.gpool.as_ref().map(Dense::conv1x1),
                 })
                 .collect(),
-            policy_conv: Conv::folded(&net.policy_conv),
-            policy_out: Conv::plain(&net.policy_out),
-            pass_out: Dense::from(&net.pass_out),
-            value_conv: Conv::folded(&net.value_conv),
-            value_fc: Dense::from(&net.value_fc),
-            wdl_out: Dense::from(&net.wdl_out),
-            score_out: Dense::from(&net.score_out),
-            cols: Vec::new(),
+            policy_conv: folded(&net.policy_conv),
+            policy_out: plain(&net.policy_out),
+            pass_out: Dense::linear(&net.pass_out),
+            value_conv: folded(&net.value_conv),
+            value_fc: Dense::linear(&net.value_fc),
+            wdl_out: Dense::linear(&net.wdl_out),
+            score_out: Dense::linear(&net.score_out),
+            taps,
+            interior,
+            scratch: Scratch::default(),
         }
     }
-}
 
-/// Applies `conv` to channel-major activations `x` of `n` positions of a `w`×`h` grid
-/// (zero padding), using `cols` as im2col scratch space.
-fn convolve(
-    conv: &Conv,
-    x: &[f32],
-    n: usize,
-    (w, h): (usize, usize),
-    cols: &mut Vec<f32>,
-) -> Vec<f32> {
-    let cells = n * w * h;
-    let mut out = vec![0.0; conv.c_out * cells];
-    if conv.k == 1 {
-        gemm_bias(conv.c_out, conv.c_in, cells, &conv.w, x, &conv.b, &mut out);
-        return out;
+    /// The kernel this network runs with.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
     }
-    let (k, r) = (conv.k, (conv.k / 2) as isize);
-    let rows = conv.c_in * k * k;
-    cols.resize(rows * cells, 0.0);
-    for c in 0..conv.c_in {
-        for ky in 0..k {
-            for kx in 0..k {
-                let row = &mut cols[((c * k + ky) * k + kx) * cells..][..cells];
-                let (dy, dx) = (ky as isize - r, kx as isize - r);
-                for p in 0..n {
-                    let src = &x[c * cells + p * w * h..][..w * h];
-                    let dst = &mut row[p * w * h..][..w * h];
-                    for y in 0..h {
-                        let sy = y as isize + dy;
-                        for xx in 0..w {
-                            let sx = xx as isize + dx;
-                            dst[y * w + xx] =
-                                if sy >= 0 && sy < h as isize && sx >= 0 && sx < w as isize {
-                                    src[sy as usize * w + sx as usize]
-                                } else {
-                                    0.0
-                                };
-                        }
-                    }
-                }
-            }
-        }
-    }
-    gemm_bias(conv.c_out, rows, cells, &conv.w, cols, &conv.b, &mut out);
-    out
-}
 
-impl FastNet {
-    /// Per-channel, per-position means: `[channels][n]`.
-    fn board_mean(&self, x: &[f32], channels: usize, n: usize) -> Vec<f32> {
-        let area = self.width * self.height;
-        let mut m = vec![0.0; channels * n];
-        for c in 0..channels {
-            for p in 0..n {
-                m[c * n + p] = x[(c * n + p) * area..][..area].iter().sum::<f32>() / area as f32;
+    /// Cells of one position's bordered grid.
+    fn grid_cells(&self) -> usize {
+        (self.width + 2) * (self.height + 2)
+    }
+
+    /// Per-position means over the board of the first `channels` channels of `x`
+    /// (`stride` floats per cell): `[n][channels]`.
+    fn board_mean(&self, x: &[f32], stride: usize, channels: usize, n: usize) -> Vec<f32> {
+        let mut m = vec![0.0; n * channels];
+        let g = self.grid_cells();
+        for (p, out) in m.chunks_mut(channels).enumerate() {
+            for &cell in &self.interior {
+                let v = &x[(p * g + cell) * stride..][..channels];
+                out.iter_mut().zip(v).for_each(|(a, b)| *a += b);
             }
+            let area = self.interior.len() as f32;
+            out.iter_mut().for_each(|a| *a /= area);
         }
         m
     }
 
-    /// Runs the network on a batch of positions of its game. Positions are independent:
-    /// the batch runs in chunks small enough for the im2col matrix to stay in cache.
+    /// Runs the network on a batch of positions of its game, in chunks small enough for
+    /// the activations to stay in cache.
     pub fn predict(&mut self, states: &[State]) -> Vec<Prediction> {
         states
             .chunks(CHUNK)
@@ -258,72 +245,94 @@ impl FastNet {
         if n == 0 {
             return Vec::new();
         }
-        let area = self.width * self.height;
-        let cells = n * area;
-        // Encode, then reorder [position][plane][cell] into [plane][position · cell].
+        let (w, h) = (self.width, self.height);
+        let area = w * h;
+        let g = self.grid_cells();
+        let mut s = std::mem::take(&mut self.scratch);
+        s.cells.clear();
+        for p in 0..n {
+            s.cells.extend(self.interior.iter().map(|c| p * g + c));
+        }
+        // Encode [plane][y][x] into the bordered channel-last input.
         let mut one = vec![0.0; PLANES * area];
-        let mut x = vec![0.0; PLANES * cells];
-        for (p, s) in states.iter().enumerate() {
-            encode_into(s, &mut one);
-            for c in 0..PLANES {
-                x[c * cells + p * area..][..area].copy_from_slice(&one[c * area..][..area]);
+        let input = sized(&mut s.input, n * g * PLANES);
+        for (p, st) in states.iter().enumerate() {
+            encode_into(st, &mut one);
+            for (i, &cell) in self.interior.iter().enumerate() {
+                let dst = &mut input[(p * g + cell) * PLANES..][..PLANES];
+                for (c, d) in dst.iter_mut().enumerate() {
+                    *d = one[c * area + i];
+                }
             }
         }
-        let relu = |v: &mut [f32]| v.iter_mut().for_each(|a| *a = a.max(0.0));
-        let grid = (self.width, self.height);
-        let mut cols = std::mem::take(&mut self.cols);
-        let mut h = convolve(&self.stem, &x, n, grid, &mut cols);
-        relu(&mut h);
+        let c = self.stem.c_pad;
+        let kernel = self.kernel;
+        let one_tap = [0isize];
+        let run = |conv: &Packed,
+                   x: &[f32],
+                   x_stride: usize,
+                   out: &mut Vec<f32>,
+                   residual: Option<&[f32]>,
+                   relu: bool| {
+            let out = sized(out, n * g * conv.c_pad);
+            let taps: &[isize] = if conv.taps == 1 { &one_tap } else { &self.taps };
+            convolve(
+                kernel,
+                conv,
+                Job {
+                    x: &x[..n * g * x_stride],
+                    x_stride,
+                    taps,
+                    cells: &s.cells,
+                    out: &mut out[..n * g * conv.c_pad],
+                    out_stride: conv.c_pad,
+                    residual: residual.map(|r| &r[..n * g * conv.c_pad]),
+                    relu,
+                },
+            );
+        };
+        run(&self.stem, &s.input, PLANES, &mut s.h, None, true);
         for b in &self.blocks {
-            let mut t = convolve(&b.a, &h, n, grid, &mut cols);
-            relu(&mut t);
-            if let Some(g) = &b.gpool {
-                let m = self.board_mean(&t, g.c_in, n);
-                let mut bias = vec![0.0; g.c_out * n];
-                gemm_bias(g.c_out, g.c_in, n, &g.w, &m, &g.b, &mut bias);
-                for c in 0..g.c_out {
-                    for p in 0..n {
-                        let add = bias[c * n + p];
-                        t[(c * n + p) * area..][..area]
-                            .iter_mut()
-                            .for_each(|v| *v += add);
+            run(&b.a, &s.h, c, &mut s.t, None, true);
+            if let Some(gp) = &b.gpool {
+                let bias = gp.forward(&self.board_mean(&s.t, c, gp.d_in, n), false);
+                for p in 0..n {
+                    let add = &bias[p * gp.d_out..][..gp.d_out];
+                    for &cell in &self.interior {
+                        let v = &mut s.t[(p * g + cell) * c..][..gp.d_out];
+                        v.iter_mut().zip(add).for_each(|(a, b)| *a += b);
                     }
                 }
             }
-            let mut y = convolve(&b.b, &t, n, grid, &mut cols);
-            y.iter_mut()
-                .zip(&h)
-                .for_each(|(a, b)| *a = (*a + b).max(0.0));
-            h = y;
+            run(&b.b, &s.t, c, &mut s.y, Some(&s.h), true);
+            std::mem::swap(&mut s.h, &mut s.y);
         }
-        let mut p = convolve(&self.policy_conv, &h, n, grid, &mut cols);
-        relu(&mut p);
-        let pooled = self.board_mean(&p, self.policy_conv.c_out, n);
-        let planes = convolve(&self.policy_out, &p, n, grid, &mut cols);
-        let mut v = convolve(&self.value_conv, &h, n, grid, &mut cols);
-        relu(&mut v);
-        let vmean = self.board_mean(&v, self.value_conv.c_out, n);
-        self.cols = cols;
-        let dense = |d: &Dense, x: &[f32]| {
-            let mut out = vec![0.0; d.d_out * n];
-            gemm_bias(d.d_out, d.d_in, n, &d.w, x, &d.b, &mut out);
-            out
-        };
-        let pass = dense(&self.pass_out, &pooled);
-        let mut hidden = dense(&self.value_fc, &vmean);
-        relu(&mut hidden);
-        let wdl = dense(&self.wdl_out, &hidden);
-        let score = dense(&self.score_out, &hidden);
+        let hp = self.policy_conv.c_pad;
+        run(&self.policy_conv, &s.h, c, &mut s.policy, None, true);
+        let pooled = self.board_mean(&s.policy, hp, self.policy_conv.c_out, n);
+        run(&self.policy_out, &s.policy, hp, &mut s.planes, None, false);
+        let hv = self.value_conv.c_pad;
+        run(&self.value_conv, &s.h, c, &mut s.value, None, true);
+        let vmean = self.board_mean(&s.value, hv, self.value_conv.c_out, n);
+        let pass = self.pass_out.forward(&pooled, false);
+        let hidden = self.value_fc.forward(&vmean, true);
+        let wdl = self.wdl_out.forward(&hidden, false);
+        let score = self.score_out.forward(&hidden, false);
         let slots = self.policy_out.c_out;
+        let ps = self.policy_out.c_pad;
         let size = self.game.policy_size();
-        (0..n)
+        let out = (0..n)
             .map(|i| {
                 let mut logits = Vec::with_capacity(size);
-                for s in 0..slots {
-                    logits.extend_from_slice(&planes[(s * n + i) * area..][..area]);
+                for slot in 0..slots {
+                    logits.extend(
+                        self.interior
+                            .iter()
+                            .map(|&cell| s.planes[(i * g + cell) * ps + slot]),
+                    );
                 }
                 logits.push(pass[i]);
-                let z = [wdl[i], wdl[n + i], wdl[2 * n + i]];
+                let z = &wdl[i * 3..][..3];
                 let m = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
                 let e: Vec<f32> = z.iter().map(|v| (v - m).exp()).collect();
                 let sum: f32 = e.iter().sum();
@@ -333,7 +342,9 @@ impl FastNet {
                     score: score[i].tanh(),
                 }
             })
-            .collect()
+            .collect();
+        self.scratch = s;
+        out
     }
 }
 

@@ -8,6 +8,7 @@ pub mod encode;
 pub mod export;
 pub mod fast;
 pub mod inference;
+pub mod kernel;
 pub mod model;
 pub mod training;
 

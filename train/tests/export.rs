@@ -131,23 +131,26 @@ fn fast_path_matches_burn_for_every_family() {
     for game in ["ataxx", "hexxagon", "othello", "annexation64"] {
         let g: Game = game.parse().unwrap();
         let model = train::load_model(&model(game, "fast")).unwrap();
-        let mut fast = train::FastNet::new(&model);
-        let states = positions(g, 12);
-        for batch in [&states[..1], &states[..]] {
-            let want = train::predict(&model, batch);
-            let got = fast.predict(batch);
-            for (a, b) in got.iter().zip(&want) {
-                let diff = a
-                    .policy_logits
-                    .iter()
-                    .zip(&b.policy_logits)
-                    .chain(a.wdl.iter().zip(&b.wdl))
-                    .map(|(x, y)| (x - y).abs())
-                    .fold((a.score - b.score).abs(), f32::max);
-                assert!(
-                    diff <= 1e-4,
-                    "{game}: fast path differs from Burn by {diff}"
-                );
+        // 40 positions: more than one chunk of the fast path.
+        let states = positions(g, 40);
+        for kernel in train::kernel::Kernel::available() {
+            let mut fast = train::FastNet::with_kernel(&model, kernel);
+            for batch in [&states[..1], &states[..]] {
+                let want = train::predict(&model, batch);
+                let got = fast.predict(batch);
+                for (a, b) in got.iter().zip(&want) {
+                    let diff = a
+                        .policy_logits
+                        .iter()
+                        .zip(&b.policy_logits)
+                        .chain(a.wdl.iter().zip(&b.wdl))
+                        .map(|(x, y)| (x - y).abs())
+                        .fold((a.score - b.score).abs(), f32::max);
+                    assert!(
+                        diff <= 1e-4,
+                        "{game}: fast path ({kernel:?}) differs from Burn by {diff}"
+                    );
+                }
             }
         }
     }

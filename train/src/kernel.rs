@@ -1,0 +1,540 @@
+//! The convolution kernel of the fast path: a direct convolution over channel-last
+//! activations with a zero border, so that every tap of a 3×3 convolution is a fixed
+//! offset and no im2col matrix is built.
+//!
+//! A tile computes `MR` output cells × `NV · 16` output channels held in registers: for
+//! every tap and input channel it broadcasts one input value per cell and multiplies it
+//! into `NV` vectors of weights. With AVX-512 (`MR` = 6, `NV` = 4) that is 24
+//! accumulators, 4 weight loads and 6 broadcasts per 24 fused multiply-adds.
+//! Three builds of the same tile exist: AVX-512 intrinsics, and a portable version
+//! compiled once with AVX2 + FMA enabled and once for the baseline target. The best one
+//! the CPU supports is chosen at run time.
+
+/// Output channels are padded to a multiple of this (one AVX-512 vector of `f32`).
+pub const LANES: usize = 16;
+
+/// Which build of the convolution tile runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// AVX-512F intrinsics.
+    Avx512,
+    /// The portable tile compiled with AVX2 and FMA enabled.
+    Avx2,
+    /// The portable tile for the baseline target.
+    Portable,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU supports.
+    pub fn detect() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Kernel::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                return Kernel::Avx2;
+            }
+        }
+        Kernel::Portable
+    }
+
+    /// Every kernel this CPU can run (for tests that check each one).
+    pub fn available() -> Vec<Kernel> {
+        let best = Kernel::detect();
+        [Kernel::Avx512, Kernel::Avx2, Kernel::Portable]
+            .into_iter()
+            .filter(|k| match best {
+                Kernel::Avx512 => true,
+                Kernel::Avx2 => *k != Kernel::Avx512,
+                Kernel::Portable => *k == Kernel::Portable,
+            })
+            .collect()
+    }
+}
+
+/// A convolution (or a dense layer: one tap) packed for the kernel.
+pub struct Packed {
+    /// Input channels read.
+    pub c_in: usize,
+    /// Output channels.
+    pub c_out: usize,
+    /// `c_out` rounded up to a multiple of [`LANES`]: the row length of `w` and `bias`.
+    pub c_pad: usize,
+    /// Taps (1 or k·k).
+    pub taps: usize,
+    /// Weights `[tap][c_in][c_pad]`, zero in the padding columns.
+    pub w: Vec<f32>,
+    /// Bias `[c_pad]`.
+    pub bias: Vec<f32>,
+}
+
+impl Packed {
+    /// Packs weights given as `[c_out][c_in][k][k]` (PyTorch order) with a bias.
+    pub fn new(c_out: usize, c_in: usize, k: usize, w: &[f32], bias: &[f32]) -> Packed {
+        let c_pad = c_out.div_ceil(LANES) * LANES;
+        let taps = k * k;
+        let mut pw = vec![0.0; taps * c_in * c_pad];
+        for o in 0..c_out {
+            for i in 0..c_in {
+                for t in 0..taps {
+                    pw[(t * c_in + i) * c_pad + o] = w[(o * c_in + i) * taps + t];
+                }
+            }
+        }
+        let mut pb = vec![0.0; c_pad];
+        pb[..c_out].copy_from_slice(&bias[..c_out]);
+        Packed {
+            c_in,
+            c_out,
+            c_pad,
+            taps,
+            w: pw,
+            bias: pb,
+        }
+    }
+}
+
+/// Where a convolution reads and writes: channel-last buffers, offsets in `f32`s.
+pub struct Job<'a> {
+    /// Input activations.
+    pub x: &'a [f32],
+    /// Input floats per cell.
+    pub x_stride: usize,
+    /// Offset of each tap relative to the centre cell, in cells.
+    pub taps: &'a [isize],
+    /// Output cells (cell indices, valid in `x`, `out` and `residual` alike).
+    pub cells: &'a [usize],
+    /// Output activations, `out_stride` floats per cell (at least the conv's `c_pad`).
+    pub out: &'a mut [f32],
+    /// Output floats per cell.
+    pub out_stride: usize,
+    /// Added before the ReLU, same layout as `out`.
+    pub residual: Option<&'a [f32]>,
+    /// Whether to apply a ReLU.
+    pub relu: bool,
+}
+
+/// Applies `conv` to `job`'s cells with `kernel`.
+///
+/// # Panics
+/// If a tap of a listed cell falls outside `x`, or a cell outside `out`.
+pub fn convolve(kernel: Kernel, conv: &Packed, job: Job<'_>) {
+    assert_eq!(conv.taps, job.taps.len(), "tap count");
+    assert!(conv.c_in <= job.x_stride && conv.c_pad <= job.out_stride);
+    let x_cells = job.x.len() / job.x_stride;
+    let out_cells = job.out.len() / job.out_stride;
+    for &c in job.cells {
+        assert!(c < out_cells, "output cell {c} out of range");
+        for &t in job.taps {
+            let s = c as isize + t;
+            assert!(
+                s >= 0 && (s as usize) < x_cells,
+                "tap of cell {c} out of range"
+            );
+        }
+    }
+    if let Some(r) = job.residual {
+        assert!(r.len() >= job.out.len());
+    }
+    let taps: Vec<isize> = job
+        .taps
+        .iter()
+        .map(|&t| t * job.x_stride as isize)
+        .collect();
+    let ctx = Ctx {
+        x: job.x.as_ptr(),
+        x_stride: job.x_stride,
+        taps: &taps,
+        c_in: conv.c_in,
+        w: conv.w.as_ptr(),
+        w_stride: conv.c_pad,
+        bias: conv.bias.as_ptr(),
+        out: job.out.as_mut_ptr(),
+        out_stride: job.out_stride,
+        residual: job.residual.map_or(std::ptr::null(), |r| r.as_ptr()),
+        relu: job.relu,
+    };
+    // SAFETY: every pointer the tiles form is a listed cell (checked above to lie in
+    // `out`) plus a column below `c_pad`, or a cell plus a tap (checked to lie in `x`)
+    // plus a column below `c_in`; the CPU features of each build were detected.
+    unsafe {
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => x86::run_avx512(&ctx, job.cells),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => x86::run_avx2(&ctx, job.cells),
+            _ => run_portable(&ctx, job.cells),
+        }
+    }
+}
+
+/// Raw pointers and strides of one convolution, shared by the tile builds.
+struct Ctx<'a> {
+    x: *const f32,
+    x_stride: usize,
+    /// Tap offsets in floats.
+    taps: &'a [isize],
+    c_in: usize,
+    w: *const f32,
+    w_stride: usize,
+    bias: *const f32,
+    out: *mut f32,
+    out_stride: usize,
+    residual: *const f32,
+    relu: bool,
+}
+
+/// 16 lanes of `f32` (one [`LANES`]-wide column block) in the registers of one build.
+trait Vector: Copy {
+    unsafe fn load(p: *const f32) -> Self;
+    unsafe fn store(self, p: *mut f32);
+    unsafe fn splat(a: f32) -> Self;
+    /// `a · w + acc`.
+    unsafe fn mul_add(a: Self, w: Self, acc: Self) -> Self;
+    unsafe fn add(self, other: Self) -> Self;
+    unsafe fn relu(self) -> Self;
+}
+
+/// The portable vector: plain arrays the compiler vectorizes for the target.
+#[derive(Clone, Copy)]
+struct Lanes([f32; LANES]);
+
+impl Vector for Lanes {
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        unsafe { Lanes(std::ptr::read_unaligned(p as *const [f32; LANES])) }
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut f32) {
+        unsafe { std::ptr::write_unaligned(p as *mut [f32; LANES], self.0) }
+    }
+    #[inline(always)]
+    unsafe fn splat(a: f32) -> Self {
+        Lanes([a; LANES])
+    }
+    #[inline(always)]
+    unsafe fn mul_add(a: Self, w: Self, acc: Self) -> Self {
+        // Fused where the target has it in hardware; elsewhere `mul_add` is a library call.
+        let mut r = acc;
+        for l in 0..LANES {
+            r.0[l] = if cfg!(any(target_feature = "fma", target_arch = "aarch64")) {
+                a.0[l].mul_add(w.0[l], acc.0[l])
+            } else {
+                acc.0[l] + a.0[l] * w.0[l]
+            };
+        }
+        r
+    }
+    #[inline(always)]
+    unsafe fn add(self, other: Self) -> Self {
+        let mut r = self;
+        for l in 0..LANES {
+            r.0[l] += other.0[l];
+        }
+        r
+    }
+    #[inline(always)]
+    unsafe fn relu(self) -> Self {
+        Lanes(self.0.map(|v| v.max(0.0)))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::Vector;
+    use std::arch::x86_64::*;
+
+    /// Two AVX2 registers.
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx2(__m256, __m256);
+
+    impl Vector for Avx2 {
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn load(p: *const f32) -> Self {
+            unsafe { Avx2(_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8))) }
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn store(self, p: *mut f32) {
+            unsafe {
+                _mm256_storeu_ps(p, self.0);
+                _mm256_storeu_ps(p.add(8), self.1);
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn splat(a: f32) -> Self {
+            let v = _mm256_set1_ps(a);
+            Avx2(v, v)
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn mul_add(a: Self, w: Self, acc: Self) -> Self {
+            Avx2(
+                _mm256_fmadd_ps(a.0, w.0, acc.0),
+                _mm256_fmadd_ps(a.1, w.1, acc.1),
+            )
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn add(self, other: Self) -> Self {
+            Avx2(
+                _mm256_add_ps(self.0, other.0),
+                _mm256_add_ps(self.1, other.1),
+            )
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn relu(self) -> Self {
+            let z = _mm256_setzero_ps();
+            Avx2(_mm256_max_ps(self.0, z), _mm256_max_ps(self.1, z))
+        }
+    }
+
+    /// One AVX-512 register.
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx512(__m512);
+
+    impl Vector for Avx512 {
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn load(p: *const f32) -> Self {
+            unsafe { Avx512(_mm512_loadu_ps(p)) }
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn store(self, p: *mut f32) {
+            unsafe { _mm512_storeu_ps(p, self.0) }
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn splat(a: f32) -> Self {
+            Avx512(_mm512_set1_ps(a))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn mul_add(a: Self, w: Self, acc: Self) -> Self {
+            Avx512(_mm512_fmadd_ps(a.0, w.0, acc.0))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn add(self, other: Self) -> Self {
+            Avx512(_mm512_add_ps(self.0, other.0))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn relu(self) -> Self {
+            Avx512(_mm512_max_ps(self.0, _mm512_setzero_ps()))
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn run_avx512(ctx: &super::Ctx, cells: &[usize]) {
+        // 6 cells × 4 vectors = 24 accumulators, + 4 weights + 1 broadcast of 32 registers.
+        unsafe { super::drive::<Avx512, 4>(ctx, cells) }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn run_avx2(ctx: &super::Ctx, cells: &[usize]) {
+        // 6 cells × 2 registers = 12 accumulators, + 2 weights + 1 broadcast of 16.
+        unsafe { super::drive::<Avx2, 1>(ctx, cells) }
+    }
+}
+
+unsafe fn run_portable(ctx: &Ctx, cells: &[usize]) {
+    unsafe { drive::<Lanes, 1>(ctx, cells) }
+}
+
+/// Runs the tile over `cells` for every block of at most `MAX_NV` vectors of output
+/// channels: cells in groups of 6 (the last group repeats its last cell, which is
+/// harmless as every write of a cell writes the same values), channel blocks innermost
+/// so that a group's inputs stay in L1.
+#[inline(always)]
+unsafe fn drive<V: Vector, const MAX_NV: usize>(ctx: &Ctx, cells: &[usize]) {
+    let vectors = ctx.w_stride / LANES;
+    for group in cells.chunks(6) {
+        let mut ids = [group[group.len() - 1]; 6];
+        ids[..group.len()].copy_from_slice(group);
+        let mut v0 = 0;
+        while v0 < vectors {
+            let nv = (vectors - v0).min(MAX_NV);
+            // SAFETY: as for `convolve`.
+            unsafe {
+                match nv {
+                    1 => tile6::<V, 1>(ctx, &ids, v0),
+                    2 => tile6::<V, 2>(ctx, &ids, v0),
+                    3 => tile6::<V, 3>(ctx, &ids, v0),
+                    _ => tile6::<V, 4>(ctx, &ids, v0),
+                }
+            }
+            v0 += nv;
+        }
+    }
+}
+
+/// `acc[v] += a · w[v]` for one cell's row of accumulators.
+#[inline(always)]
+unsafe fn fma_row<V: Vector, const NV: usize>(a: f32, w: &[V; NV], acc: &mut [V; NV]) {
+    unsafe {
+        let a = V::splat(a);
+        for v in 0..NV {
+            acc[v] = V::mul_add(a, w[v], acc[v]);
+        }
+    }
+}
+
+/// Adds the residual, applies the ReLU and stores one cell's row.
+#[inline(always)]
+unsafe fn store_row<V: Vector, const NV: usize>(ctx: &Ctx, id: usize, col: usize, acc: &[V; NV]) {
+    unsafe {
+        let o = id * ctx.out_stride + col;
+        for (v, &a) in acc.iter().enumerate() {
+            let i = o + v * LANES;
+            let mut y = a;
+            if !ctx.residual.is_null() {
+                y = y.add(V::load(ctx.residual.add(i)));
+            }
+            if ctx.relu {
+                y = y.relu();
+            }
+            y.store(ctx.out.add(i));
+        }
+    }
+}
+
+/// 6 cells × `NV` vectors of output channels starting at vector `v0`. The six rows
+/// of accumulators are separate arrays (not one 2-D array) so that the compiler keeps
+/// them all in registers.
+#[inline(always)]
+unsafe fn tile6<V: Vector, const NV: usize>(ctx: &Ctx, ids: &[usize; 6], v0: usize) {
+    unsafe {
+        let col = v0 * LANES;
+        let b: [V; NV] = std::array::from_fn(|v| V::load(ctx.bias.add(col + v * LANES)));
+        let (mut a0, mut a1, mut a2, mut a3, mut a4, mut a5) = (b, b, b, b, b, b);
+        for (t, &off) in ctx.taps.iter().enumerate() {
+            let mut wp = ctx.w.add(t * ctx.c_in * ctx.w_stride + col);
+            let src = |r: usize| ctx.x.offset((ids[r] * ctx.x_stride) as isize + off);
+            let (s0, s1, s2, s3, s4, s5) = (src(0), src(1), src(2), src(3), src(4), src(5));
+            for c in 0..ctx.c_in {
+                let w: [V; NV] = std::array::from_fn(|v| V::load(wp.add(v * LANES)));
+                fma_row(*s0.add(c), &w, &mut a0);
+                fma_row(*s1.add(c), &w, &mut a1);
+                fma_row(*s2.add(c), &w, &mut a2);
+                fma_row(*s3.add(c), &w, &mut a3);
+                fma_row(*s4.add(c), &w, &mut a4);
+                fma_row(*s5.add(c), &w, &mut a5);
+                wp = wp.add(ctx.w_stride);
+            }
+        }
+        store_row(ctx, ids[0], col, &a0);
+        store_row(ctx, ids[1], col, &a1);
+        store_row(ctx, ids[2], col, &a2);
+        store_row(ctx, ids[3], col, &a3);
+        store_row(ctx, ids[4], col, &a4);
+        store_row(ctx, ids[5], col, &a5);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reproducible stream of values in [-1, 1).
+    fn noise(seed: u64, len: usize) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    /// Every kernel build against a plain convolution with zero padding, for odd channel
+    /// counts (padding columns), 1×1 and 3×3, with and without residual and ReLU.
+    #[test]
+    fn kernels_match_a_plain_convolution() {
+        let (w, h, n) = (5usize, 4usize, 3usize);
+        let g = (w + 2) * (h + 2);
+        for (c_in, c_out, k) in [(7, 64, 3), (64, 17, 1), (5, 40, 3), (33, 128, 3), (3, 3, 1)] {
+            let weights = noise(1, c_out * c_in * k * k);
+            let bias = noise(2, c_out);
+            let conv = Packed::new(c_out, c_in, k, &weights, &bias);
+            let x_stride = c_in + 1;
+            // Input: interior cells random, border zero.
+            let raw = noise(3, n * h * w * c_in);
+            let mut x = vec![0.0; n * g * x_stride];
+            let mut cells = Vec::new();
+            for p in 0..n {
+                for y in 0..h {
+                    for xx in 0..w {
+                        let cell = p * g + (y + 1) * (w + 2) + xx + 1;
+                        cells.push(cell);
+                        for c in 0..c_in {
+                            x[cell * x_stride + c] = raw[((p * h + y) * w + xx) * c_in + c];
+                        }
+                    }
+                }
+            }
+            let residual = noise(4, n * g * conv.c_pad);
+            let taps: Vec<isize> = if k == 1 {
+                vec![0]
+            } else {
+                (-1..=1)
+                    .flat_map(|dy| (-1..=1).map(move |dx| dy * (w as isize + 2) + dx))
+                    .collect()
+            };
+            for kernel in Kernel::available() {
+                for (with_residual, relu) in [(false, false), (true, true)] {
+                    let mut out = vec![f32::NAN; n * g * conv.c_pad];
+                    convolve(
+                        kernel,
+                        &conv,
+                        Job {
+                            x: &x,
+                            x_stride,
+                            taps: &taps,
+                            cells: &cells,
+                            out: &mut out,
+                            out_stride: conv.c_pad,
+                            residual: with_residual.then_some(&residual[..]),
+                            relu,
+                        },
+                    );
+                    for &cell in &cells {
+                        for o in 0..c_out {
+                            let mut want = bias[o];
+                            for (t, &off) in taps.iter().enumerate() {
+                                let src = (cell as isize + off) as usize;
+                                for c in 0..c_in {
+                                    want +=
+                                        weights[(o * c_in + c) * k * k + t] * x[src * x_stride + c];
+                                }
+                            }
+                            if with_residual {
+                                want += residual[cell * conv.c_pad + o];
+                            }
+                            if relu {
+                                want = want.max(0.0);
+                            }
+                            let got = out[cell * conv.c_pad + o];
+                            assert!(
+                                (got - want).abs() < 1e-4,
+                                "{kernel:?} {c_in}->{c_out} k{k}: cell {cell} channel {o}: {got} vs {want}"
+                            );
+                        }
+                    }
+                    // Border cells are never written.
+                    let written = out.iter().filter(|v| !v.is_nan()).count();
+                    assert_eq!(written, cells.len() * conv.c_pad, "{kernel:?}");
+                }
+            }
+        }
+    }
+}
