@@ -34,6 +34,7 @@ bench: build
 	$(BIN) bench movegen
 	$(BIN) bench search
 	$(BIN) bench selfplay
+	$(BIN) bench net
 
 # The reference perft of the README.
 perft: build

@@ -113,7 +113,8 @@ struct Block {
     gpool: Option<Dense>,
 }
 
-/// Positions per forward pass of the fast path, so that the activations stay in L2.
+/// Positions per forward pass of the fast path, so that the activations stay in L2
+/// (16, 32 and 64 measured the same within noise for the tiny and small nets).
 const CHUNK: usize = 32;
 
 /// Activation buffers, reused between calls. Each keeps one stride, so a cell of the
