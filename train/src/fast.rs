@@ -1,8 +1,8 @@
 //! A fast single-threaded CPU forward pass for self-play: BatchNorm folded into the
-//! convolutions, activations kept channel-last on a grid with a one-cell zero border,
-//! and every convolution run by the direct-convolution kernel of [`crate::kernel`]
-//! (AVX-512 where the CPU has it). Checked against Burn's forward pass in the tests
-//! (within 1e-4), for every kernel build the CPU can run.
+//! convolutions, activations kept channel-last on a grid with a zero border (see
+//! [`Grid`]), 3×3 layers by Winograd F(2×2, 3×3) ([`crate::winograd`]) and 1×1 layers by
+//! the kernel of [`crate::kernel`] (AVX-512 where the CPU has it). Checked against Burn's
+//! forward pass in the tests (within 1e-4), for every kernel build the CPU can run.
 
 use burn::prelude::*;
 use engine::{Game, Move, State};
@@ -13,6 +13,7 @@ use crate::export::LoadedModel;
 use crate::inference::Prediction;
 use crate::kernel::{Job, Kernel, Packed, convolve};
 use crate::model::{ConvBn, Net};
+use crate::winograd::{self, Grid, Io, Winograd, convolve3x3};
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().expect("f32 weights")
@@ -108,13 +109,16 @@ impl Dense {
 }
 
 struct Block {
-    a: Packed,
-    b: Packed,
+    a: Winograd,
+    b: Winograd,
     gpool: Option<Dense>,
 }
 
+/// Floats per cell of the encoded input: the planes, padded to whole vectors (zeros).
+const INPUT_STRIDE: usize = PLANES.next_multiple_of(crate::kernel::LANES);
+
 /// Positions per forward pass of the fast path, so that the activations stay in L2
-/// (16, 32 and 64 measured the same within noise for the tiny and small nets).
+/// (8, 16, 32 and 64 measured the same within noise for the tiny and small nets).
 const CHUNK: usize = 32;
 
 /// Activation buffers, reused between calls. Each keeps one stride, so a cell of the
@@ -130,6 +134,7 @@ struct Scratch {
     planes: Vec<f32>,
     value: Vec<f32>,
     cells: Vec<usize>,
+    winograd: winograd::Scratch,
 }
 
 fn sized(buf: &mut Vec<f32>, len: usize) -> &mut Vec<f32> {
@@ -143,9 +148,8 @@ fn sized(buf: &mut Vec<f32>, len: usize) -> &mut Vec<f32> {
 pub struct FastNet {
     game: Game,
     kernel: Kernel,
-    width: usize,
-    height: usize,
-    stem: Packed,
+    grid: Grid,
+    stem: Winograd,
     blocks: Vec<Block>,
     policy_conv: Packed,
     policy_out: Packed,
@@ -154,8 +158,6 @@ pub struct FastNet {
     value_fc: Dense,
     wdl_out: Dense,
     score_out: Dense,
-    /// Offsets of the 3×3 taps in cells of the bordered grid.
-    taps: Vec<isize>,
     /// The board's cells in the bordered grid of one position, row by row.
     interior: Vec<usize>,
     scratch: Scratch,
@@ -168,28 +170,31 @@ impl FastNet {
     }
 
     /// Folds a loaded model for a given kernel (see [`Kernel::available`]).
+    ///
+    /// # Panics
+    /// If this CPU cannot run `kernel`.
     pub fn with_kernel(model: &LoadedModel, kernel: Kernel) -> FastNet {
+        assert!(
+            kernel.is_supported(),
+            "this CPU cannot run the {kernel:?} kernel"
+        );
         let net: &Net = &model.net;
         let (width, height) = model.game.grid();
-        let row = (width + 2) as isize;
-        let taps = (-1..=1)
-            .flat_map(|dy| (-1..=1).map(move |dx| dy * row + dx))
-            .collect();
+        let grid = Grid { width, height };
         let interior = (0..height)
-            .flat_map(|y| (0..width).map(move |x| (y + 1) * (width + 2) + x + 1))
+            .flat_map(|y| (0..width).map(move |x| grid.cell(x, y)))
             .collect();
         FastNet {
             game: model.game,
             kernel,
-            width,
-            height,
-            stem: folded(&net.stem),
+            grid,
+            stem: Winograd::new(&folded(&net.stem)),
             blocks: net
                 .blocks
                 .iter()
                 .map(|b| Block {
-                    a: folded(&b.a),
-                    b: folded(&b.b),
+                    a: Winograd::new(&folded(&b.a)),
+                    b: Winograd::new(&folded(&b.b)),
                     gpool: b.gpool.as_ref().map(Dense::conv1x1),
                 })
                 .collect(),
@@ -200,7 +205,6 @@ impl FastNet {
             value_fc: Dense::linear(&net.value_fc),
             wdl_out: Dense::linear(&net.wdl_out),
             score_out: Dense::linear(&net.score_out),
-            taps,
             interior,
             scratch: Scratch::default(),
         }
@@ -213,7 +217,7 @@ impl FastNet {
 
     /// Cells of one position's bordered grid.
     fn grid_cells(&self) -> usize {
-        (self.width + 2) * (self.height + 2)
+        self.grid.cells()
     }
 
     /// Per-position means over the board of the first `channels` channels of `x`
@@ -246,8 +250,7 @@ impl FastNet {
         if n == 0 {
             return Vec::new();
         }
-        let (w, h) = (self.width, self.height);
-        let area = w * h;
+        let area = self.interior.len();
         let g = self.grid_cells();
         let mut s = std::mem::take(&mut self.scratch);
         s.cells.clear();
@@ -256,19 +259,20 @@ impl FastNet {
         }
         // Encode [plane][y][x] into the bordered channel-last input.
         let mut one = vec![0.0; PLANES * area];
-        let input = sized(&mut s.input, n * g * PLANES);
+        let input = sized(&mut s.input, n * g * INPUT_STRIDE);
         for (p, st) in states.iter().enumerate() {
             encode_into(st, &mut one);
             for (i, &cell) in self.interior.iter().enumerate() {
-                let dst = &mut input[(p * g + cell) * PLANES..][..PLANES];
+                let dst = &mut input[(p * g + cell) * INPUT_STRIDE..][..PLANES];
                 for (c, d) in dst.iter_mut().enumerate() {
                     *d = one[c * area + i];
                 }
             }
         }
-        let c = self.stem.c_pad;
+        let c = self.stem.c_pad();
         let kernel = self.kernel;
-        let one_tap = [0isize];
+        let grid = self.grid;
+        // 1×1 convolutions (the heads).
         let run = |conv: &Packed,
                    x: &[f32],
                    x_stride: usize,
@@ -276,14 +280,13 @@ impl FastNet {
                    residual: Option<&[f32]>,
                    relu: bool| {
             let out = sized(out, n * g * conv.c_pad);
-            let taps: &[isize] = if conv.taps == 1 { &one_tap } else { &self.taps };
             convolve(
                 kernel,
                 conv,
                 Job {
                     x: &x[..n * g * x_stride],
                     x_stride,
-                    taps,
+                    taps: &[0],
                     cells: &s.cells,
                     out: &mut out[..n * g * conv.c_pad],
                     out_stride: conv.c_pad,
@@ -292,9 +295,25 @@ impl FastNet {
                 },
             );
         };
-        run(&self.stem, &s.input, PLANES, &mut s.h, None, true);
+        let mut wino = std::mem::take(&mut s.winograd);
+        let mut conv3 = |conv: &Winograd,
+                         x: &[f32],
+                         x_stride: usize,
+                         out: &mut Vec<f32>,
+                         residual: Option<&[f32]>| {
+            let out = sized(out, n * g * c);
+            let io = Io {
+                x,
+                x_stride,
+                out,
+                residual,
+                relu: true,
+            };
+            convolve3x3(kernel, conv, grid, n, io, &mut wino);
+        };
+        conv3(&self.stem, &s.input, INPUT_STRIDE, &mut s.h, None);
         for b in &self.blocks {
-            run(&b.a, &s.h, c, &mut s.t, None, true);
+            conv3(&b.a, &s.h, c, &mut s.t, None);
             if let Some(gp) = &b.gpool {
                 let bias = gp.forward(&self.board_mean(&s.t, c, gp.d_in, n), false);
                 for p in 0..n {
@@ -305,9 +324,10 @@ impl FastNet {
                     }
                 }
             }
-            run(&b.b, &s.t, c, &mut s.y, Some(&s.h), true);
+            conv3(&b.b, &s.t, c, &mut s.y, Some(&s.h));
             std::mem::swap(&mut s.h, &mut s.y);
         }
+        s.winograd = wino;
         let hp = self.policy_conv.c_pad;
         run(&self.policy_conv, &s.h, c, &mut s.policy, None, true);
         let pooled = self.board_mean(&s.policy, hp, self.policy_conv.c_out, n);

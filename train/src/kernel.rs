@@ -6,9 +6,10 @@
 //! every tap and input channel it broadcasts one input value per cell and multiplies it
 //! into `NV` vectors of weights. With AVX-512 (`MR` = 6, `NV` = 4) that is 24
 //! accumulators, 4 weight loads and 6 broadcasts per 24 fused multiply-adds.
-//! Three builds of the same tile exist: AVX-512 intrinsics, and a portable version
-//! compiled once with AVX2 + FMA enabled and once for the baseline target. The best one
-//! the CPU supports is chosen at run time.
+//! The tile is written once, generic over a 16-lane vector type, and built three times:
+//! with AVX-512F intrinsics, with AVX2 + FMA intrinsics (two registers per vector), and
+//! with plain arrays for any target. The fastest build the CPU supports is chosen at
+//! run time.
 
 /// Output channels are padded to a multiple of this (one AVX-512 vector of `f32`).
 pub const LANES: usize = 16;
@@ -16,41 +17,41 @@ pub const LANES: usize = 16;
 /// Which build of the convolution tile runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
-    /// AVX-512F intrinsics.
+    /// AVX-512F intrinsics: 6 cells × 64 channels per tile.
     Avx512,
-    /// The portable tile compiled with AVX2 and FMA enabled.
+    /// AVX2 + FMA intrinsics: 6 cells × 16 channels per tile.
     Avx2,
-    /// The portable tile for the baseline target.
+    /// Plain arrays the compiler vectorizes for the target (any CPU).
     Portable,
 }
 
 impl Kernel {
-    /// The fastest kernel this CPU supports.
-    pub fn detect() -> Kernel {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                return Kernel::Avx512;
+    /// Whether this CPU can run the kernel.
+    pub fn is_supported(self) -> bool {
+        match self {
+            Kernel::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
             }
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                return Kernel::Avx2;
-            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
         }
-        Kernel::Portable
     }
 
-    /// Every kernel this CPU can run (for tests that check each one).
+    /// The fastest kernel this CPU supports.
+    pub fn detect() -> Kernel {
+        Kernel::available()[0]
+    }
+
+    /// Every kernel this CPU can run, fastest first (for tests that check each one).
     pub fn available() -> Vec<Kernel> {
-        let best = Kernel::detect();
         [Kernel::Avx512, Kernel::Avx2, Kernel::Portable]
             .into_iter()
-            .filter(|k| match best {
-                Kernel::Avx512 => true,
-                Kernel::Avx2 => *k != Kernel::Avx512,
-                Kernel::Portable => *k == Kernel::Portable,
-            })
+            .filter(|k| k.is_supported())
             .collect()
     }
 }
@@ -120,24 +121,31 @@ pub struct Job<'a> {
 /// Applies `conv` to `job`'s cells with `kernel`.
 ///
 /// # Panics
-/// If a tap of a listed cell falls outside `x`, or a cell outside `out`.
+/// If the CPU cannot run `kernel`, if a tap of a listed cell falls outside `x`, or a
+/// cell outside `out`.
 pub fn convolve(kernel: Kernel, conv: &Packed, job: Job<'_>) {
+    assert!(
+        kernel.is_supported(),
+        "this CPU cannot run the {kernel:?} kernel"
+    );
     assert_eq!(conv.taps, job.taps.len(), "tap count");
     assert!(conv.c_in <= job.x_stride && conv.c_pad <= job.out_stride);
-    let x_cells = job.x.len() / job.x_stride;
-    let out_cells = job.out.len() / job.out_stride;
+    // Exact bounds: a cell's row may be followed by other data (interleaved layouts).
     for &c in job.cells {
-        assert!(c < out_cells, "output cell {c} out of range");
+        assert!(
+            c * job.out_stride + conv.c_pad <= job.out.len(),
+            "output cell {c} out of range"
+        );
         for &t in job.taps {
             let s = c as isize + t;
             assert!(
-                s >= 0 && (s as usize) < x_cells,
+                s >= 0 && s as usize * job.x_stride + conv.c_in <= job.x.len(),
                 "tap of cell {c} out of range"
             );
         }
     }
     if let Some(r) = job.residual {
-        assert!(r.len() >= job.out.len());
+        assert!(r.len() >= job.out.len(), "residual smaller than the output");
     }
     let taps: Vec<isize> = job
         .taps
@@ -188,19 +196,20 @@ struct Ctx<'a> {
 }
 
 /// 16 lanes of `f32` (one [`LANES`]-wide column block) in the registers of one build.
-trait Vector: Copy {
+pub(crate) trait Vector: Copy {
     unsafe fn load(p: *const f32) -> Self;
     unsafe fn store(self, p: *mut f32);
     unsafe fn splat(a: f32) -> Self;
     /// `a · w + acc`.
     unsafe fn mul_add(a: Self, w: Self, acc: Self) -> Self;
     unsafe fn add(self, other: Self) -> Self;
+    unsafe fn sub(self, other: Self) -> Self;
     unsafe fn relu(self) -> Self;
 }
 
 /// The portable vector: plain arrays the compiler vectorizes for the target.
 #[derive(Clone, Copy)]
-struct Lanes([f32; LANES]);
+pub(crate) struct Lanes([f32; LANES]);
 
 impl Vector for Lanes {
     #[inline(always)]
@@ -237,19 +246,27 @@ impl Vector for Lanes {
         r
     }
     #[inline(always)]
+    unsafe fn sub(self, other: Self) -> Self {
+        let mut r = self;
+        for l in 0..LANES {
+            r.0[l] -= other.0[l];
+        }
+        r
+    }
+    #[inline(always)]
     unsafe fn relu(self) -> Self {
         Lanes(self.0.map(|v| v.max(0.0)))
     }
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(crate) mod x86 {
     use super::Vector;
     use std::arch::x86_64::*;
 
     /// Two AVX2 registers.
     #[derive(Clone, Copy)]
-    pub(super) struct Avx2(__m256, __m256);
+    pub(crate) struct Avx2(__m256, __m256);
 
     impl Vector for Avx2 {
         #[inline]
@@ -289,6 +306,14 @@ mod x86 {
         }
         #[inline]
         #[target_feature(enable = "avx2,fma")]
+        unsafe fn sub(self, other: Self) -> Self {
+            Avx2(
+                _mm256_sub_ps(self.0, other.0),
+                _mm256_sub_ps(self.1, other.1),
+            )
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
         unsafe fn relu(self) -> Self {
             let z = _mm256_setzero_ps();
             Avx2(_mm256_max_ps(self.0, z), _mm256_max_ps(self.1, z))
@@ -297,7 +322,7 @@ mod x86 {
 
     /// One AVX-512 register.
     #[derive(Clone, Copy)]
-    pub(super) struct Avx512(__m512);
+    pub(crate) struct Avx512(__m512);
 
     impl Vector for Avx512 {
         #[inline]
@@ -324,6 +349,11 @@ mod x86 {
         #[target_feature(enable = "avx512f")]
         unsafe fn add(self, other: Self) -> Self {
             Avx512(_mm512_add_ps(self.0, other.0))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn sub(self, other: Self) -> Self {
+            Avx512(_mm512_sub_ps(self.0, other.0))
         }
         #[inline]
         #[target_feature(enable = "avx512f")]

@@ -11,6 +11,7 @@ pub mod inference;
 pub mod kernel;
 pub mod model;
 pub mod training;
+pub mod winograd;
 
 pub use export::{LoadedModel, ModelMeta, export, load_model, read_metadata};
 pub use fast::{FastEvaluator, FastNet};
