@@ -39,13 +39,15 @@ fn folded(cb: &ConvBn) -> Packed {
     Packed::new(c_out, c_in, k, &w, &b)
 }
 
+/// A layer's bias, or zeros where it has none.
+fn bias_or_zero(bias: &Option<burn::module::Param<Tensor<1>>>, len: usize) -> Vec<f32> {
+    bias.as_ref().map_or(vec![0.0; len], |b| values(b.val()))
+}
+
 /// A convolution with its own bias.
 fn plain(conv: &burn::nn::conv::Conv2d) -> Packed {
     let [c_out, c_in, k, _] = conv.weight.val().dims();
-    let b = conv
-        .bias
-        .as_ref()
-        .map_or(vec![0.0; c_out], |b| values(b.val()));
+    let b = bias_or_zero(&conv.bias, c_out);
     Packed::new(c_out, c_in, k, &values(conv.weight.val()), &b)
 }
 
@@ -68,30 +70,22 @@ impl Dense {
                 t[o * d_in + i] = w[i * d_out + o];
             }
         }
-        let b = l
-            .bias
-            .as_ref()
-            .map_or(vec![0.0; d_out], |b| values(b.val()));
         Dense {
             d_in,
             d_out,
             w: t,
-            b,
+            b: bias_or_zero(&l.bias, d_out),
         }
     }
 
     /// A 1×1 convolution applied to pooled features.
     fn conv1x1(conv: &burn::nn::conv::Conv2d) -> Dense {
         let [d_out, d_in, _, _] = conv.weight.val().dims();
-        let b = conv
-            .bias
-            .as_ref()
-            .map_or(vec![0.0; d_out], |b| values(b.val()));
         Dense {
             d_in,
             d_out,
             w: values(conv.weight.val()),
-            b,
+            b: bias_or_zero(&conv.bias, d_out),
         }
     }
 

@@ -469,22 +469,23 @@ unsafe fn tile6<V: Vector, const NV: usize>(ctx: &Ctx, ids: &[usize; 6], v0: usi
     }
 }
 
+/// A reproducible stream of values in [-1, 1), for the kernel tests.
+#[cfg(test)]
+pub(crate) fn noise(seed: u64, len: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A reproducible stream of values in [-1, 1).
-    fn noise(seed: u64, len: usize) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..len)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-            })
-            .collect()
-    }
 
     /// Every kernel build against a plain convolution with zero padding, for odd channel
     /// counts (padding columns), 1×1 and 3×3, with and without residual and ReLU.

@@ -377,18 +377,7 @@ unsafe fn output_avx2(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn noise(seed: u64, len: usize) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..len)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-            })
-            .collect()
-    }
+    use crate::kernel::noise;
 
     /// F(2×2, 3×3) against the direct kernel on odd and even boards, with a narrow
     /// input (stride padded to whole vectors), residual and ReLU, for every kernel build.
