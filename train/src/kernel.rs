@@ -130,6 +130,13 @@ pub fn convolve(kernel: Kernel, conv: &Packed, job: Job<'_>) {
     );
     assert_eq!(conv.taps, job.taps.len(), "tap count");
     assert!(conv.c_in <= job.x_stride && conv.c_pad <= job.out_stride);
+    // `Packed`'s fields are public: check that they agree before any raw read.
+    assert!(
+        conv.c_pad.is_multiple_of(LANES)
+            && conv.w.len() >= conv.taps * conv.c_in * conv.c_pad
+            && conv.bias.len() >= conv.c_pad,
+        "packed convolution with inconsistent sizes"
+    );
     // Exact bounds: a cell's row may be followed by other data (interleaved layouts).
     for &c in job.cells {
         assert!(
