@@ -263,8 +263,25 @@ fn bench_net() -> anyhow::Result<()> {
         }
         let train_rate = (steps * 256) as f64 / t.elapsed().as_secs_f64();
         println!(
-            "{preset:<6} net ({}): training {train_rate:>7.0} samples/s at batch 256 (forward, backward, AdamW)",
+            "{preset:<6} net ({}): training {train_rate:>7.0} samples/s at batch 256 with Burn Flex (forward, backward, AdamW)",
             describe(&cfg, game)
+        );
+        let mut cpu =
+            train::cpu_training::CpuTrainer::new(&net.valid(), &cfg.net_config(game), game, &cfg);
+        let mut t = Instant::now();
+        for step in 0..warm + steps {
+            if step == warm {
+                t = Instant::now();
+            }
+            let b = train::data::make_batch(game, &rows, 256, 1, step)?;
+            cpu.step(&b, 1e-3);
+        }
+        let cpu_rate = (steps * 256) as f64 / t.elapsed().as_secs_f64();
+        println!(
+            "{preset:<6} net ({}): training {cpu_rate:>7.0} samples/s at batch 256 with the CPU engine ({:?}, {} threads)",
+            describe(&cfg, game),
+            cpu.kernel(),
+            rayon::current_num_threads()
         );
         let model = train::LoadedModel {
             meta: train::ModelMeta::new(game, &cfg.net_config(game), 0, 0),

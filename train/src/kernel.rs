@@ -186,6 +186,167 @@ pub fn convolve(kernel: Kernel, conv: &Packed, job: Job<'_>) {
     }
 }
 
+/// Where the weight gradient of a convolution reads and writes (the training engine's
+/// backward pass): `out[t][i][o] += Σ_p xt[i · positions + p + taps[t]] · dy[p · dy_stride + o]`
+/// over the positions p of `runs`.
+pub struct GradJob<'a> {
+    /// The layer's input, channel-major: `[c_in][positions]`, zero at border positions.
+    pub xt: &'a [f32],
+    /// Positions per channel row of `xt`.
+    pub positions: usize,
+    /// Input channels.
+    pub c_in: usize,
+    /// Offset of each tap relative to the output position, in positions.
+    pub taps: &'a [isize],
+    /// Output positions as runs `(first, count)` of consecutive positions.
+    pub runs: &'a [(usize, usize)],
+    /// Gradient of the layer's output, channel-last, `dy_stride` floats per position.
+    pub dy: &'a [f32],
+    /// Floats per position of `dy`.
+    pub dy_stride: usize,
+    /// Output channels rounded up to a multiple of [`LANES`]: columns read from `dy` and
+    /// written to `out`.
+    pub c_pad: usize,
+    /// The gradient, `[tap][c_in][c_pad]` (the layout of [`Packed::w`]), accumulated into.
+    pub out: &'a mut [f32],
+}
+
+/// Accumulates a convolution's weight gradient (see [`GradJob`]) with `kernel`: the
+/// convolution tile with the roles of cells and channels swapped, 6 input channels ×
+/// `NV · 16` output channels in registers while the positions stream by.
+///
+/// # Panics
+/// If the CPU cannot run `kernel`, or a position of a run (or a tap of it) falls outside
+/// the buffers.
+pub fn weight_gradient(kernel: Kernel, job: GradJob<'_>) {
+    assert!(
+        kernel.is_supported(),
+        "this CPU cannot run the {kernel:?} kernel"
+    );
+    assert!(job.c_pad.is_multiple_of(LANES) && job.c_pad <= job.dy_stride);
+    assert!(job.out.len() >= job.taps.len() * job.c_in * job.c_pad);
+    assert!(job.xt.len() >= job.c_in * job.positions);
+    for &(first, count) in job.runs {
+        if count == 0 {
+            continue;
+        }
+        let last = first + count - 1;
+        assert!(
+            last * job.dy_stride + job.c_pad <= job.dy.len(),
+            "run at {first} out of range"
+        );
+        for &t in job.taps {
+            assert!(
+                first as isize + t >= 0 && ((last as isize + t) as usize) < job.positions,
+                "tap of run at {first} out of range"
+            );
+        }
+    }
+    let g = GradCtx {
+        xt: job.xt.as_ptr(),
+        positions: job.positions,
+        c_in: job.c_in,
+        dy: job.dy.as_ptr(),
+        dy_stride: job.dy_stride,
+        c_pad: job.c_pad,
+        out: job.out.as_mut_ptr(),
+    };
+    // SAFETY: every position read is a run's position (checked to lie in `dy`, and with
+    // each tap in `xt`'s rows), every write a tap, channel and column below the sizes
+    // checked for `out`; the CPU features of each build were detected.
+    unsafe {
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => x86::grad_avx512(&g, job.taps, job.runs),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => x86::grad_avx2(&g, job.taps, job.runs),
+            _ => grad_drive::<Lanes, 1>(&g, job.taps, job.runs),
+        }
+    }
+}
+
+/// Raw pointers and strides of one weight gradient.
+struct GradCtx {
+    xt: *const f32,
+    positions: usize,
+    c_in: usize,
+    dy: *const f32,
+    dy_stride: usize,
+    c_pad: usize,
+    out: *mut f32,
+}
+
+/// Runs the gradient tile for every tap, group of 6 input channels (the last group
+/// repeats its last channel: both copies compute the same sum from the same start, so
+/// the repeated store is harmless) and block of at most `MAX_NV` vectors of columns.
+#[inline(always)]
+unsafe fn grad_drive<V: Vector, const MAX_NV: usize>(
+    g: &GradCtx,
+    taps: &[isize],
+    runs: &[(usize, usize)],
+) {
+    let vectors = g.c_pad / LANES;
+    for (t, &off) in taps.iter().enumerate() {
+        for i0 in (0..g.c_in).step_by(6) {
+            let ids: [usize; 6] = std::array::from_fn(|r| (i0 + r).min(g.c_in - 1));
+            let mut v0 = 0;
+            while v0 < vectors {
+                let nv = (vectors - v0).min(MAX_NV);
+                // SAFETY: as for `weight_gradient`.
+                unsafe {
+                    match nv {
+                        1 => grad_tile6::<V, 1>(g, t, off, &ids, v0, runs),
+                        2 => grad_tile6::<V, 2>(g, t, off, &ids, v0, runs),
+                        3 => grad_tile6::<V, 3>(g, t, off, &ids, v0, runs),
+                        _ => grad_tile6::<V, 4>(g, t, off, &ids, v0, runs),
+                    }
+                }
+                v0 += nv;
+            }
+        }
+    }
+}
+
+/// 6 input channels × `NV` vectors of output channels of tap `t`, summed over the runs.
+#[inline(always)]
+unsafe fn grad_tile6<V: Vector, const NV: usize>(
+    g: &GradCtx,
+    t: usize,
+    off: isize,
+    ids: &[usize; 6],
+    v0: usize,
+    runs: &[(usize, usize)],
+) {
+    unsafe {
+        let col = v0 * LANES;
+        let dst = |r: usize| g.out.add((t * g.c_in + ids[r]) * g.c_pad + col);
+        let load =
+            |r: usize| -> [V; NV] { std::array::from_fn(|v| V::load(dst(r).add(v * LANES))) };
+        let (mut a0, mut a1, mut a2, mut a3, mut a4, mut a5) =
+            (load(0), load(1), load(2), load(3), load(4), load(5));
+        let src = |r: usize| g.xt.offset((ids[r] * g.positions) as isize + off);
+        let (s0, s1, s2, s3, s4, s5) = (src(0), src(1), src(2), src(3), src(4), src(5));
+        for &(first, count) in runs {
+            let mut dp = g.dy.add(first * g.dy_stride + col);
+            for p in first..first + count {
+                let w: [V; NV] = std::array::from_fn(|v| V::load(dp.add(v * LANES)));
+                fma_row(*s0.add(p), &w, &mut a0);
+                fma_row(*s1.add(p), &w, &mut a1);
+                fma_row(*s2.add(p), &w, &mut a2);
+                fma_row(*s3.add(p), &w, &mut a3);
+                fma_row(*s4.add(p), &w, &mut a4);
+                fma_row(*s5.add(p), &w, &mut a5);
+                dp = dp.add(g.dy_stride);
+            }
+        }
+        for (r, acc) in [a0, a1, a2, a3, a4, a5].iter().enumerate() {
+            for (v, a) in acc.iter().enumerate() {
+                a.store(dst(r).add(v * LANES));
+            }
+        }
+    }
+}
+
 /// Raw pointers and strides of one convolution, shared by the tile builds.
 struct Ctx<'a> {
     x: *const f32,
@@ -380,6 +541,16 @@ pub(crate) mod x86 {
         // 6 cells × 2 registers = 12 accumulators, + 2 weights + 1 broadcast of 16.
         unsafe { super::drive::<Avx2, 1>(ctx, cells) }
     }
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn grad_avx512(g: &super::GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
+        unsafe { super::grad_drive::<Avx512, 4>(g, taps, runs) }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn grad_avx2(g: &super::GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
+        unsafe { super::grad_drive::<Avx2, 1>(g, taps, runs) }
+    }
 }
 
 unsafe fn run_portable(ctx: &Ctx, cells: &[usize]) {
@@ -571,6 +742,82 @@ mod tests {
                     // Border cells are never written.
                     let written = out.iter().filter(|v| !v.is_nan()).count();
                     assert_eq!(written, cells.len() * conv.c_pad, "{kernel:?}");
+                }
+            }
+        }
+    }
+
+    /// The weight-gradient tile against a plain sum, for 1×1 and 3×3 taps and channel
+    /// counts that exercise the padding and the repeated last channel group.
+    #[test]
+    fn weight_gradients_match_a_plain_sum() {
+        let (w, h, n) = (5usize, 4usize, 3usize);
+        let g = (w + 2) * (h + 2);
+        let positions = n * g;
+        for (c_in, c_out, k) in [(7usize, 64usize, 3usize), (64, 17, 1), (33, 128, 3)] {
+            let c_pad = c_out.next_multiple_of(LANES);
+            let mut xt = noise(5, c_in * positions);
+            let mut dy = noise(6, positions * c_pad);
+            let mut runs = Vec::new();
+            for p in 0..n {
+                for y in 0..h {
+                    runs.push((p * g + (y + 1) * (w + 2) + 1, w));
+                }
+            }
+            // Zero borders, and zero padding columns of dy.
+            let interior = |q: usize| runs.iter().any(|&(f, c)| (f..f + c).contains(&q));
+            for q in 0..positions {
+                for c in 0..c_in {
+                    if !interior(q) {
+                        xt[c * positions + q] = 0.0;
+                    }
+                }
+                for o in c_out..c_pad {
+                    dy[q * c_pad + o] = 0.0;
+                }
+            }
+            let taps: Vec<isize> = if k == 1 {
+                vec![0]
+            } else {
+                (-1..=1)
+                    .flat_map(|dy| (-1..=1).map(move |dx| dy * (w as isize + 2) + dx))
+                    .collect()
+            };
+            let start = noise(7, taps.len() * c_in * c_pad);
+            for kernel in Kernel::available() {
+                let mut out = start.clone();
+                weight_gradient(
+                    kernel,
+                    GradJob {
+                        xt: &xt,
+                        positions,
+                        c_in,
+                        taps: &taps,
+                        runs: &runs,
+                        dy: &dy,
+                        dy_stride: c_pad,
+                        c_pad,
+                        out: &mut out,
+                    },
+                );
+                for (t, &off) in taps.iter().enumerate() {
+                    for i in 0..c_in {
+                        for o in 0..c_pad {
+                            let at = (t * c_in + i) * c_pad + o;
+                            let mut want = start[at];
+                            for &(f, c) in &runs {
+                                for q in f..f + c {
+                                    let s = (q as isize + off) as usize;
+                                    want += xt[i * positions + s] * dy[q * c_pad + o];
+                                }
+                            }
+                            assert!(
+                                (out[at] - want).abs() < 1e-3,
+                                "{kernel:?} {c_in}->{c_out} k{k}: tap {t} [{i}][{o}]: {} vs {want}",
+                                out[at]
+                            );
+                        }
+                    }
                 }
             }
         }

@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cpu_training;
 pub mod data;
 pub mod encode;
 pub mod export;

@@ -20,6 +20,7 @@ use burn::tensor::activation::{log_softmax, softmax};
 use engine::Game;
 use serde::{Deserialize, Serialize};
 
+use crate::cpu_training::CpuTrainer;
 use crate::data::{Batch, batch_stream, load_window};
 use crate::encode::PLANES;
 use crate::model::{Net, NetConfig};
@@ -74,7 +75,8 @@ pub struct TrainConfig {
     pub checkpoint_every: u64,
     /// Seed of weights, data order and symmetries.
     pub seed: u64,
-    /// Where training runs: `cpu` (Burn's Flex backend), `cuda`, `cuda:N` (a build with
+    /// Where training runs: `cpu` (flipzero's own CPU engine, the fastest on a CPU),
+    /// `flex` (Burn's Flex CPU backend with autodiff), `cuda`, `cuda:N` (a build with
     /// `--features cuda`) or `wgpu` (a build with `--features wgpu`: Vulkan, Metal, DX12).
     pub device: String,
 }
@@ -105,10 +107,12 @@ impl Default for TrainConfig {
     }
 }
 
-/// The compute device named by `train.device`, or why this build cannot use it.
+/// The compute device named by `train.device`, or why this build cannot use it. `cpu`
+/// (flipzero's own CPU engine, [`crate::cpu_training`]) keeps its tensors on Burn's Flex
+/// device, like `flex`.
 pub fn training_device(name: &str) -> Result<Device, &'static str> {
     match name {
-        "cpu" => Ok(Device::flex()),
+        "cpu" | "flex" => Ok(Device::flex()),
         #[cfg(feature = "cuda")]
         "cuda" => Ok(Device::cuda(0)),
         #[cfg(feature = "cuda")]
@@ -126,7 +130,7 @@ pub fn training_device(name: &str) -> Result<Device, &'static str> {
         "wgpu" => {
             Err("wgpu needs a build with `--features wgpu` (cargo build --release --features wgpu)")
         }
-        _ => Err("cpu, cuda, cuda:N or wgpu"),
+        _ => Err("cpu, flex, cuda, cuda:N or wgpu"),
     }
 }
 
@@ -475,14 +479,121 @@ pub fn losses(
     (loss, metrics)
 }
 
+/// What a run trains with: flipzero's CPU engine, or Burn's autodiff on a device.
+enum Engine {
+    /// `device = "cpu"`.
+    Cpu(Box<CpuTrainer>),
+    /// `flex`, `cuda`, `wgpu`.
+    Burn(Box<BurnRun>),
+}
+
+/// Burn's autodiff: the network, its optimizer and the device.
+struct BurnRun {
+    net: Net,
+    optim: ModuleOptimizer,
+    device: Device,
+}
+
+/// The optimizer state's file in a checkpoint of the CPU engine.
+const CPU_OPTIM: &str = "optim.bin";
+/// The optimizer state's file in a checkpoint of Burn's engine.
+const BURN_OPTIM: &str = "optim.bpk";
+
+impl Engine {
+    /// A fresh engine for `cfg` from `net` (weights on any device).
+    fn new(cfg: &TrainConfig, game: Game, shape: &NetConfig, net: Net) -> Engine {
+        if cfg.device == "cpu" {
+            Engine::Cpu(Box::new(CpuTrainer::new(&net, shape, game, cfg)))
+        } else {
+            let device = training_device(&cfg.device).expect("validated").autodiff();
+            Engine::Burn(Box::new(BurnRun {
+                net: net.fork(&device),
+                optim: cfg.optimizer(),
+                device,
+            }))
+        }
+    }
+
+    /// One step; the loss and metrics.
+    fn step(&mut self, batch: &Batch, game: Game, cfg: &TrainConfig, lr: f64) -> [f32; 6] {
+        match self {
+            Engine::Cpu(t) => t.step(batch, lr),
+            Engine::Burn(run) => {
+                let BurnRun { net, optim, device } = &mut **run;
+                let (loss, m) = losses(net, batch, game, cfg, device);
+                let grads = GradientsParams::from_grads(loss.backward(), net);
+                *net = optim.step(lr, net.clone(), grads);
+                m
+            }
+        }
+    }
+
+    /// The network, for inference, on Flex.
+    fn net(&self) -> Net {
+        match self {
+            Engine::Cpu(t) => t.to_net(&Device::flex()),
+            Engine::Burn(run) => run.net.valid().fork(&Device::flex()),
+        }
+    }
+
+    /// Writes `model.bpk` and the optimizer state into `dir`.
+    fn save(&self, dir: &Path) -> Result<(), TrainError> {
+        save_net(&self.net(), &dir.join("model.bpk"))?;
+        match self {
+            Engine::Cpu(t) => write_atomic(&dir.join(CPU_OPTIM), &t.optimizer_bytes()),
+            Engine::Burn(run) => {
+                let path = dir.join(BURN_OPTIM);
+                let bytes = run.optim.into_bytes().map_err(|e| TrainError::Checkpoint {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
+                write_atomic(&path, &bytes)
+            }
+        }
+    }
+
+    /// The engine of checkpoint `dir`.
+    fn load(
+        cfg: &TrainConfig,
+        game: Game,
+        shape: &NetConfig,
+        dir: &Path,
+    ) -> Result<Engine, TrainError> {
+        let net = load_net(shape, &dir.join("model.bpk"), &Device::flex())?;
+        let mut engine = Engine::new(cfg, game, shape, net);
+        match &mut engine {
+            Engine::Cpu(t) => {
+                let path = dir.join(CPU_OPTIM);
+                let bytes = std::fs::read(&path).map_err(io(&path))?;
+                t.load_optimizer(&bytes)
+                    .map_err(|message| TrainError::Checkpoint {
+                        path: path.clone(),
+                        message,
+                    })?;
+            }
+            Engine::Burn(run) => {
+                let path = dir.join(BURN_OPTIM);
+                run.optim = run
+                    .optim
+                    .clone()
+                    .load(&path)
+                    .map_err(|e| TrainError::Checkpoint {
+                        path: path.clone(),
+                        message: format!("corrupt optimizer state: {e}"),
+                    })?;
+            }
+        }
+        Ok(engine)
+    }
+}
+
 fn checkpoint_dir(out: &Path, step: u64) -> PathBuf {
     out.join("checkpoints").join(format!("step-{step:08}"))
 }
 
 fn write_checkpoint(
     out: &Path,
-    net: &Net,
-    optim: &ModuleOptimizer,
+    engine: &Engine,
     state: &CheckpointState,
 ) -> Result<(), TrainError> {
     let root = out.join("checkpoints");
@@ -490,12 +601,7 @@ fn write_checkpoint(
     let tmp = root.join(format!(".step-{:08}.tmp", state.step));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
-    save_net(net, &tmp.join("model.bpk"))?;
-    let optim_bytes = optim.into_bytes().map_err(|e| TrainError::Checkpoint {
-        path: tmp.join("optim.bpk"),
-        message: e.to_string(),
-    })?;
-    write_atomic(&tmp.join("optim.bpk"), &optim_bytes)?;
+    engine.save(&tmp)?;
     let json = serde_json::to_string_pretty(state).expect("state serializes");
     write_atomic(&tmp.join("state.json"), json.as_bytes())?;
     let _ = std::fs::remove_dir_all(&dir);
@@ -573,10 +679,9 @@ pub fn train(
     }
     std::fs::create_dir_all(&opts.out).map_err(io(&opts.out))?;
     let net_cfg = cfg.net_config(game);
-    let device = training_device(&cfg.device).expect("validated").autodiff();
-    device.seed(cfg.seed);
-    let mut net = net_cfg.init(&device);
-    let mut optim = cfg.optimizer();
+    let flex = Device::flex();
+    flex.seed(cfg.seed);
+    let mut engine = None;
     let mut start = 0;
     let metrics_path = opts.out.join("metrics.csv");
     match latest_checkpoint(&opts.out)? {
@@ -593,21 +698,21 @@ pub fn train(
                     message: describe_mismatch(&state, &want),
                 });
             }
-            net = load_net(&net_cfg, &dir.join("model.bpk"), &device)?;
-            optim = optim
-                .load(dir.join("optim.bpk"))
-                .map_err(|e| TrainError::Checkpoint {
-                    path: dir.join("optim.bpk"),
-                    message: format!("corrupt optimizer state: {e}"),
-                })?;
+            engine = Some(Engine::load(cfg, game, &net_cfg, &dir)?);
             start = state.step;
         }
-        _ => {
-            if let Some(init) = &opts.init {
-                net = load_net(&net_cfg, &init.join("model.bpk"), &device)?;
-            }
-        }
+        _ => {}
     }
+    let mut engine = match engine {
+        Some(e) => e,
+        None => {
+            let net = match &opts.init {
+                Some(init) => load_net(&net_cfg, &init.join("model.bpk"), &flex)?,
+                None => net_cfg.init(&flex),
+            };
+            Engine::new(cfg, game, &net_cfg, net)
+        }
+    };
     trim_metrics(&metrics_path, start)?;
     let mut csv = std::fs::OpenOptions::new()
         .append(true)
@@ -630,9 +735,7 @@ pub fn train(
             .recv()
             .expect("the batch thread lives until the last step")?;
         let lr = cfg.learning_rate_at(step);
-        let (loss, m) = losses(&net, &batch, game, cfg, &device);
-        let grads = GradientsParams::from_grads(loss.backward(), &net);
-        net = optim.step(lr, net, grads);
+        let m = engine.step(&batch, game, cfg, lr);
         let metrics = StepMetrics {
             step: step + 1,
             lr,
@@ -670,7 +773,7 @@ pub fn train(
                 config: cfg.clone(),
                 window_rows: rows.len(),
             };
-            write_checkpoint(&opts.out, &net, &optim, &state)?;
+            write_checkpoint(&opts.out, &engine, &state)?;
         }
         if opts.stop_after == Some(run_steps) && done < cfg.steps {
             return Ok(TrainReport {
@@ -682,7 +785,7 @@ pub fn train(
             });
         }
     }
-    save_net(&net.valid(), &opts.out.join("model.bpk"))?;
+    save_net(&engine.net(), &opts.out.join("model.bpk"))?;
     crate::export::write_metadata(
         &opts.out,
         game,

@@ -215,11 +215,11 @@ fn bad_checkpoints_are_named() {
         "{e}"
     );
     // A corrupt optimizer state is refused, naming the file.
-    let optim = out.join("checkpoints/step-00000010/optim.bpk");
+    let optim = out.join("checkpoints/step-00000010/optim.bin");
     let bytes = std::fs::read(&optim).unwrap();
     std::fs::write(&optim, &bytes[..bytes.len() / 3]).unwrap();
     let e = run(&cfg, &d, &out, true, None).unwrap_err().to_string();
-    assert!(e.contains("optim.bpk"), "{e}");
+    assert!(e.contains("optim.bin"), "{e}");
     // Corrupt weights, likewise.
     let model = out.join("checkpoints/step-00000010/model.bpk");
     std::fs::write(&model, b"garbage").unwrap();
