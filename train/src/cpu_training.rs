@@ -31,7 +31,7 @@ use crate::training::{OptimizerKind, TrainConfig};
 use crate::winograd::{self, Grid, Io, Winograd, convolve3x3};
 
 /// Samples per parallel task.
-const TASK: usize = 32;
+const TASK: usize = 16;
 
 /// Samples per cache block of a weight gradient (its input and output gradient stay in
 /// L2 while every tap and channel group streams over them).
@@ -132,8 +132,6 @@ enum Op {
 #[derive(Default)]
 struct TaskScratch {
     winograd: winograd::Scratch,
-    /// A channel-major copy of a layer's input for its weight gradient.
-    xt: Vec<f32>,
     /// This task's share of a weight gradient.
     partial: Vec<f32>,
 }
@@ -221,13 +219,6 @@ struct OptimSettings {
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().expect("f32 weights")
-}
-
-fn grown(buf: &mut Vec<f32>, len: usize) -> &mut Vec<f32> {
-    if buf.len() < len {
-        buf.resize(len, 0.0);
-    }
-    buf
 }
 
 impl CpuTrainer {
@@ -1443,7 +1434,6 @@ impl Geometry {
     ) {
         let g = self.g;
         let len = taps.len() * c.c_in * c.c_pad;
-        let positions = SUB * g;
         let chunks = n.div_ceil(TASK);
         tasks[..chunks]
             .par_iter_mut()
@@ -1453,24 +1443,14 @@ impl Geometry {
                 let m = TASK.min(n - s0);
                 t.partial.clear();
                 t.partial.resize(len, 0.0);
-                grown(&mut t.xt, c.c_in * positions);
                 for sub in (0..m).step_by(SUB) {
                     let ms = SUB.min(m - sub);
                     let base = s0 + sub;
-                    for s in 0..ms {
-                        for &cell in &self.interior {
-                            let src = &x[((base + s) * g + cell) * xs..][..c.c_in];
-                            let p = s * g + cell;
-                            for (ch, &v) in src.iter().enumerate() {
-                                t.xt[ch * positions + p] = v;
-                            }
-                        }
-                    }
                     weight_gradient(
                         self.kernel,
                         GradJob {
-                            xt: &t.xt,
-                            positions,
+                            x: &x[base * g * xs..(base + ms) * g * xs],
+                            x_stride: xs,
                             c_in: c.c_in,
                             taps,
                             runs: &self.runs[..ms * self.grid.height],
@@ -1559,9 +1539,9 @@ impl Geometry {
                     fq.fill(0.0);
                     for &cell in &self.interior {
                         let v = &zc[(smp * g + cell) * s..][..c];
-                        for i in 0..c {
-                            fs[i] += v[i];
-                            fq[i] += v[i] * v[i];
+                        for ((s, q), &v) in fs.iter_mut().zip(fq.iter_mut()).zip(v) {
+                            *s += v;
+                            *q += v * v;
                         }
                     }
                     for i in 0..c {
@@ -1587,7 +1567,11 @@ impl Geometry {
             bn.var[i] = bn.var[i] * (1.0 - bn.momentum) + var as f32 * bn.momentum;
         }
         let (gamma, beta) = (&values[bn.gamma], &values[bn.beta]);
+        // y = z · scale + shift, with scale = γ/σ and shift = β − μ · scale.
         let scale: Vec<f32> = gamma.iter().zip(&inv_std).map(|(a, b)| a * b).collect();
+        let shift: Vec<f32> = (0..c).map(|i| beta[i] - mean[i] * scale[i]).collect();
+        let floor = if relu { 0.0 } else { f32::NEG_INFINITY };
+        let (scale, shift) = (&scale[..c], &shift[..c]);
         out[..n * g * s]
             .par_chunks_mut(g * s)
             .enumerate()
@@ -1596,16 +1580,19 @@ impl Geometry {
                 for &cell in &self.interior {
                     let at = cell * s;
                     let zv = &z[base + at..][..c];
-                    let r = residual.map(|r| &r[base + at..][..c]);
-                    for i in 0..c {
-                        let mut y = (zv[i] - mean[i]) * scale[i] + beta[i];
-                        if let Some(r) = r {
-                            y += r[i];
+                    let o = &mut o[at..][..c];
+                    let affine = o.iter_mut().zip(zv).zip(scale.iter().zip(shift));
+                    match residual {
+                        Some(r) => {
+                            for (((o, &z), (&a, &b)), &r) in affine.zip(&r[base + at..][..c]) {
+                                *o = (z * a + b + r).max(floor);
+                            }
                         }
-                        if relu {
-                            y = y.max(0.0);
+                        None => {
+                            for ((o, &z), (&a, &b)) in affine {
+                                *o = (z * a + b).max(floor);
+                            }
                         }
-                        o[at + i] = y;
                     }
                 }
             });
@@ -1632,6 +1619,10 @@ impl Geometry {
         let (g, c) = (self.g, bn.c);
         let s = c.next_multiple_of(LANES);
         let chunk = g * s;
+        // x̂ = (z − μ)/σ = z · inv + centre.
+        let inv = &st.inv_std[..c];
+        let centre: Vec<f32> = (0..c).map(|i| -st.mean[i] * inv[i]).collect();
+        let centre = &centre[..c];
         let parts: Vec<(Vec<f64>, Vec<f64>)> = (0..n)
             .into_par_iter()
             .chunks(TASK)
@@ -1643,11 +1634,15 @@ impl Geometry {
                     fx.fill(0.0);
                     for &cell in &self.interior {
                         let at = smp * chunk + cell * s;
-                        for i in 0..c {
-                            let gr = if a[at + i] > 0.0 { d_out[at + i] } else { 0.0 };
-                            let xhat = (z[at + i] - st.mean[i]) * st.inv_std[i];
-                            fg[i] += gr;
-                            fx[i] += gr * xhat;
+                        let (av, dv, zv) = (&a[at..][..c], &d_out[at..][..c], &z[at..][..c]);
+                        let sums = fg.iter_mut().zip(fx.iter_mut());
+                        let xhat = zv.iter().zip(inv).zip(centre);
+                        for (((g, x), (&a, &d)), ((&z, &i), &ce)) in
+                            sums.zip(av.iter().zip(dv)).zip(xhat)
+                        {
+                            let gr = if a > 0.0 { d } else { 0.0 };
+                            *g += gr;
+                            *x += gr * (z * i + ce);
                         }
                     }
                     for i in 0..c {
@@ -1680,16 +1675,24 @@ impl Geometry {
             .zip(&st.inv_std)
             .map(|(a, b)| a * b)
             .collect();
+        let (coef, k1, k2) = (&coef[..c], &k1[..c], &k2[..c]);
         let fill = |smp: usize, dzc: &mut [f32], mut pre: Option<&mut [f32]>| {
             for &cell in &self.interior {
                 let local = cell * s;
                 let at = smp * chunk + local;
-                for i in 0..c {
-                    let gr = if a[at + i] > 0.0 { d_out[at + i] } else { 0.0 };
-                    let xhat = (z[at + i] - st.mean[i]) * st.inv_std[i];
-                    dzc[local + i] = coef[i] * (gr - k1[i] - xhat * k2[i]);
-                    if let Some(p) = pre.as_deref_mut() {
-                        p[local + i] = gr;
+                let (av, dv, zv) = (&a[at..][..c], &d_out[at..][..c], &z[at..][..c]);
+                let out = &mut dzc[local..][..c];
+                let xhat = zv.iter().zip(inv).zip(centre);
+                let k = coef.iter().zip(k1).zip(k2);
+                for (((o, (&a, &d)), ((&z, &i), &ce)), ((&cf, &k1), &k2)) in
+                    out.iter_mut().zip(av.iter().zip(dv)).zip(xhat).zip(k)
+                {
+                    let gr = if a > 0.0 { d } else { 0.0 };
+                    *o = cf * (gr - k1 - (z * i + ce) * k2);
+                }
+                if let Some(p) = pre.as_deref_mut() {
+                    for (p, (&a, &d)) in p[local..][..c].iter_mut().zip(av.iter().zip(dv)) {
+                        *p = if a > 0.0 { d } else { 0.0 };
                     }
                 }
             }

@@ -187,13 +187,13 @@ pub fn convolve(kernel: Kernel, conv: &Packed, job: Job<'_>) {
 }
 
 /// Where the weight gradient of a convolution reads and writes (the training engine's
-/// backward pass): `out[t][i][o] += Σ_p xt[i · positions + p + taps[t]] · dy[p · dy_stride + o]`
+/// backward pass): `out[t][i][o] += Σ_p x[(p + taps[t]) · x_stride + i] · dy[p · dy_stride + o]`
 /// over the positions p of `runs`.
 pub struct GradJob<'a> {
-    /// The layer's input, channel-major: `[c_in][positions]`, zero at border positions.
-    pub xt: &'a [f32],
-    /// Positions per channel row of `xt`.
-    pub positions: usize,
+    /// The layer's input, channel-last, zero at border positions.
+    pub x: &'a [f32],
+    /// Floats per position of `x`.
+    pub x_stride: usize,
     /// Input channels.
     pub c_in: usize,
     /// Offset of each tap relative to the output position, in positions.
@@ -225,7 +225,7 @@ pub fn weight_gradient(kernel: Kernel, job: GradJob<'_>) {
     );
     assert!(job.c_pad.is_multiple_of(LANES) && job.c_pad <= job.dy_stride);
     assert!(job.out.len() >= job.taps.len() * job.c_in * job.c_pad);
-    assert!(job.xt.len() >= job.c_in * job.positions);
+    assert!(job.c_in <= job.x_stride);
     for &(first, count) in job.runs {
         if count == 0 {
             continue;
@@ -237,14 +237,15 @@ pub fn weight_gradient(kernel: Kernel, job: GradJob<'_>) {
         );
         for &t in job.taps {
             assert!(
-                first as isize + t >= 0 && ((last as isize + t) as usize) < job.positions,
+                first as isize + t >= 0
+                    && (last as isize + t) as usize * job.x_stride + job.c_in <= job.x.len(),
                 "tap of run at {first} out of range"
             );
         }
     }
     let g = GradCtx {
-        xt: job.xt.as_ptr(),
-        positions: job.positions,
+        x: job.x.as_ptr(),
+        x_stride: job.x_stride,
         c_in: job.c_in,
         dy: job.dy.as_ptr(),
         dy_stride: job.dy_stride,
@@ -267,8 +268,8 @@ pub fn weight_gradient(kernel: Kernel, job: GradJob<'_>) {
 
 /// Raw pointers and strides of one weight gradient.
 struct GradCtx {
-    xt: *const f32,
-    positions: usize,
+    x: *const f32,
+    x_stride: usize,
     c_in: usize,
     dy: *const f32,
     dy_stride: usize,
@@ -324,18 +325,20 @@ unsafe fn grad_tile6<V: Vector, const NV: usize>(
             |r: usize| -> [V; NV] { std::array::from_fn(|v| V::load(dst(r).add(v * LANES))) };
         let (mut a0, mut a1, mut a2, mut a3, mut a4, mut a5) =
             (load(0), load(1), load(2), load(3), load(4), load(5));
-        let src = |r: usize| g.xt.offset((ids[r] * g.positions) as isize + off);
+        // The 6 channels of a position are adjacent: one cache line serves the broadcasts.
+        let src = |r: usize| g.x.offset(off * g.x_stride as isize + ids[r] as isize);
         let (s0, s1, s2, s3, s4, s5) = (src(0), src(1), src(2), src(3), src(4), src(5));
         for &(first, count) in runs {
             let mut dp = g.dy.add(first * g.dy_stride + col);
             for p in first..first + count {
                 let w: [V; NV] = std::array::from_fn(|v| V::load(dp.add(v * LANES)));
-                fma_row(*s0.add(p), &w, &mut a0);
-                fma_row(*s1.add(p), &w, &mut a1);
-                fma_row(*s2.add(p), &w, &mut a2);
-                fma_row(*s3.add(p), &w, &mut a3);
-                fma_row(*s4.add(p), &w, &mut a4);
-                fma_row(*s5.add(p), &w, &mut a5);
+                let q = p * g.x_stride;
+                fma_row(*s0.add(q), &w, &mut a0);
+                fma_row(*s1.add(q), &w, &mut a1);
+                fma_row(*s2.add(q), &w, &mut a2);
+                fma_row(*s3.add(q), &w, &mut a3);
+                fma_row(*s4.add(q), &w, &mut a4);
+                fma_row(*s5.add(q), &w, &mut a5);
                 dp = dp.add(g.dy_stride);
             }
         }
@@ -756,7 +759,8 @@ mod tests {
         let positions = n * g;
         for (c_in, c_out, k) in [(7usize, 64usize, 3usize), (64, 17, 1), (33, 128, 3)] {
             let c_pad = c_out.next_multiple_of(LANES);
-            let mut xt = noise(5, c_in * positions);
+            let x_stride = c_in + 3;
+            let mut x = noise(5, positions * x_stride);
             let mut dy = noise(6, positions * c_pad);
             let mut runs = Vec::new();
             for p in 0..n {
@@ -769,7 +773,7 @@ mod tests {
             for q in 0..positions {
                 for c in 0..c_in {
                     if !interior(q) {
-                        xt[c * positions + q] = 0.0;
+                        x[q * x_stride + c] = 0.0;
                     }
                 }
                 for o in c_out..c_pad {
@@ -789,8 +793,8 @@ mod tests {
                 weight_gradient(
                     kernel,
                     GradJob {
-                        xt: &xt,
-                        positions,
+                        x: &x,
+                        x_stride,
                         c_in,
                         taps: &taps,
                         runs: &runs,
@@ -808,7 +812,7 @@ mod tests {
                             for &(f, c) in &runs {
                                 for q in f..f + c {
                                     let s = (q as isize + off) as usize;
-                                    want += xt[i * positions + s] * dy[q * c_pad + o];
+                                    want += x[s * x_stride + i] * dy[q * c_pad + o];
                                 }
                             }
                             assert!(

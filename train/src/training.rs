@@ -506,8 +506,10 @@ impl Engine {
             Engine::Cpu(Box::new(CpuTrainer::new(&net, shape, game, cfg)))
         } else {
             let device = training_device(&cfg.device).expect("validated").autodiff();
+            // Loaded through a record, as from a file, so that the parameters are tracked
+            // by the autodiff device.
             Engine::Burn(Box::new(BurnRun {
-                net: net.fork(&device),
+                net: shape.init(&device).load_record(net.into_record()),
                 optim: cfg.optimizer(),
                 device,
             }))

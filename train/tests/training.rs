@@ -232,3 +232,29 @@ fn bad_checkpoints_are_named() {
     let e = train::load_model(&bad).err().unwrap().to_string();
     assert!(e.contains("model.json"), "{e}");
 }
+
+#[test]
+fn burn_flex_engine_trains_and_resumes() {
+    // `device = "flex"` trains with Burn's autodiff instead of the CPU engine; it keeps
+    // its own optimizer file (optim.bpk) and resumes like the CPU engine.
+    let d = data("ataxx");
+    let cfg = TrainConfig {
+        device: "flex".into(),
+        checkpoint_every: 3,
+        ..small_config(6)
+    };
+    let straight = temp("flex-straight");
+    run(&cfg, &d, &straight, false, None).unwrap();
+    let resumed = temp("flex-resumed");
+    run(&cfg, &d, &resumed, false, Some(4)).unwrap();
+    assert!(resumed.join("checkpoints/step-00000003/optim.bpk").exists());
+    assert!(run(&cfg, &d, &resumed, true, None).unwrap().finished);
+    let (a, b) = (losses(&straight), losses(&resumed));
+    assert_eq!(a.len(), 6);
+    for ((s, x), (_, y)) in a.iter().zip(&b) {
+        assert!(
+            (x - y).abs() <= 1e-4 * x.abs().max(1.0),
+            "step {s}: {x} vs {y}"
+        );
+    }
+}
