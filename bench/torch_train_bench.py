@@ -5,7 +5,8 @@ The network mirrors train/src/model.rs (residual tower with a global-pooling bia
 third block, convolutional policy head plus a pass logit, win/draw/loss and score heads),
 and the step mirrors train/src/training.rs (masked policy cross-entropy, WDL
 cross-entropy, score MSE, AdamW). Inputs are random Ataxx-shaped tensors made before
-timing, so data preparation is not counted here (flipzero's figure includes it).
+timing, so data preparation is not counted (nor is it in `flipzero bench net`, which
+makes its batches before timing too).
 
 Usage: python3 bench/torch_train_bench.py [THREADS]   (needs `pip install torch`)
 """

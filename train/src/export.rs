@@ -168,6 +168,17 @@ pub fn export(model_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, TrainError> 
         path: out.to_path_buf(),
         source,
     })?;
+    // An export killed mid-write leaves its temporary files (ours, and the safetensors
+    // store's own `model.safetensors.tmp.PID-N.tmp`); a new export replaces them.
+    if let Ok(entries) = std::fs::read_dir(out) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let ours = name.starts_with("model.") || name.starts_with(".model.");
+            if ours && name.ends_with(".tmp") && e.path().is_file() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     let mut written = vec![];
     let save = |path: PathBuf, pytorch: bool| -> Result<PathBuf, TrainError> {
         let tmp = path.with_extension("safetensors.tmp");

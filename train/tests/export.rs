@@ -155,3 +155,26 @@ fn fast_path_matches_burn_for_every_family() {
         }
     }
 }
+
+#[test]
+fn export_replaces_the_temporary_files_of_a_killed_export() {
+    let dir = model("ataxx", "stale-temps");
+    let stale = [
+        "model.safetensors.tmp",
+        "model.safetensors.tmp.4242-0.tmp",
+        ".model.onnx.4242.tmp",
+    ];
+    for name in stale {
+        std::fs::write(dir.join(name), b"half written").unwrap();
+    }
+    std::fs::write(dir.join("notes.tmp"), b"not ours").unwrap();
+    train::export(&dir, &dir).unwrap();
+    for name in stale {
+        assert!(!dir.join(name).exists(), "{name} left behind");
+    }
+    assert!(
+        dir.join("notes.tmp").exists(),
+        "a file that is not the export's was removed"
+    );
+    assert!(dir.join("model.safetensors").is_file());
+}
