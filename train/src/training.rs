@@ -667,6 +667,25 @@ fn trim_metrics(path: &Path, step: u64) -> Result<(), TrainError> {
     write_atomic(path, out.as_bytes())
 }
 
+/// Removes what a killed run's atomic writes left in `dir`: hidden `.NAME.PID.tmp` files
+/// and `.step-N.tmp` checkpoint folders, which only this trainer writes there.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.starts_with('.') && name.ends_with(".tmp") {
+            let p = e.path();
+            let _ = if p.is_dir() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+        }
+    }
+}
+
 /// Trains a network for `game` on the shards of `opts.data`.
 pub fn train(
     cfg: &TrainConfig,
@@ -680,6 +699,8 @@ pub fn train(
         return Err(TrainError::NoData(dirs.join(", ")));
     }
     std::fs::create_dir_all(&opts.out).map_err(io(&opts.out))?;
+    remove_stale_temps(&opts.out);
+    remove_stale_temps(&opts.out.join("checkpoints"));
     let net_cfg = cfg.net_config(game);
     let flex = Device::flex();
     flex.seed(cfg.seed);

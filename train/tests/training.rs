@@ -198,12 +198,14 @@ fn bad_checkpoints_are_named() {
     let cfg = small_config(20);
     let out = temp("bad-ckpt");
     run(&cfg, &d, &out, false, Some(10)).unwrap();
-    // Leftovers of a write that was killed are ignored.
+    // Leftovers of writes that were killed are ignored, and removed by the next run.
     std::fs::write(
         out.join("checkpoints").join(".step-00000020.tmp"),
         b"partial",
     )
     .unwrap();
+    std::fs::write(out.join("checkpoints").join(".latest.999999.tmp"), b"p").unwrap();
+    std::fs::write(out.join(".metrics.csv.999999.tmp"), b"p").unwrap();
     // A different setting is refused, naming the key.
     let other = TrainConfig {
         learning_rate: 1e-3,
@@ -214,6 +216,13 @@ fn bad_checkpoints_are_named() {
         e.contains("train.learning_rate") && e.contains("state.json"),
         "{e}"
     );
+    for stale in [
+        "checkpoints/.step-00000020.tmp",
+        "checkpoints/.latest.999999.tmp",
+        ".metrics.csv.999999.tmp",
+    ] {
+        assert!(!out.join(stale).exists(), "{stale} left behind");
+    }
     // A corrupt optimizer state is refused, naming the file.
     let optim = out.join("checkpoints/step-00000010/optim.bin");
     let bytes = std::fs::read(&optim).unwrap();
