@@ -25,6 +25,7 @@ use rayon::prelude::*;
 
 use crate::data::Batch;
 use crate::encode::PLANES;
+use crate::fast::{bias_or_zero, transpose, values};
 use crate::kernel::{GradJob, Job, Kernel, LANES, Packed, convolve, weight_gradient};
 use crate::model::{ConvBn, Net, NetConfig};
 use crate::training::{OptimizerKind, TrainConfig};
@@ -217,10 +218,6 @@ struct OptimSettings {
     weights: [f32; 3],
 }
 
-fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
-    t.into_data().try_to_vec::<f32>().expect("f32 weights")
-}
-
 impl CpuTrainer {
     /// Takes the weights, running statistics and shape of `net` (any device), with a
     /// fresh optimizer state for the settings of `cfg`, on the fastest kernel this CPU
@@ -404,13 +401,7 @@ impl CpuTrainer {
         let dense = [l.pass_out, l.value_fc, l.wdl_out, l.score_out];
         if let Some(d) = dense.iter().find(|d| d.w == i) {
             // Burn's Linear stores [in, out].
-            let mut t = vec![0.0; d.d_in * d.d_out];
-            for o in 0..d.d_out {
-                for j in 0..d.d_in {
-                    t[j * d.d_out + o] = data[o * d.d_in + j];
-                }
-            }
-            return t;
+            return transpose(data, d.d_out, d.d_in);
         }
         data.to_vec()
     }
@@ -1175,20 +1166,11 @@ impl Builder {
     }
 
     fn linear(&mut self, name: &str, l: &burn::nn::Linear) -> Dense {
+        // Burn stores Linear weights as [in, out]; the engine as [out][in].
         let [d_in, d_out] = l.weight.val().dims();
-        let w = values(l.weight.val());
-        let mut t = vec![0.0; d_in * d_out];
-        for i in 0..d_in {
-            for o in 0..d_out {
-                t[o * d_in + i] = w[i * d_out + o];
-            }
-        }
-        let w = self.add(format!("{name}.weight"), t);
-        let bias = l
-            .bias
-            .as_ref()
-            .map_or(vec![0.0; d_out], |b| values(b.val()));
-        let b = self.add(format!("{name}.bias"), bias);
+        let w = transpose(&values(l.weight.val()), d_in, d_out);
+        let w = self.add(format!("{name}.weight"), w);
+        let b = self.add(format!("{name}.bias"), bias_or_zero(&l.bias, d_out));
         Dense { d_in, d_out, w, b }
     }
 
@@ -1207,10 +1189,7 @@ impl Builder {
                         format!("blocks.{i}.gpool.weight"),
                         values(conv.weight.val()),
                     );
-                    let bias = conv
-                        .bias
-                        .as_ref()
-                        .map_or(vec![0.0; d_out], |b| values(b.val()));
+                    let bias = bias_or_zero(&conv.bias, d_out);
                     let b = self.add(format!("blocks.{i}.gpool.bias"), bias);
                     Dense { d_in, d_out, w, b }
                 });

@@ -15,7 +15,8 @@ use crate::kernel::{Job, Kernel, Packed, convolve};
 use crate::model::{ConvBn, Net};
 use crate::winograd::{self, Grid, Io, Winograd, convolve3x3};
 
-fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+/// A tensor's values, row-major.
+pub(crate) fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().expect("f32 weights")
 }
 
@@ -39,8 +40,19 @@ fn folded(cb: &ConvBn) -> Packed {
     Packed::new(c_out, c_in, k, &w, &b)
 }
 
+/// A row-major `rows × cols` matrix, transposed.
+pub(crate) fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0.0; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * rows + r] = w[r * cols + c];
+        }
+    }
+    t
+}
+
 /// A layer's bias, or zeros where it has none.
-fn bias_or_zero(bias: &Option<burn::module::Param<Tensor<1>>>, len: usize) -> Vec<f32> {
+pub(crate) fn bias_or_zero(bias: &Option<burn::module::Param<Tensor<1>>>, len: usize) -> Vec<f32> {
     bias.as_ref().map_or(vec![0.0; len], |b| values(b.val()))
 }
 
@@ -63,17 +75,10 @@ impl Dense {
     fn linear(l: &burn::nn::Linear) -> Dense {
         // Burn stores Linear weights as [in, out]; transpose to [out][in].
         let [d_in, d_out] = l.weight.val().dims();
-        let w = values(l.weight.val());
-        let mut t = vec![0.0; d_in * d_out];
-        for i in 0..d_in {
-            for o in 0..d_out {
-                t[o * d_in + i] = w[i * d_out + o];
-            }
-        }
         Dense {
             d_in,
             d_out,
-            w: t,
+            w: transpose(&values(l.weight.val()), d_in, d_out),
             b: bias_or_zero(&l.bias, d_out),
         }
     }
