@@ -738,21 +738,12 @@ impl CpuTrainer {
         );
         let last: &[f32] = t.blocks.last().map_or(&t.stem_a, |b| &b.out);
         let cp = l.stem.c_pad;
-        geo.wgrad(
-            last,
-            cp,
+        geo.conv_backward(
+            values,
+            grads,
             &l.value_conv,
-            &t.dzh,
-            hp,
-            &[0],
-            n,
-            &mut t.tasks,
-            &mut grads[l.value_conv.w],
-        );
-        geo.conv(
-            &transposed(values, &l.value_conv),
-            &t.dzh,
-            hp,
+            (last, cp),
+            (&t.dzh, hp),
             &mut t.da,
             None,
             n,
@@ -776,28 +767,19 @@ impl CpuTrainer {
             grads[b].iter_mut().zip(&dbias).for_each(|(a, b)| *a += b);
         }
         let hp = l.policy_conv.c_pad;
-        geo.wgrad(
-            &t.p,
-            hp,
+        geo.conv_backward(
+            values,
+            grads,
             &l.policy_out,
-            &t.dq,
-            qp,
-            &[0],
-            n,
-            &mut t.tasks,
-            &mut grads[l.policy_out.w],
-        );
-        let dpass: Vec<f32> = (0..n).map(|s| d.logits[s * size + size - 1]).collect();
-        let dpooled = dense_backward(values, grads, &l.pass_out, &t.pooled, &dpass);
-        geo.conv(
-            &transposed(values, &l.policy_out),
-            &t.dq,
-            qp,
+            (&t.p, hp),
+            (&t.dq, qp),
             &mut t.dhead,
             None,
             n,
             &mut t.tasks,
         );
+        let dpass: Vec<f32> = (0..n).map(|s| d.logits[s * size + size - 1]).collect();
+        let dpooled = dense_backward(values, grads, &l.pass_out, &t.pooled, &dpass);
         geo.broadcast_add(
             &mut t.dhead,
             hp,
@@ -818,21 +800,12 @@ impl CpuTrainer {
             &mut t.dzh,
             n,
         );
-        geo.wgrad(
-            last,
-            cp,
+        geo.conv_backward(
+            values,
+            grads,
             &l.policy_conv,
-            &t.dzh,
-            hp,
-            &[0],
-            n,
-            &mut t.tasks,
-            &mut grads[l.policy_conv.w],
-        );
-        geo.conv(
-            &transposed(values, &l.policy_conv),
-            &t.dzh,
-            hp,
+            (last, cp),
+            (&t.dzh, hp),
             &mut t.da2,
             Some(&t.da),
             n,
@@ -862,21 +835,12 @@ impl CpuTrainer {
                 n,
             );
             let h: &[f32] = if b.gpool.is_some() { &bt.h2 } else { &bt.h };
-            geo.wgrad(
-                h,
-                cp,
+            geo.conv_backward(
+                values,
+                grads,
                 &b.b,
-                &t.dz,
-                cp,
-                &geo.taps3,
-                n,
-                &mut t.tasks,
-                &mut grads[b.b.w],
-            );
-            geo.conv(
-                &transposed(values, &b.b),
-                &t.dz,
-                cp,
+                (h, cp),
+                (&t.dz, cp),
                 &mut t.dh,
                 None,
                 n,
@@ -901,21 +865,12 @@ impl CpuTrainer {
                 &mut t.dz,
                 n,
             );
-            geo.wgrad(
-                x,
-                cp,
+            geo.conv_backward(
+                values,
+                grads,
                 &b.a,
-                &t.dz,
-                cp,
-                &geo.taps3,
-                n,
-                &mut t.tasks,
-                &mut grads[b.a.w],
-            );
-            geo.conv(
-                &transposed(values, &b.a),
-                &t.dz,
-                cp,
+                (x, cp),
+                (&t.dz, cp),
                 &mut t.da2,
                 Some(&t.dpre),
                 n,
@@ -941,7 +896,6 @@ impl CpuTrainer {
             &l.stem,
             &t.dz,
             cp,
-            &geo.taps3,
             n,
             &mut t.tasks,
             &mut grads[l.stem.w],
@@ -1406,12 +1360,12 @@ impl Geometry {
         c: &Conv,
         dz: &[f32],
         dzs: usize,
-        taps: &[isize],
         n: usize,
         tasks: &mut [TaskScratch],
         grad: &mut [f32],
     ) {
         let g = self.g;
+        let taps: &[isize] = if c.k == 3 { &self.taps3 } else { &[0] };
         let len = taps.len() * c.c_in * c.c_pad;
         let chunks = n.div_ceil(TASK);
         tasks[..chunks]
@@ -1444,6 +1398,26 @@ impl Geometry {
         for t in &tasks[..chunks] {
             grad.iter_mut().zip(&t.partial).for_each(|(a, b)| *a += b);
         }
+    }
+
+    /// Backward through convolution `c` (input `x`, `xs` floats per cell; output
+    /// gradient `dz`, `dzs`): accumulates its weight gradient into `grads` and writes its
+    /// input gradient, plus `residual`, into `dx`.
+    #[allow(clippy::too_many_arguments)]
+    fn conv_backward(
+        &self,
+        values: &[Vec<f32>],
+        grads: &mut [Vec<f32>],
+        c: &Conv,
+        (x, xs): (&[f32], usize),
+        (dz, dzs): (&[f32], usize),
+        dx: &mut [f32],
+        residual: Option<&[f32]>,
+        n: usize,
+        tasks: &mut [TaskScratch],
+    ) {
+        self.wgrad(x, xs, c, dz, dzs, n, tasks, &mut grads[c.w]);
+        self.conv(&transposed(values, c), dz, dzs, dx, residual, n, tasks);
     }
 
     /// Per-sample means over the board of the first `c` channels of `x`: `[n][c]`.
