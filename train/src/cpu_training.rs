@@ -138,16 +138,18 @@ struct TaskScratch {
     partial: Vec<f32>,
 }
 
+/// One layer of the tower in the tape.
 #[derive(Default)]
-struct BlockTape {
-    za: Vec<f32>,
-    a_stats: Stats,
-    h: Vec<f32>,
+struct LayerTape {
+    /// The convolution's output.
+    z: Vec<f32>,
+    /// Its batch statistics.
+    stats: Stats,
+    /// The BatchNorm's output (after the residual sum and ReLU).
+    a: Vec<f32>,
+    /// With global pooling after the layer: `a` plus the pooled bias, and the means.
+    a2: Vec<f32>,
     gmean: Vec<f32>,
-    h2: Vec<f32>,
-    zb: Vec<f32>,
-    b_stats: Stats,
-    out: Vec<f32>,
 }
 
 /// Activations of the forward pass and gradient buffers, sized for one batch size.
@@ -156,10 +158,8 @@ struct BlockTape {
 struct Tape {
     n: usize,
     input: Vec<f32>,
-    stem_z: Vec<f32>,
-    stem_stats: Stats,
-    stem_a: Vec<f32>,
-    blocks: Vec<BlockTape>,
+    /// The stem, then each block's two layers.
+    tower: Vec<LayerTape>,
     pz: Vec<f32>,
     p_stats: Stats,
     p: Vec<f32>,
@@ -177,7 +177,6 @@ struct Tape {
     da: Vec<f32>,
     da2: Vec<f32>,
     dpre: Vec<f32>,
-    dh: Vec<f32>,
     dz: Vec<f32>,
     // Gradients: head stride.
     dhead: Vec<f32>,
@@ -423,15 +422,7 @@ impl CpuTrainer {
         };
         let cells = n * g;
         t.input = vec![0.0; cells * INPUT_STRIDE];
-        for v in [
-            &mut t.stem_z,
-            &mut t.stem_a,
-            &mut t.da,
-            &mut t.da2,
-            &mut t.dpre,
-            &mut t.dh,
-            &mut t.dz,
-        ] {
+        for v in [&mut t.da, &mut t.da2, &mut t.dpre, &mut t.dz] {
             *v = vec![0.0; cells * c];
         }
         for v in [
@@ -446,21 +437,17 @@ impl CpuTrainer {
         }
         t.q = vec![0.0; cells * qp];
         t.dq = vec![0.0; cells * qp];
-        t.blocks = self
-            .layers
-            .blocks
-            .iter()
-            .map(|b| BlockTape {
-                za: vec![0.0; cells * c],
-                h: vec![0.0; cells * c],
-                h2: if b.gpool.is_some() {
-                    vec![0.0; cells * c]
-                } else {
-                    Vec::new()
-                },
-                zb: vec![0.0; cells * c],
-                out: vec![0.0; cells * c],
-                ..BlockTape::default()
+        let l = &self.layers;
+        t.tower = (0..l.tower_len())
+            .map(|i| {
+                let gpool = l.tower(i).2;
+                LayerTape {
+                    z: vec![0.0; cells * c],
+                    a: vec![0.0; cells * c],
+                    a2: gpool.map_or(Vec::new(), |_| vec![0.0; cells * c]),
+                    gmean: gpool.map_or(Vec::new(), |d| vec![0.0; n * d.d_in]),
+                    ..LayerTape::default()
+                }
             })
             .collect();
         t.tasks = (0..n.div_ceil(TASK))
@@ -488,7 +475,7 @@ impl CpuTrainer {
         let CpuTrainer {
             geo,
             values,
-            layers,
+            layers: l,
             tape: t,
             ..
         } = self;
@@ -502,68 +489,49 @@ impl CpuTrainer {
                 }
             }
         }
-        let l = &mut *layers;
         let op = |c: &Conv| prepared(values, c);
-        geo.conv(
+        // Each pass convolves one layer and sums its batch statistics while its output is
+        // in cache; the next pass applies the BatchNorm (ReLU, residual, global pooling)
+        // to its own samples just before it convolves them.
+        let parts = geo.forward_pass(
             &op(&l.stem),
-            &t.input,
-            INPUT_STRIDE,
-            &mut t.stem_z,
-            None,
+            Src::Plain(&t.input, INPUT_STRIDE),
+            &mut t.tower[0].z,
+            l.stem_bn.c,
             n,
             &mut t.tasks,
         );
-        t.stem_stats = geo.bn_forward(
-            &mut l.stem_bn,
-            values,
-            &t.stem_z,
-            None,
-            true,
-            &mut t.stem_a,
-            n,
-        );
-        for (k, b) in l.blocks.iter_mut().enumerate() {
-            let (before, rest) = t.blocks.split_at_mut(k);
-            let bt = &mut rest[0];
-            let x: &[f32] = if k == 0 {
-                &t.stem_a
-            } else {
-                &before[k - 1].out
+        t.tower[0].stats = l.stem_bn.finish(&parts, n * area);
+        let last = t.tower.len() - 1;
+        for i in 1..=last {
+            let (conv, _, _) = l.tower(i);
+            let parts = {
+                let (before, rest) = t.tower.split_at_mut(i - 1);
+                let (prev, cur) = rest.split_at_mut(1);
+                let src = tower_src(l, values, i - 1, &mut prev[0], before);
+                geo.forward_pass(&op(conv), src, &mut cur[0].z, conv.c_out, n, &mut t.tasks)
             };
-            geo.conv(&op(&b.a), x, b.a.c_pad, &mut bt.za, None, n, &mut t.tasks);
-            bt.a_stats = geo.bn_forward(&mut b.a_bn, values, &bt.za, None, true, &mut bt.h, n);
-            let cp = b.a.c_pad;
-            if let Some(d) = &b.gpool {
-                bt.gmean = geo.board_means(&bt.h, cp, d.d_in, n);
-                let bias = dense_forward(values, d, &bt.gmean, false);
-                bt.h2[..n * g * cp].copy_from_slice(&bt.h[..n * g * cp]);
-                geo.broadcast_add(&mut bt.h2, cp, &bias, d.d_out, 1.0, n);
-            }
-            let h: &[f32] = if b.gpool.is_some() { &bt.h2 } else { &bt.h };
-            geo.conv(&op(&b.b), h, cp, &mut bt.zb, None, n, &mut t.tasks);
-            bt.b_stats = geo.bn_forward(&mut b.b_bn, values, &bt.zb, Some(x), true, &mut bt.out, n);
+            t.tower[i].stats = l.tower_bn_mut(i).finish(&parts, n * area);
         }
-        let last: &[f32] = t.blocks.last().map_or(&t.stem_a, |b| &b.out);
+        // The policy head's 1×1 convolution applies the tower's last BatchNorm.
+        let parts = {
+            let (before, rest) = t.tower.split_at_mut(last);
+            let src = tower_src(l, values, last, &mut rest[0], before);
+            let c = &l.policy_conv;
+            geo.forward_pass(&op(c), src, &mut t.pz, c.c_out, n, &mut t.tasks)
+        };
+        t.p_stats = l.policy_bn.finish(&parts, n * area);
+        let trunk: &[f32] = &t.tower[last].a;
         let cp = l.stem.c_pad;
-        // Policy head.
-        geo.conv(
-            &op(&l.policy_conv),
-            last,
-            cp,
-            &mut t.pz,
-            None,
-            n,
-            &mut t.tasks,
-        );
-        t.p_stats = geo.bn_forward(&mut l.policy_bn, values, &t.pz, None, true, &mut t.p, n);
         let hp = l.policy_conv.c_pad;
+        let (scale, shift) = l.policy_bn.affine(values, &t.p_stats);
+        geo.bn_apply(&t.pz, hp, (&scale, &shift), None, &mut t.p, n);
         t.pooled = geo.board_means(&t.p, hp, l.policy_conv.c_out, n);
-        geo.conv(
+        geo.forward_pass(
             &op(&l.policy_out),
-            &t.p,
-            hp,
+            Src::Plain(&t.p, hp),
             &mut t.q,
-            None,
+            0,
             n,
             &mut t.tasks,
         );
@@ -584,16 +552,18 @@ impl CpuTrainer {
         }
         debug_assert_eq!(t.logits.len(), n * size);
         // Value head.
-        geo.conv(
-            &op(&l.value_conv),
-            last,
-            cp,
+        let c = &l.value_conv;
+        let parts = geo.forward_pass(
+            &op(c),
+            Src::Plain(trunk, cp),
             &mut t.vz,
-            None,
+            c.c_out,
             n,
             &mut t.tasks,
         );
-        t.v_stats = geo.bn_forward(&mut l.value_bn, values, &t.vz, None, true, &mut t.v, n);
+        t.v_stats = l.value_bn.finish(&parts, n * area);
+        let (scale, shift) = l.value_bn.affine(values, &t.v_stats);
+        geo.bn_apply(&t.vz, hp, (&scale, &shift), None, &mut t.v, n);
         t.vm = geo.board_means(&t.v, hp, l.value_conv.c_out, n);
         t.hidden = dense_forward(values, &l.value_fc, &t.vm, true);
         t.wdl = dense_forward(values, &l.wdl_out, &t.hidden, false);
@@ -706,6 +676,8 @@ impl CpuTrainer {
         } = self;
         let n = t.n;
         let (g, area) = (geo.g, geo.area);
+        let last = t.tower.len() - 1;
+        let cp = l.stem.c_pad;
         // Value head: dense layers, then the board mean, BatchNorm and 1×1 convolution.
         let dh1 = dense_backward(values, grads, &l.wdl_out, &t.hidden, &d.wdl);
         let dh2 = dense_backward(values, grads, &l.score_out, &t.hidden, &d.score);
@@ -725,27 +697,23 @@ impl CpuTrainer {
             1.0 / area as f32,
             n,
         );
-        geo.bn_backward(
-            &l.value_bn,
-            values,
-            grads,
-            &t.v_stats,
-            &t.vz,
-            &t.v,
-            &t.dhead,
-            None,
-            &mut t.dzh,
-            n,
-        );
-        let last: &[f32] = t.blocks.last().map_or(&t.stem_a, |b| &b.out);
-        let cp = l.stem.c_pad;
-        geo.conv_backward(
+        let parts = geo.bn_reduce(&t.v_stats, &t.vz, &t.v, &t.dhead, l.value_bn.c, n);
+        let k = l
+            .value_bn
+            .gradients(values, grads, &t.v_stats, &parts, n * area);
+        let dz = Dz::Bn {
+            grad: k.on(&t.vz, &t.v, &t.dhead),
+            dz: &mut t.dzh,
+            dpre: None,
+        };
+        let trunk = (&t.tower[last].a[..], cp);
+        geo.backward_pass(
             values,
             grads,
             &l.value_conv,
-            (last, cp),
-            (&t.dzh, hp),
-            &mut t.da,
+            trunk,
+            dz,
+            Some((&mut t.da, None)),
             None,
             n,
             &mut t.tasks,
@@ -768,13 +736,13 @@ impl CpuTrainer {
             grads[b].iter_mut().zip(&dbias).for_each(|(a, b)| *a += b);
         }
         let hp = l.policy_conv.c_pad;
-        geo.conv_backward(
+        geo.backward_pass(
             values,
             grads,
             &l.policy_out,
             (&t.p, hp),
-            (&t.dq, qp),
-            &mut t.dhead,
+            Dz::Given(&t.dq, qp),
+            Some((&mut t.dhead, None)),
             None,
             n,
             &mut t.tasks,
@@ -789,118 +757,98 @@ impl CpuTrainer {
             1.0 / area as f32,
             n,
         );
-        geo.bn_backward(
-            &l.policy_bn,
-            values,
-            grads,
-            &t.p_stats,
-            &t.pz,
-            &t.p,
-            &t.dhead,
-            None,
-            &mut t.dzh,
-            n,
-        );
-        geo.conv_backward(
-            values,
-            grads,
-            &l.policy_conv,
-            (last, cp),
-            (&t.dzh, hp),
-            &mut t.da2,
-            Some(&t.da),
-            n,
-            &mut t.tasks,
-        );
-        std::mem::swap(&mut t.da, &mut t.da2);
-        // The tower, last block first; `da` holds the gradient of the block's output.
-        for k in (0..l.blocks.len()).rev() {
-            let b = &l.blocks[k];
-            let (before, rest) = t.blocks.split_at(k);
-            let bt = &rest[0];
-            let x: &[f32] = if k == 0 {
-                &t.stem_a
-            } else {
-                &before[k - 1].out
-            };
-            geo.bn_backward(
-                &b.b_bn,
+        let parts = geo.bn_reduce(&t.p_stats, &t.pz, &t.p, &t.dhead, l.policy_bn.c, n);
+        let k = l
+            .policy_bn
+            .gradients(values, grads, &t.p_stats, &parts, n * area);
+        // The trunk's gradient (value head's plus policy head's) is summed while the
+        // tower's last BatchNorm reduces it.
+        let parts = {
+            let lt = &t.tower[last];
+            geo.backward_pass(
                 values,
                 grads,
-                &bt.b_stats,
-                &bt.zb,
-                &bt.out,
-                &t.da,
-                Some(&mut t.dpre),
-                &mut t.dz,
-                n,
-            );
-            let h: &[f32] = if b.gpool.is_some() { &bt.h2 } else { &bt.h };
-            geo.conv_backward(
-                values,
-                grads,
-                &b.b,
-                (h, cp),
-                (&t.dz, cp),
-                &mut t.dh,
-                None,
+                &l.policy_conv,
+                trunk,
+                Dz::Bn {
+                    grad: k.on(&t.pz, &t.p, &t.dhead),
+                    dz: &mut t.dzh,
+                    dpre: None,
+                },
+                Some((&mut t.da2, Some(&t.da))),
+                Some(Reduce {
+                    stats: &lt.stats,
+                    z: &lt.z,
+                    a: &lt.a,
+                    c: l.tower(last).1.c,
+                }),
                 n,
                 &mut t.tasks,
-            );
-            if let Some(dg) = &b.gpool {
-                let sums = geo.board_means(&t.dh, cp, dg.d_out, n);
+            )
+        };
+        std::mem::swap(&mut t.da, &mut t.da2);
+        // The tower, last layer first. Each pass finishes a layer's BatchNorm backward
+        // (`da` holds the gradient of its output), accumulates its weight gradient, writes
+        // the gradient of its input (plus the residual's gradient at a block's input)
+        // and reduces the previous layer's BatchNorm sums on it while it is in cache.
+        let mut parts = parts;
+        for i in (0..=last).rev() {
+            let (conv, bn, _) = l.tower(i);
+            let lt = &t.tower[i];
+            let k = bn.gradients(values, grads, &lt.stats, &parts, n * area);
+            let input = if i == 0 {
+                (&t.input[..], INPUT_STRIDE)
+            } else {
+                let prev = &t.tower[i - 1];
+                let h = if prev.a2.is_empty() {
+                    &prev.a
+                } else {
+                    &prev.a2
+                };
+                (&h[..], cp)
+            };
+            // A block's second layer (even i ≥ 2) sends its gradient to the block's input
+            // through the residual too; the block's first layer (odd i) adds it there.
+            let (dpre, residual) = if ends_block(i) {
+                (Some(&mut t.dpre[..]), None)
+            } else if i % 2 == 1 {
+                (None, Some(&t.dpre[..]))
+            } else {
+                (None, None)
+            };
+            let dz = Dz::Bn {
+                grad: k.on(&lt.z, &lt.a, &t.da),
+                dz: &mut t.dz,
+                dpre,
+            };
+            let gpool_before = i >= 1 && l.tower(i - 1).2.is_some();
+            let reduce = (i >= 1 && !gpool_before).then(|| {
+                let prev = &t.tower[i - 1];
+                Reduce {
+                    stats: &prev.stats,
+                    z: &prev.z,
+                    a: &prev.a,
+                    c: l.tower(i - 1).1.c,
+                }
+            });
+            let dx = (i >= 1).then_some((&mut t.da2[..], residual));
+            parts = geo.backward_pass(values, grads, conv, input, dz, dx, reduce, n, &mut t.tasks);
+            if i == 0 {
+                break;
+            }
+            std::mem::swap(&mut t.da, &mut t.da2);
+            if let Some(dg) = l.tower(i - 1).2 {
+                // Global pooling: the bias added to every cell came from the board means
+                // of the previous layer's output.
+                let prev = &t.tower[i - 1];
+                let sums = geo.board_means(&t.da, cp, dg.d_out, n);
                 // board_means divides by the area; the bias gradient is the plain sum.
                 let du: Vec<f32> = sums.iter().map(|v| v * area as f32).collect();
-                let dm = dense_backward(values, grads, dg, &bt.gmean, &du);
-                geo.broadcast_add(&mut t.dh, cp, &dm, dg.d_in, 1.0 / area as f32, n);
+                let dm = dense_backward(values, grads, dg, &prev.gmean, &du);
+                geo.broadcast_add(&mut t.da, cp, &dm, dg.d_in, 1.0 / area as f32, n);
+                parts = geo.bn_reduce(&prev.stats, &prev.z, &prev.a, &t.da, dg.d_in, n);
             }
-            geo.bn_backward(
-                &b.a_bn,
-                values,
-                grads,
-                &bt.a_stats,
-                &bt.za,
-                &bt.h,
-                &t.dh,
-                None,
-                &mut t.dz,
-                n,
-            );
-            geo.conv_backward(
-                values,
-                grads,
-                &b.a,
-                (x, cp),
-                (&t.dz, cp),
-                &mut t.da2,
-                Some(&t.dpre),
-                n,
-                &mut t.tasks,
-            );
-            std::mem::swap(&mut t.da, &mut t.da2);
         }
-        geo.bn_backward(
-            &l.stem_bn,
-            values,
-            grads,
-            &t.stem_stats,
-            &t.stem_z,
-            &t.stem_a,
-            &t.da,
-            None,
-            &mut t.dz,
-            n,
-        );
-        geo.wgrad(
-            &t.input,
-            INPUT_STRIDE,
-            &l.stem,
-            &t.dz,
-            cp,
-            n,
-            &mut t.tasks,
-            &mut grads[l.stem.w],
-        );
     }
 
     /// Applies the optimizer to the gradients.
@@ -1294,163 +1242,704 @@ fn dense_backward(
     dx
 }
 
+/// The input of a forward pass.
+enum Src<'a> {
+    /// Activations as they are, `.1` floats per cell.
+    Plain(&'a [f32], usize),
+    /// A layer's convolution output `z`, through its BatchNorm (`scale`, `shift`), plus
+    /// `residual`, ReLU: written to `out` sample by sample, then, with global pooling,
+    /// plus the pooled bias into `gpool.h2`.
+    Bn {
+        z: &'a [f32],
+        stride: usize,
+        scale: Vec<f32>,
+        shift: Vec<f32>,
+        residual: Option<&'a [f32]>,
+        out: &'a mut [f32],
+        gpool: Option<Gpool<'a>>,
+    },
+}
+
+/// A global-pooling bias: `h2 = h + dense(board mean of h)`, the means kept in `gmean`.
+struct Gpool<'a> {
+    dense: &'a Dense,
+    values: &'a [Vec<f32>],
+    gmean: &'a mut [f32],
+    h2: &'a mut [f32],
+}
+
+/// The output gradient of a backward pass.
+enum Dz<'a> {
+    /// Given as it is, `.1` floats per cell.
+    Given(&'a [f32], usize),
+    /// The backward of a BatchNorm with ReLU, written to `dz` sample by sample, and the
+    /// gradient before the BatchNorm's residual sum to `dpre` if given.
+    Bn {
+        grad: BnGrad<'a>,
+        dz: &'a mut [f32],
+        dpre: Option<&'a mut [f32]>,
+    },
+}
+
+/// A BatchNorm whose backward sums a backward pass computes on the input gradient it
+/// writes.
+struct Reduce<'a> {
+    stats: &'a Stats,
+    z: &'a [f32],
+    a: &'a [f32],
+    c: usize,
+}
+
+/// Per-task partial sums over the batch, per channel, in f64: reduced in task order.
+type Partial = (Vec<f64>, Vec<f64>);
+
+/// The coefficients of a BatchNorm's backward: `dz = coef · (g − k1 − x̂ · k2)` with
+/// `g` the gradient of its output through the ReLU and `x̂ = z · inv + centre`.
+struct BnCoefs {
+    coef: Vec<f32>,
+    k1: Vec<f32>,
+    k2: Vec<f32>,
+    inv: Vec<f32>,
+    centre: Vec<f32>,
+}
+
+impl BnCoefs {
+    /// The backward of the BatchNorm whose input was `z`, output `a` and output
+    /// gradient `d_out`.
+    fn on<'a>(&'a self, z: &'a [f32], a: &'a [f32], d_out: &'a [f32]) -> BnGrad<'a> {
+        BnGrad {
+            k: self,
+            z,
+            a,
+            d_out,
+        }
+    }
+}
+
+/// [`BnCoefs`] with the buffers they apply to.
+struct BnGrad<'a> {
+    k: &'a BnCoefs,
+    z: &'a [f32],
+    a: &'a [f32],
+    d_out: &'a [f32],
+}
+
+/// The per-sample inverse std and centre of `x̂ = z · inv + centre`.
+fn normalizer(st: &Stats, c: usize) -> (Vec<f32>, Vec<f32>) {
+    let inv = st.inv_std[..c].to_vec();
+    let centre = (0..c).map(|i| -st.mean[i] * inv[i]).collect();
+    (inv, centre)
+}
+
+impl Bn {
+    /// Batch statistics from the per-task sums of `z` and `z²` over `count` cells;
+    /// updates the running statistics as Burn does (momentum, biased variance).
+    fn finish(&mut self, parts: &[Partial], count: usize) -> Stats {
+        let c = self.c;
+        let count = count as f64;
+        let mut mean = vec![0.0f32; c];
+        let mut inv_std = vec![0.0f32; c];
+        for i in 0..c {
+            let (sum, sq) = parts
+                .iter()
+                .fold((0.0, 0.0), |(a, b), p| (a + p.0[i], b + p.1[i]));
+            let mu = sum / count;
+            let var = (sq / count - mu * mu).max(0.0);
+            mean[i] = mu as f32;
+            inv_std[i] = 1.0 / (var as f32 + self.eps).sqrt();
+            self.mean[i] = self.mean[i] * (1.0 - self.momentum) + mu as f32 * self.momentum;
+            self.var[i] = self.var[i] * (1.0 - self.momentum) + var as f32 * self.momentum;
+        }
+        Stats { mean, inv_std }
+    }
+
+    /// `y = z · scale + shift`, with scale = γ/σ and shift = β − μ · scale.
+    fn affine(&self, values: &[Vec<f32>], st: &Stats) -> (Vec<f32>, Vec<f32>) {
+        let (gamma, beta) = (&values[self.gamma], &values[self.beta]);
+        let scale: Vec<f32> = gamma.iter().zip(&st.inv_std).map(|(a, b)| a * b).collect();
+        let shift = (0..self.c)
+            .map(|i| beta[i] - st.mean[i] * scale[i])
+            .collect();
+        (scale, shift)
+    }
+
+    /// From the per-task sums of `g` and `g · x̂` over `count` cells: accumulates γ's
+    /// and β's gradients, returns the coefficients of the backward.
+    fn gradients(
+        &self,
+        values: &[Vec<f32>],
+        grads: &mut [Vec<f32>],
+        st: &Stats,
+        parts: &[Partial],
+        count: usize,
+    ) -> BnCoefs {
+        let c = self.c;
+        let count = count as f64;
+        let (mut k1, mut k2) = (vec![0.0f32; c], vec![0.0f32; c]);
+        let [dgamma, dbeta] = grads
+            .get_disjoint_mut([self.gamma, self.beta])
+            .expect("distinct parameters");
+        for i in 0..c {
+            let (sg, sx) = parts
+                .iter()
+                .fold((0.0, 0.0), |(a, b), p| (a + p.0[i], b + p.1[i]));
+            dgamma[i] += sx as f32;
+            dbeta[i] += sg as f32;
+            k1[i] = (sg / count) as f32;
+            k2[i] = (sx / count) as f32;
+        }
+        let coef = values[self.gamma]
+            .iter()
+            .zip(&st.inv_std)
+            .map(|(a, b)| a * b)
+            .collect();
+        let (inv, centre) = normalizer(st, c);
+        BnCoefs {
+            coef,
+            k1,
+            k2,
+            inv,
+            centre,
+        }
+    }
+}
+
+impl Layers {
+    /// Layers of the tower, input first.
+    fn tower_len(&self) -> usize {
+        1 + 2 * self.blocks.len()
+    }
+
+    /// Tower layer `i`: the stem (0), then each block's first (odd) and second (even)
+    /// layer; its convolution, BatchNorm and the global pooling that follows it.
+    fn tower(&self, i: usize) -> (&Conv, &Bn, Option<&Dense>) {
+        if i == 0 {
+            return (&self.stem, &self.stem_bn, None);
+        }
+        let b = &self.blocks[(i - 1) / 2];
+        if i % 2 == 1 {
+            (&b.a, &b.a_bn, b.gpool.as_ref())
+        } else {
+            (&b.b, &b.b_bn, None)
+        }
+    }
+
+    /// The BatchNorm of tower layer `i`.
+    fn tower_bn_mut(&mut self, i: usize) -> &mut Bn {
+        if i == 0 {
+            return &mut self.stem_bn;
+        }
+        let b = &mut self.blocks[(i - 1) / 2];
+        if i % 2 == 1 { &mut b.a_bn } else { &mut b.b_bn }
+    }
+}
+
+/// Whether tower layer `i` is a block's second layer, whose output adds the block's
+/// input (the output of layer `i − 2`).
+fn ends_block(i: usize) -> bool {
+    i >= 2 && i.is_multiple_of(2)
+}
+
+/// The input of the pass after tower layer `i`: the layer's BatchNorm applied to its
+/// convolution output (plus the block's input after a block's second layer), written
+/// to the layer's activations.
+fn tower_src<'a>(
+    l: &'a Layers,
+    values: &'a [Vec<f32>],
+    i: usize,
+    layer: &'a mut LayerTape,
+    before: &'a [LayerTape],
+) -> Src<'a> {
+    let (_, bn, gpool) = l.tower(i);
+    let (scale, shift) = bn.affine(values, &layer.stats);
+    let residual = ends_block(i).then(|| &before[i - 2].a[..]);
+    let LayerTape {
+        z, a, a2, gmean, ..
+    } = layer;
+    Src::Bn {
+        z,
+        stride: bn.c.next_multiple_of(LANES),
+        scale,
+        shift,
+        residual,
+        out: a,
+        gpool: gpool.map(|dense| Gpool {
+            dense,
+            values,
+            gmean,
+            h2: a2,
+        }),
+    }
+}
+
+/// `buf[..n · per]` in chunks of [`TASK`] samples (`per` floats per sample).
+fn task_chunks(buf: &mut [f32], per: usize, n: usize) -> impl Iterator<Item = &mut [f32]> {
+    buf[..n * per].chunks_mut(TASK * per)
+}
+
+/// As [`task_chunks`] for a buffer that may be absent: `None` for every task then.
+fn task_chunks_opt(
+    buf: Option<&mut [f32]>,
+    per: usize,
+    n: usize,
+) -> impl Iterator<Item = Option<&mut [f32]>> {
+    let tasks = n.div_ceil(TASK);
+    let mut chunks = buf.map(|b| task_chunks(b, per, n));
+    (0..tasks).map(move |_| chunks.as_mut().and_then(Iterator::next))
+}
+
 impl Geometry {
-    /// Applies `op` to `n` samples of `x` (`xs` floats per cell) into `out` (the op's
-    /// `c_pad` floats per cell), plus `residual`.
+    /// Samples `s0..s0 + m` of a buffer with `stride` floats per cell.
+    fn samples<'a>(&self, x: &'a [f32], stride: usize, s0: usize, m: usize) -> &'a [f32] {
+        &x[s0 * self.g * stride..(s0 + m) * self.g * stride]
+    }
+
+    /// Applies `op` to the `m` samples of `x` (`xs` floats per cell) into `out`, plus
+    /// `residual` (both with the op's `c_pad` floats per cell).
     #[allow(clippy::too_many_arguments)]
-    fn conv(
+    fn conv_task(
         &self,
         op: &Op,
         x: &[f32],
         xs: usize,
         out: &mut [f32],
         residual: Option<&[f32]>,
+        m: usize,
+        scratch: &mut TaskScratch,
+    ) {
+        match op {
+            Op::Winograd(w) => {
+                let io = Io {
+                    x,
+                    x_stride: xs,
+                    out,
+                    residual,
+                    relu: false,
+                };
+                convolve3x3(self.kernel, w, self.grid, m, io, &mut scratch.winograd);
+            }
+            Op::Direct(p) => convolve(
+                self.kernel,
+                p,
+                Job {
+                    x,
+                    x_stride: xs,
+                    taps: &[0],
+                    cells: &self.task_cells[..m * self.area],
+                    out,
+                    out_stride: p.c_pad,
+                    residual,
+                    relu: false,
+                },
+            ),
+        }
+    }
+
+    /// The per-channel sums of `z` and `z²` over the board cells of `m` samples
+    /// (`stride` floats per cell, the first `c` channels).
+    fn stats_task(&self, z: &[f32], stride: usize, c: usize, m: usize) -> Partial {
+        let g = self.g;
+        let (mut sum, mut sq) = (vec![0f64; c], vec![0f64; c]);
+        let (mut fs, mut fq) = (vec![0f32; c], vec![0f32; c]);
+        for smp in 0..m {
+            fs.fill(0.0);
+            fq.fill(0.0);
+            for &cell in &self.interior {
+                let v = &z[(smp * g + cell) * stride..][..c];
+                for ((s, q), &v) in fs.iter_mut().zip(fq.iter_mut()).zip(v) {
+                    *s += v;
+                    *q += v * v;
+                }
+            }
+            for i in 0..c {
+                sum[i] += fs[i] as f64;
+                sq[i] += fq[i] as f64;
+            }
+        }
+        (sum, sq)
+    }
+
+    /// `out = relu(z · scale + shift + residual)` on the board cells of `m` samples.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_task(
+        &self,
+        z: &[f32],
+        stride: usize,
+        (scale, shift): (&[f32], &[f32]),
+        residual: Option<&[f32]>,
+        out: &mut [f32],
+        m: usize,
+    ) {
+        let c = scale.len();
+        for smp in 0..m {
+            let base = smp * self.g * stride;
+            for &cell in &self.interior {
+                let at = base + cell * stride;
+                let zv = &z[at..][..c];
+                let o = &mut out[at..][..c];
+                let affine = o.iter_mut().zip(zv).zip(scale.iter().zip(shift));
+                match residual {
+                    Some(r) => {
+                        for (((o, &z), (&a, &b)), &r) in affine.zip(&r[at..][..c]) {
+                            *o = (z * a + b + r).max(0.0);
+                        }
+                    }
+                    None => {
+                        for ((o, &z), (&a, &b)) in affine {
+                            *o = (z * a + b).max(0.0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One forward pass over the batch, by tasks: the input from `src`, `op` into `z`
+    /// (the op's `c_pad` floats per cell), and the sums for the batch statistics of
+    /// `z`'s first `c` channels (none when `c` is 0), one [`Partial`] per task.
+    fn forward_pass(
+        &self,
+        op: &Op,
+        src: Src<'_>,
+        z: &mut [f32],
+        c: usize,
         n: usize,
         tasks: &mut [TaskScratch],
-    ) {
+    ) -> Vec<Partial> {
         let g = self.g;
         let os = match op {
             Op::Winograd(w) => w.c_pad(),
             Op::Direct(p) => p.c_pad,
         };
-        out[..n * g * os]
-            .par_chunks_mut(TASK * g * os)
-            .zip(tasks.par_iter_mut())
+        let (plain, bn, out, gpool) = match src {
+            Src::Plain(x, xs) => (Some((x, xs)), None, None, None),
+            Src::Bn {
+                z,
+                stride,
+                scale,
+                shift,
+                residual,
+                out,
+                gpool,
+            } => (
+                None,
+                Some((z, stride, scale, shift, residual)),
+                Some(out),
+                gpool,
+            ),
+        };
+        let stride = bn.as_ref().map_or(0, |b| b.1);
+        let outs = task_chunks_opt(out, g * stride, n);
+        let (dense, values, gmean, h2) = match gpool {
+            Some(Gpool {
+                dense,
+                values,
+                gmean,
+                h2,
+            }) => (Some(dense), Some(values), Some(gmean), Some(h2)),
+            None => (None, None, None, None),
+        };
+        let gmeans = task_chunks_opt(gmean, dense.map_or(0, |d| d.d_in), n);
+        let h2s = task_chunks_opt(h2, g * stride, n);
+        let bn = bn.as_ref().map(|b| (b.0, b.1, (&b.2[..], &b.3[..]), b.4));
+        let jobs: Vec<_> = task_chunks(z, g * os, n)
+            .zip(tasks.iter_mut())
+            .zip(outs.zip(gmeans).zip(h2s))
             .enumerate()
-            .for_each(|(k, (o, t))| {
+            .collect();
+        jobs.into_par_iter()
+            .map(|(k, ((zc, t), ((out, gmean), h2)))| {
                 let s0 = k * TASK;
-                let m = o.len() / (g * os);
-                let x = &x[s0 * g * xs..(s0 + m) * g * xs];
-                let r = residual.map(|r| &r[s0 * g * os..(s0 + m) * g * os]);
-                match op {
-                    Op::Winograd(w) => {
-                        let io = Io {
-                            x,
-                            x_stride: xs,
-                            out: o,
-                            residual: r,
-                            relu: false,
-                        };
-                        convolve3x3(self.kernel, w, self.grid, m, io, &mut t.winograd);
+                let m = zc.len() / (g * os);
+                let (x, xs): (&[f32], usize) = match (plain, bn, out) {
+                    (Some((x, xs)), _, _) => (self.samples(x, xs, s0, m), xs),
+                    (None, Some((z, s, affine, residual)), Some(out)) => {
+                        let r = residual.map(|r| self.samples(r, s, s0, m));
+                        self.apply_task(self.samples(z, s, s0, m), s, affine, r, out, m);
+                        match (dense, values, gmean, h2) {
+                            (Some(d), Some(values), Some(gmean), Some(h2)) => {
+                                self.means_task(out, s, d.d_in, gmean, m);
+                                let bias = dense_forward(values, d, gmean, false);
+                                h2.copy_from_slice(out);
+                                self.add_task(h2, s, &bias, d.d_out, 1.0, m);
+                                (h2, s)
+                            }
+                            _ => (out, s),
+                        }
                     }
-                    Op::Direct(p) => convolve(
-                        self.kernel,
-                        p,
-                        Job {
-                            x,
-                            x_stride: xs,
-                            taps: &[0],
-                            cells: &self.task_cells[..m * self.area],
-                            out: o,
-                            out_stride: os,
-                            residual: r,
-                            relu: false,
-                        },
-                    ),
+                    _ => unreachable!("a BatchNorm source has its output chunks"),
+                };
+                self.conv_task(op, x, xs, zc, None, m, t);
+                if c == 0 {
+                    (Vec::new(), Vec::new())
+                } else {
+                    self.stats_task(zc, os, c, m)
                 }
-            });
+            })
+            .collect()
     }
 
-    /// Accumulates the weight gradient of `c` (input `x` with `xs` floats per cell,
-    /// output gradient `dz` with `dzs`) into `grad`.
+    /// One backward pass through convolution `c` over the batch, by tasks: the output
+    /// gradient from `dz`; the weight gradient (of input `x`, `xs` floats per cell)
+    /// accumulated into `grads`; the input gradient, plus a residual, written to `dx`;
+    /// and the backward sums of the BatchNorm `reduce` on that input gradient.
     #[allow(clippy::too_many_arguments)]
-    fn wgrad(
+    fn backward_pass(
         &self,
-        x: &[f32],
-        xs: usize,
+        values: &[Vec<f32>],
+        grads: &mut [Vec<f32>],
         c: &Conv,
-        dz: &[f32],
-        dzs: usize,
+        (x, xs): (&[f32], usize),
+        dz: Dz<'_>,
+        dx: Option<(&mut [f32], Option<&[f32]>)>,
+        reduce: Option<Reduce<'_>>,
         n: usize,
         tasks: &mut [TaskScratch],
-        grad: &mut [f32],
-    ) {
+    ) -> Vec<Partial> {
         let g = self.g;
+        let cp = c.c_pad;
+        let op = dx.is_some().then(|| transposed(values, c));
+        let xp = c.c_in.next_multiple_of(LANES);
+        let (given, grad, dz, dpre) = match dz {
+            Dz::Given(d, s) => (Some((d, s)), None, None, None),
+            Dz::Bn { grad, dz, dpre } => (None, Some(grad), Some(dz), dpre),
+        };
+        let dzs = task_chunks_opt(dz, g * cp, n);
+        let dpres = task_chunks_opt(dpre, g * cp, n);
+        let grad = grad.as_ref();
+        let (dx, residual) = match dx {
+            Some((d, r)) => (Some(d), r),
+            None => (None, None),
+        };
+        let dxs = task_chunks_opt(dx, g * xp, n);
         let taps: &[isize] = if c.k == 3 { &self.taps3 } else { &[0] };
         let len = taps.len() * c.c_in * c.c_pad;
-        let chunks = n.div_ceil(TASK);
-        tasks[..chunks]
-            .par_iter_mut()
+        let norm = reduce.as_ref().map(|r| normalizer(r.stats, r.c));
+        let jobs: Vec<_> = tasks[..n.div_ceil(TASK)]
+            .iter_mut()
+            .zip(dzs.zip(dpres).zip(dxs))
             .enumerate()
-            .for_each(|(k, t)| {
+            .collect();
+        let parts = jobs
+            .into_par_iter()
+            .map(|(k, (t, ((dzc, dpre), dxc)))| {
                 let s0 = k * TASK;
                 let m = TASK.min(n - s0);
+                let (dz, dzs): (&[f32], usize) = match (given, grad, dzc) {
+                    (Some((d, s)), _, _) => (self.samples(d, s, s0, m), s),
+                    (None, Some(gr), Some(dzc)) => {
+                        self.grad_task(gr, s0, m, dzc, dpre);
+                        (dzc, cp)
+                    }
+                    _ => unreachable!("a BatchNorm gradient has its output chunks"),
+                };
+                let xt = self.samples(x, xs, s0, m);
                 t.partial.clear();
                 t.partial.resize(len, 0.0);
                 for sub in (0..m).step_by(SUB) {
                     let ms = SUB.min(m - sub);
-                    let base = s0 + sub;
                     weight_gradient(
                         self.kernel,
                         GradJob {
-                            x: &x[base * g * xs..(base + ms) * g * xs],
+                            x: self.samples(xt, xs, sub, ms),
                             x_stride: xs,
                             c_in: c.c_in,
                             taps,
                             runs: &self.runs[..ms * self.grid.height],
-                            dy: &dz[base * g * dzs..(base + ms) * g * dzs],
+                            dy: self.samples(dz, dzs, sub, ms),
                             dy_stride: dzs,
                             c_pad: c.c_pad,
                             out: &mut t.partial,
                         },
                     );
                 }
-            });
-        for t in &tasks[..chunks] {
+                let (Some(op), Some(dxc)) = (&op, dxc) else {
+                    return (Vec::new(), Vec::new());
+                };
+                let r = residual.map(|r| self.samples(r, xp, s0, m));
+                self.conv_task(op, dz, dzs, dxc, r, m, t);
+                match (&reduce, &norm) {
+                    (Some(red), Some((inv, centre))) => {
+                        let (a, z) = (
+                            self.samples(red.a, xp, s0, m),
+                            self.samples(red.z, xp, s0, m),
+                        );
+                        self.reduce_task(z, a, dxc, xp, (inv, centre), m)
+                    }
+                    _ => (Vec::new(), Vec::new()),
+                }
+            })
+            .collect();
+        let grad = &mut grads[c.w];
+        for t in &tasks[..n.div_ceil(TASK)] {
             grad.iter_mut().zip(&t.partial).for_each(|(a, b)| *a += b);
+        }
+        parts
+    }
+
+    /// The sums of `g` and `g · x̂` of one task for a BatchNorm's backward, with `g`
+    /// the output gradient `d_out` through the ReLU of `a`, and `x̂ = z · inv + centre`.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_task(
+        &self,
+        z: &[f32],
+        a: &[f32],
+        d_out: &[f32],
+        stride: usize,
+        (inv, centre): (&[f32], &[f32]),
+        m: usize,
+    ) -> Partial {
+        let c = inv.len();
+        let (mut sg, mut sx) = (vec![0f64; c], vec![0f64; c]);
+        let (mut fg, mut fx) = (vec![0f32; c], vec![0f32; c]);
+        for smp in 0..m {
+            fg.fill(0.0);
+            fx.fill(0.0);
+            for &cell in &self.interior {
+                let at = (smp * self.g + cell) * stride;
+                let (av, dv, zv) = (&a[at..][..c], &d_out[at..][..c], &z[at..][..c]);
+                let sums = fg.iter_mut().zip(fx.iter_mut());
+                let xhat = zv.iter().zip(inv).zip(centre);
+                for (((g, x), (&a, &d)), ((&z, &i), &ce)) in sums.zip(av.iter().zip(dv)).zip(xhat) {
+                    let gr = if a > 0.0 { d } else { 0.0 };
+                    *g += gr;
+                    *x += gr * (z * i + ce);
+                }
+            }
+            for i in 0..c {
+                sg[i] += fg[i] as f64;
+                sx[i] += fx[i] as f64;
+            }
+        }
+        (sg, sx)
+    }
+
+    /// A BatchNorm's backward on samples `s0..s0 + m`: `dz` (task-local), and the
+    /// gradient through the ReLU alone into `pre` if given.
+    fn grad_task(
+        &self,
+        gr: &BnGrad<'_>,
+        s0: usize,
+        m: usize,
+        dz: &mut [f32],
+        mut pre: Option<&mut [f32]>,
+    ) {
+        let k = gr.k;
+        let c = k.coef.len();
+        let s = c.next_multiple_of(LANES);
+        let (a, d_out, z) = (
+            self.samples(gr.a, s, s0, m),
+            self.samples(gr.d_out, s, s0, m),
+            self.samples(gr.z, s, s0, m),
+        );
+        let (coef, k1, k2) = (&k.coef[..c], &k.k1[..c], &k.k2[..c]);
+        let (inv, centre) = (&k.inv[..c], &k.centre[..c]);
+        for smp in 0..m {
+            for &cell in &self.interior {
+                let at = (smp * self.g + cell) * s;
+                let (av, dv, zv) = (&a[at..][..c], &d_out[at..][..c], &z[at..][..c]);
+                let out = &mut dz[at..][..c];
+                let xhat = zv.iter().zip(inv).zip(centre);
+                let kk = coef.iter().zip(k1).zip(k2);
+                for (((o, (&a, &d)), ((&z, &i), &ce)), ((&cf, &k1), &k2)) in
+                    out.iter_mut().zip(av.iter().zip(dv)).zip(xhat).zip(kk)
+                {
+                    let gr = if a > 0.0 { d } else { 0.0 };
+                    *o = cf * (gr - k1 - (z * i + ce) * k2);
+                }
+                if let Some(p) = pre.as_deref_mut() {
+                    for (p, (&a, &d)) in p[at..][..c].iter_mut().zip(av.iter().zip(dv)) {
+                        *p = if a > 0.0 { d } else { 0.0 };
+                    }
+                }
+            }
         }
     }
 
-    /// Backward through convolution `c` (input `x`, `xs` floats per cell; output
-    /// gradient `dz`, `dzs`): accumulates its weight gradient into `grads` and writes its
-    /// input gradient, plus `residual`, into `dx`.
-    #[allow(clippy::too_many_arguments)]
-    fn conv_backward(
+    /// The sums for a BatchNorm's backward over the batch (see [`Geometry::reduce_task`]),
+    /// one [`Partial`] per task.
+    fn bn_reduce(
         &self,
-        values: &[Vec<f32>],
-        grads: &mut [Vec<f32>],
-        c: &Conv,
-        (x, xs): (&[f32], usize),
-        (dz, dzs): (&[f32], usize),
-        dx: &mut [f32],
-        residual: Option<&[f32]>,
+        st: &Stats,
+        z: &[f32],
+        a: &[f32],
+        d_out: &[f32],
+        c: usize,
         n: usize,
-        tasks: &mut [TaskScratch],
+    ) -> Vec<Partial> {
+        let s = c.next_multiple_of(LANES);
+        let (inv, centre) = normalizer(st, c);
+        (0..n.div_ceil(TASK))
+            .into_par_iter()
+            .map(|k| {
+                let (s0, m) = (k * TASK, TASK.min(n - k * TASK));
+                let at = |x| self.samples(x, s, s0, m);
+                self.reduce_task(at(z), at(a), at(d_out), s, (&inv, &centre), m)
+            })
+            .collect()
+    }
+
+    /// `out = relu(z · scale + shift + residual)` over the batch.
+    fn bn_apply(
+        &self,
+        z: &[f32],
+        stride: usize,
+        affine: (&[f32], &[f32]),
+        residual: Option<&[f32]>,
+        out: &mut [f32],
+        n: usize,
     ) {
-        self.wgrad(x, xs, c, dz, dzs, n, tasks, &mut grads[c.w]);
-        self.conv(&transposed(values, c), dz, dzs, dx, residual, n, tasks);
+        let per = self.g * stride;
+        let chunks: Vec<_> = task_chunks(out, per, n).enumerate().collect();
+        chunks.into_par_iter().for_each(|(k, o)| {
+            let (s0, m) = (k * TASK, o.len() / per);
+            let r = residual.map(|r| self.samples(r, stride, s0, m));
+            self.apply_task(self.samples(z, stride, s0, m), stride, affine, r, o, m);
+        });
+    }
+
+    /// Per-sample means over the board of the first `c` channels of the `m` samples of
+    /// `x`, into `out` (`[m][c]`).
+    fn means_task(&self, x: &[f32], xs: usize, c: usize, out: &mut [f32], m: usize) {
+        let area = self.area as f32;
+        for (s, out) in out[..m * c].chunks_mut(c).enumerate() {
+            out.fill(0.0);
+            for &cell in &self.interior {
+                let v = &x[(s * self.g + cell) * xs..][..c];
+                out.iter_mut().zip(v).for_each(|(a, b)| *a += b);
+            }
+            out.iter_mut().for_each(|a| *a /= area);
+        }
+    }
+
+    /// Adds `scale · add[s]` (`[m][c]`) to every board cell of each of the `m` samples.
+    fn add_task(&self, x: &mut [f32], xs: usize, add: &[f32], c: usize, scale: f32, m: usize) {
+        for s in 0..m {
+            let a: Vec<f32> = add[s * c..][..c].iter().map(|v| v * scale).collect();
+            for &cell in &self.interior {
+                x[(s * self.g + cell) * xs..][..c]
+                    .iter_mut()
+                    .zip(&a)
+                    .for_each(|(x, a)| *x += a);
+            }
+        }
     }
 
     /// Per-sample means over the board of the first `c` channels of `x`: `[n][c]`.
     fn board_means(&self, x: &[f32], xs: usize, c: usize, n: usize) -> Vec<f32> {
-        let g = self.g;
         let mut m = vec![0.0; n * c];
-        m.par_chunks_mut(c).enumerate().for_each(|(s, out)| {
-            for &cell in &self.interior {
-                let v = &x[(s * g + cell) * xs..][..c];
-                out.iter_mut().zip(v).for_each(|(a, b)| *a += b);
-            }
-            let area = self.area as f32;
-            out.iter_mut().for_each(|a| *a /= area);
-        });
+        m.par_chunks_mut(c)
+            .enumerate()
+            .for_each(|(s, out)| self.means_task(self.samples(x, xs, s, 1), xs, c, out, 1));
         m
     }
 
     /// Adds `scale · add[s]` (`[n][c]`) to every board cell of sample s.
     fn broadcast_add(&self, x: &mut [f32], xs: usize, add: &[f32], c: usize, scale: f32, n: usize) {
-        let g = self.g;
-        x[..n * g * xs]
-            .par_chunks_mut(g * xs)
+        x[..n * self.g * xs]
+            .par_chunks_mut(self.g * xs)
             .enumerate()
-            .for_each(|(s, xg)| {
-                let a: Vec<f32> = add[s * c..][..c].iter().map(|v| v * scale).collect();
-                for &cell in &self.interior {
-                    xg[cell * xs..][..c]
-                        .iter_mut()
-                        .zip(&a)
-                        .for_each(|(x, a)| *x += a);
-                }
-            });
+            .for_each(|(s, xg)| self.add_task(xg, xs, &add[s * c..][..c], c, scale, 1));
     }
 
     /// Sets every board cell of sample s to `scale · v[s]` (`[n][c]`).
@@ -1465,203 +1954,6 @@ impl Geometry {
                     xg[cell * xs..][..c].copy_from_slice(&a);
                 }
             });
-    }
-
-    /// Batch statistics of `z` (the BatchNorm's `c_pad` stride), running statistics
-    /// updated, and `out = relu?(γ · (z − μ)/σ + β + residual)`.
-    #[allow(clippy::too_many_arguments)]
-    fn bn_forward(
-        &self,
-        bn: &mut Bn,
-        values: &[Vec<f32>],
-        z: &[f32],
-        residual: Option<&[f32]>,
-        relu: bool,
-        out: &mut [f32],
-        n: usize,
-    ) -> Stats {
-        let (g, c) = (self.g, bn.c);
-        let s = c.next_multiple_of(LANES);
-        let parts: Vec<(Vec<f64>, Vec<f64>)> = z[..n * g * s]
-            .par_chunks(TASK * g * s)
-            .map(|zc| {
-                let m = zc.len() / (g * s);
-                let (mut sum, mut sq) = (vec![0f64; c], vec![0f64; c]);
-                let (mut fs, mut fq) = (vec![0f32; c], vec![0f32; c]);
-                for smp in 0..m {
-                    fs.fill(0.0);
-                    fq.fill(0.0);
-                    for &cell in &self.interior {
-                        let v = &zc[(smp * g + cell) * s..][..c];
-                        for ((s, q), &v) in fs.iter_mut().zip(fq.iter_mut()).zip(v) {
-                            *s += v;
-                            *q += v * v;
-                        }
-                    }
-                    for i in 0..c {
-                        sum[i] += fs[i] as f64;
-                        sq[i] += fq[i] as f64;
-                    }
-                }
-                (sum, sq)
-            })
-            .collect();
-        let count = (n * self.area) as f64;
-        let mut mean = vec![0.0f32; c];
-        let mut inv_std = vec![0.0f32; c];
-        for i in 0..c {
-            let (sum, sq) = parts
-                .iter()
-                .fold((0.0, 0.0), |(a, b), p| (a + p.0[i], b + p.1[i]));
-            let mu = sum / count;
-            let var = (sq / count - mu * mu).max(0.0);
-            mean[i] = mu as f32;
-            inv_std[i] = 1.0 / (var as f32 + bn.eps).sqrt();
-            bn.mean[i] = bn.mean[i] * (1.0 - bn.momentum) + mu as f32 * bn.momentum;
-            bn.var[i] = bn.var[i] * (1.0 - bn.momentum) + var as f32 * bn.momentum;
-        }
-        let (gamma, beta) = (&values[bn.gamma], &values[bn.beta]);
-        // y = z · scale + shift, with scale = γ/σ and shift = β − μ · scale.
-        let scale: Vec<f32> = gamma.iter().zip(&inv_std).map(|(a, b)| a * b).collect();
-        let shift: Vec<f32> = (0..c).map(|i| beta[i] - mean[i] * scale[i]).collect();
-        let floor = if relu { 0.0 } else { f32::NEG_INFINITY };
-        let (scale, shift) = (&scale[..c], &shift[..c]);
-        out[..n * g * s]
-            .par_chunks_mut(g * s)
-            .enumerate()
-            .for_each(|(smp, o)| {
-                let base = smp * g * s;
-                for &cell in &self.interior {
-                    let at = cell * s;
-                    let zv = &z[base + at..][..c];
-                    let o = &mut o[at..][..c];
-                    let affine = o.iter_mut().zip(zv).zip(scale.iter().zip(shift));
-                    match residual {
-                        Some(r) => {
-                            for (((o, &z), (&a, &b)), &r) in affine.zip(&r[base + at..][..c]) {
-                                *o = (z * a + b + r).max(floor);
-                            }
-                        }
-                        None => {
-                            for ((o, &z), (&a, &b)) in affine {
-                                *o = (z * a + b).max(floor);
-                            }
-                        }
-                    }
-                }
-            });
-        Stats { mean, inv_std }
-    }
-
-    /// Backward through `a = relu(BN(z) [+ residual])`: from `d_out` (the gradient of
-    /// `a`), accumulates γ's and β's gradients, writes `dz`, and the gradient before the
-    /// BatchNorm's sum (the residual's gradient) into `d_pre` if given.
-    #[allow(clippy::too_many_arguments)]
-    fn bn_backward(
-        &self,
-        bn: &Bn,
-        values: &[Vec<f32>],
-        grads: &mut [Vec<f32>],
-        st: &Stats,
-        z: &[f32],
-        a: &[f32],
-        d_out: &[f32],
-        d_pre: Option<&mut [f32]>,
-        dz: &mut [f32],
-        n: usize,
-    ) {
-        let (g, c) = (self.g, bn.c);
-        let s = c.next_multiple_of(LANES);
-        let chunk = g * s;
-        // x̂ = (z − μ)/σ = z · inv + centre.
-        let inv = &st.inv_std[..c];
-        let centre: Vec<f32> = (0..c).map(|i| -st.mean[i] * inv[i]).collect();
-        let centre = &centre[..c];
-        let parts: Vec<(Vec<f64>, Vec<f64>)> = (0..n)
-            .into_par_iter()
-            .chunks(TASK)
-            .map(|samples| {
-                let (mut sg, mut sx) = (vec![0f64; c], vec![0f64; c]);
-                let (mut fg, mut fx) = (vec![0f32; c], vec![0f32; c]);
-                for smp in samples {
-                    fg.fill(0.0);
-                    fx.fill(0.0);
-                    for &cell in &self.interior {
-                        let at = smp * chunk + cell * s;
-                        let (av, dv, zv) = (&a[at..][..c], &d_out[at..][..c], &z[at..][..c]);
-                        let sums = fg.iter_mut().zip(fx.iter_mut());
-                        let xhat = zv.iter().zip(inv).zip(centre);
-                        for (((g, x), (&a, &d)), ((&z, &i), &ce)) in
-                            sums.zip(av.iter().zip(dv)).zip(xhat)
-                        {
-                            let gr = if a > 0.0 { d } else { 0.0 };
-                            *g += gr;
-                            *x += gr * (z * i + ce);
-                        }
-                    }
-                    for i in 0..c {
-                        sg[i] += fg[i] as f64;
-                        sx[i] += fx[i] as f64;
-                    }
-                }
-                (sg, sx)
-            })
-            .collect();
-        let count = (n * self.area) as f64;
-        let mut k1 = vec![0.0f32; c];
-        let mut k2 = vec![0.0f32; c];
-        {
-            let [dgamma, dbeta] = grads
-                .get_disjoint_mut([bn.gamma, bn.beta])
-                .expect("distinct parameters");
-            for i in 0..c {
-                let (sg, sx) = parts
-                    .iter()
-                    .fold((0.0, 0.0), |(a, b), p| (a + p.0[i], b + p.1[i]));
-                dgamma[i] += sx as f32;
-                dbeta[i] += sg as f32;
-                k1[i] = (sg / count) as f32;
-                k2[i] = (sx / count) as f32;
-            }
-        }
-        let coef: Vec<f32> = values[bn.gamma]
-            .iter()
-            .zip(&st.inv_std)
-            .map(|(a, b)| a * b)
-            .collect();
-        let (coef, k1, k2) = (&coef[..c], &k1[..c], &k2[..c]);
-        let fill = |smp: usize, dzc: &mut [f32], mut pre: Option<&mut [f32]>| {
-            for &cell in &self.interior {
-                let local = cell * s;
-                let at = smp * chunk + local;
-                let (av, dv, zv) = (&a[at..][..c], &d_out[at..][..c], &z[at..][..c]);
-                let out = &mut dzc[local..][..c];
-                let xhat = zv.iter().zip(inv).zip(centre);
-                let k = coef.iter().zip(k1).zip(k2);
-                for (((o, (&a, &d)), ((&z, &i), &ce)), ((&cf, &k1), &k2)) in
-                    out.iter_mut().zip(av.iter().zip(dv)).zip(xhat).zip(k)
-                {
-                    let gr = if a > 0.0 { d } else { 0.0 };
-                    *o = cf * (gr - k1 - (z * i + ce) * k2);
-                }
-                if let Some(p) = pre.as_deref_mut() {
-                    for (p, (&a, &d)) in p[local..][..c].iter_mut().zip(av.iter().zip(dv)) {
-                        *p = if a > 0.0 { d } else { 0.0 };
-                    }
-                }
-            }
-        };
-        match d_pre {
-            Some(pre) => dz[..n * chunk]
-                .par_chunks_mut(chunk)
-                .zip(pre[..n * chunk].par_chunks_mut(chunk))
-                .enumerate()
-                .for_each(|(smp, (dzc, p))| fill(smp, dzc, Some(p))),
-            None => dz[..n * chunk]
-                .par_chunks_mut(chunk)
-                .enumerate()
-                .for_each(|(smp, dzc)| fill(smp, dzc, None)),
-        }
     }
 }
 
