@@ -481,14 +481,17 @@ impl CpuTrainer {
         } = self;
         let (g, area) = (geo.g, geo.area);
         // Encode [plane][y][x] into the bordered channel-last input.
-        for s in 0..n {
-            for (i, &cell) in geo.interior.iter().enumerate() {
-                let dst = &mut t.input[(s * g + cell) * INPUT_STRIDE..][..PLANES];
-                for (c, d) in dst.iter_mut().enumerate() {
-                    *d = batch.inputs[(s * PLANES + c) * area + i];
+        t.input[..n * g * INPUT_STRIDE]
+            .par_chunks_mut(g * INPUT_STRIDE)
+            .zip(batch.inputs.par_chunks(PLANES * area))
+            .for_each(|(x, planes)| {
+                for (i, &cell) in geo.interior.iter().enumerate() {
+                    let dst = &mut x[cell * INPUT_STRIDE..][..PLANES];
+                    for (c, d) in dst.iter_mut().enumerate() {
+                        *d = planes[c * area + i];
+                    }
                 }
-            }
-        }
+            });
         let op = |c: &Conv| prepared(values, c);
         // Each pass convolves one layer and sums its batch statistics while its output is
         // in cache; the next pass applies the BatchNorm (ReLU, residual, global pooling)
@@ -539,17 +542,19 @@ impl CpuTrainer {
         let slots = l.policy_out.c_out;
         let qp = l.policy_out.c_pad;
         let size = slots * area + 1;
-        t.logits.clear();
-        for (s, &pass) in pass.iter().enumerate() {
-            for slot in 0..slots {
-                t.logits.extend(
-                    geo.interior
-                        .iter()
-                        .map(|&cell| t.q[(s * g + cell) * qp + slot]),
-                );
-            }
-            t.logits.push(pass);
-        }
+        t.logits.resize(n * size, 0.0);
+        t.logits
+            .par_chunks_mut(size)
+            .zip(t.q.par_chunks(g * qp))
+            .zip(&pass)
+            .for_each(|((logits, q), &pass)| {
+                for (slot, row) in logits.chunks_mut(area).take(slots).enumerate() {
+                    for (l, &cell) in row.iter_mut().zip(&geo.interior) {
+                        *l = q[cell * qp + slot];
+                    }
+                }
+                logits[size - 1] = pass;
+            });
         debug_assert_eq!(t.logits.len(), n * size);
         // Value head.
         let c = &l.value_conv;
@@ -583,36 +588,34 @@ impl CpuTrainer {
         let [wp, wv, ws] = self.settings.weights;
         let weight_sum = b.policy_weight.iter().sum::<f32>().max(1.0);
         let mut dlogits = vec![0.0; n * size];
-        let (mut policy_loss, mut entropy) = (0.0f64, 0.0f64);
-        let (mut hits, mut count) = (0.0f32, 0.0f32);
-        for s in 0..n {
-            let logits = &t.logits[s * size..][..size];
-            let legal = &b.legal[s * size..][..size];
-            let target = &b.policy[s * size..][..size];
-            // Illegal moves get a large negative logit, as in `training::losses`.
-            let z: Vec<f32> = logits
-                .iter()
-                .zip(legal)
-                .map(|(l, m)| l + (m - 1.0) * 1.0e4)
-                .collect();
-            let max = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-            let sum: f32 = z.iter().map(|v| (v - max).exp()).sum();
-            let lse = max + sum.ln();
-            let tsum: f32 = target.iter().sum();
-            let mut row_loss = 0.0f32;
-            let mut row_entropy = 0.0f32;
-            for j in 0..size {
-                let logp = z[j] - lse;
-                let p = logp.exp();
-                row_loss -= target[j] * logp;
-                row_entropy -= p * logp * legal[j];
-                dlogits[s * size + j] =
-                    wp * b.policy_weight[s] / weight_sum * (p * tsum - target[j]);
-            }
-            policy_loss += (row_loss * b.policy_weight[s]) as f64;
-            entropy += row_entropy as f64;
-            if b.policy_weight[s] > 0.0 {
-                count += 1.0;
+        // Per sample in parallel: (weighted loss, entropy, hit, counted), summed in order.
+        let rows: Vec<(f32, f32, bool, bool)> = dlogits
+            .par_chunks_mut(size)
+            .enumerate()
+            .map(|(s, dlogits)| {
+                let logits = &t.logits[s * size..][..size];
+                let legal = &b.legal[s * size..][..size];
+                let target = &b.policy[s * size..][..size];
+                // Illegal moves get a large negative logit, as in `training::losses`.
+                let z: Vec<f32> = logits
+                    .iter()
+                    .zip(legal)
+                    .map(|(l, m)| l + (m - 1.0) * 1.0e4)
+                    .collect();
+                let max = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+                let sum: f32 = z.iter().map(|v| (v - max).exp()).sum();
+                let lse = max + sum.ln();
+                let tsum: f32 = target.iter().sum();
+                let mut row_loss = 0.0f32;
+                let mut row_entropy = 0.0f32;
+                let scale = wp * b.policy_weight[s] / weight_sum;
+                for j in 0..size {
+                    let logp = z[j] - lse;
+                    let p = logp.exp();
+                    row_loss -= target[j] * logp;
+                    row_entropy -= p * logp * legal[j];
+                    dlogits[j] = scale * (p * tsum - target[j]);
+                }
                 let argmax = |v: &[f32]| {
                     v.iter()
                         .enumerate()
@@ -621,8 +624,18 @@ impl CpuTrainer {
                         })
                         .0
                 };
-                hits += f32::from(u8::from(argmax(&z) == argmax(target)));
-            }
+                let counted = b.policy_weight[s] > 0.0;
+                let hit = counted && argmax(&z) == argmax(target);
+                (row_loss * b.policy_weight[s], row_entropy, hit, counted)
+            })
+            .collect();
+        let (mut policy_loss, mut entropy) = (0.0f64, 0.0f64);
+        let (mut hits, mut count) = (0.0f32, 0.0f32);
+        for &(loss, ent, hit, counted) in &rows {
+            policy_loss += loss as f64;
+            entropy += ent as f64;
+            hits += f32::from(u8::from(hit));
+            count += f32::from(u8::from(counted));
         }
         let policy_loss = (policy_loss / weight_sum as f64) as f32;
         let mut dwdl = vec![0.0; n * 3];
@@ -722,15 +735,26 @@ impl CpuTrainer {
         let slots = l.policy_out.c_out;
         let qp = l.policy_out.c_pad;
         let size = slots * area + 1;
-        let mut dbias = vec![0.0; slots];
-        for s in 0..n {
-            for (slot, db) in dbias.iter_mut().enumerate() {
-                for (i, &cell) in geo.interior.iter().enumerate() {
-                    let v = d.logits[s * size + slot * area + i];
-                    t.dq[(s * g + cell) * qp + slot] = v;
-                    *db += v;
+        // Scatter the cell logits' gradients to the planes; the bias gradient sums them
+        // per sample, then over the batch in order.
+        let sums: Vec<Vec<f32>> = t.dq[..n * g * qp]
+            .par_chunks_mut(g * qp)
+            .zip(d.logits.par_chunks(size))
+            .map(|(dq, dl)| {
+                let mut db = vec![0.0; slots];
+                for (slot, db) in db.iter_mut().enumerate() {
+                    for (i, &cell) in geo.interior.iter().enumerate() {
+                        let v = dl[slot * area + i];
+                        dq[cell * qp + slot] = v;
+                        *db += v;
+                    }
                 }
-            }
+                db
+            })
+            .collect();
+        let mut dbias = vec![0.0; slots];
+        for db in &sums {
+            dbias.iter_mut().zip(db).for_each(|(a, b)| *a += b);
         }
         if let Some(b) = l.policy_out.bias {
             grads[b].iter_mut().zip(&dbias).for_each(|(a, b)| *a += b);
