@@ -492,12 +492,19 @@ impl CpuTrainer {
                     }
                 }
             });
-        let op = |c: &Conv| prepared(values, c);
+        // Every convolution's Winograd or packed weights, prepared in parallel.
+        let convs: Vec<&Conv> = (0..l.tower_len())
+            .map(|i| l.tower(i).0)
+            .chain([&l.policy_conv, &l.policy_out, &l.value_conv])
+            .collect();
+        let ops: Vec<Op> = convs.par_iter().map(|c| prepared(values, c)).collect();
+        let heads = l.tower_len();
+        let head = |k: usize| &ops[heads + k];
         // Each pass convolves one layer and sums its batch statistics while its output is
         // in cache; the next pass applies the BatchNorm (ReLU, residual, global pooling)
         // to its own samples just before it convolves them.
         let parts = geo.forward_pass(
-            &op(&l.stem),
+            &ops[0],
             Src::Plain(&t.input, INPUT_STRIDE),
             &mut t.tower[0].z,
             l.stem_bn.c,
@@ -506,13 +513,13 @@ impl CpuTrainer {
         );
         t.tower[0].stats = l.stem_bn.finish(&parts, n * area);
         let last = t.tower.len() - 1;
-        for i in 1..=last {
+        for (i, op) in ops.iter().enumerate().take(last + 1).skip(1) {
             let (conv, _, _) = l.tower(i);
             let parts = {
                 let (before, rest) = t.tower.split_at_mut(i - 1);
                 let (prev, cur) = rest.split_at_mut(1);
                 let src = tower_src(l, values, i - 1, &mut prev[0], before);
-                geo.forward_pass(&op(conv), src, &mut cur[0].z, conv.c_out, n, &mut t.tasks)
+                geo.forward_pass(op, src, &mut cur[0].z, conv.c_out, n, &mut t.tasks)
             };
             t.tower[i].stats = l.tower_bn_mut(i).finish(&parts, n * area);
         }
@@ -521,7 +528,7 @@ impl CpuTrainer {
             let (before, rest) = t.tower.split_at_mut(last);
             let src = tower_src(l, values, last, &mut rest[0], before);
             let c = &l.policy_conv;
-            geo.forward_pass(&op(c), src, &mut t.pz, c.c_out, n, &mut t.tasks)
+            geo.forward_pass(head(0), src, &mut t.pz, c.c_out, n, &mut t.tasks)
         };
         t.p_stats = l.policy_bn.finish(&parts, n * area);
         let trunk: &[f32] = &t.tower[last].a;
@@ -530,14 +537,7 @@ impl CpuTrainer {
         let (scale, shift) = l.policy_bn.affine(values, &t.p_stats);
         geo.bn_apply(&t.pz, hp, (&scale, &shift), None, &mut t.p, n);
         t.pooled = geo.board_means(&t.p, hp, l.policy_conv.c_out, n);
-        geo.forward_pass(
-            &op(&l.policy_out),
-            Src::Plain(&t.p, hp),
-            &mut t.q,
-            0,
-            n,
-            &mut t.tasks,
-        );
+        geo.forward_pass(head(1), Src::Plain(&t.p, hp), &mut t.q, 0, n, &mut t.tasks);
         let pass = dense_forward(values, &l.pass_out, &t.pooled, false);
         let slots = l.policy_out.c_out;
         let qp = l.policy_out.c_pad;
@@ -559,7 +559,7 @@ impl CpuTrainer {
         // Value head.
         let c = &l.value_conv;
         let parts = geo.forward_pass(
-            &op(c),
+            head(2),
             Src::Plain(trunk, cp),
             &mut t.vz,
             c.c_out,
@@ -691,6 +691,13 @@ impl CpuTrainer {
         let (g, area) = (geo.g, geo.area);
         let last = t.tower.len() - 1;
         let cp = l.stem.c_pad;
+        // The input-gradient convolutions (all but the stem's), prepared in parallel.
+        let convs: Vec<&Conv> = (1..=last)
+            .map(|i| l.tower(i).0)
+            .chain([&l.policy_conv, &l.policy_out, &l.value_conv])
+            .collect();
+        let ops: Vec<Op> = convs.par_iter().map(|c| transposed(values, c)).collect();
+        let head = |k: usize| &ops[last + k];
         // Value head: dense layers, then the board mean, BatchNorm and 1×1 convolution.
         let dh1 = dense_backward(values, grads, &l.wdl_out, &t.hidden, &d.wdl);
         let dh2 = dense_backward(values, grads, &l.score_out, &t.hidden, &d.score);
@@ -721,12 +728,11 @@ impl CpuTrainer {
         };
         let trunk = (&t.tower[last].a[..], cp);
         geo.backward_pass(
-            values,
             grads,
             &l.value_conv,
             trunk,
             dz,
-            Some((&mut t.da, None)),
+            Some(InputGrad::new(head(2), &mut t.da, None)),
             None,
             n,
             &mut t.tasks,
@@ -761,12 +767,11 @@ impl CpuTrainer {
         }
         let hp = l.policy_conv.c_pad;
         geo.backward_pass(
-            values,
             grads,
             &l.policy_out,
             (&t.p, hp),
             Dz::Given(&t.dq, qp),
-            Some((&mut t.dhead, None)),
+            Some(InputGrad::new(head(1), &mut t.dhead, None)),
             None,
             n,
             &mut t.tasks,
@@ -790,7 +795,6 @@ impl CpuTrainer {
         let parts = {
             let lt = &t.tower[last];
             geo.backward_pass(
-                values,
                 grads,
                 &l.policy_conv,
                 trunk,
@@ -799,7 +803,7 @@ impl CpuTrainer {
                     dz: &mut t.dzh,
                     dpre: None,
                 },
-                Some((&mut t.da2, Some(&t.da))),
+                Some(InputGrad::new(head(0), &mut t.da2, Some(&t.da))),
                 Some(Reduce {
                     stats: &lt.stats,
                     z: &lt.z,
@@ -855,8 +859,8 @@ impl CpuTrainer {
                     c: l.tower(i - 1).1.c,
                 }
             });
-            let dx = (i >= 1).then_some((&mut t.da2[..], residual));
-            parts = geo.backward_pass(values, grads, conv, input, dz, dx, reduce, n, &mut t.tasks);
+            let dx = (i >= 1).then(|| InputGrad::new(&ops[i - 1], &mut t.da2, residual));
+            parts = geo.backward_pass(grads, conv, input, dz, dx, reduce, n, &mut t.tasks);
             if i == 0 {
                 break;
             }
@@ -881,9 +885,8 @@ impl CpuTrainer {
         let s = self.settings;
         let lr = lr as f32;
         let time = self.time.min(i32::MAX as u64) as i32;
-        let grads = &mut self.grads;
-        let values = &mut self.values;
-        for (i, (w, g)) in values.iter_mut().zip(grads.iter_mut()).enumerate() {
+        // Each parameter on its own: in parallel over the parameters.
+        let clip = |g: &mut [f32]| {
             if s.clip > 0.0 {
                 let norm = g
                     .iter()
@@ -895,34 +898,43 @@ impl CpuTrainer {
                     g.iter_mut().for_each(|v| *v *= coef);
                 }
             }
-            match &mut self.optim {
-                OptimState::Adamw { m, v } => {
-                    // Burn's AdamW: β = (0.9, 0.999), ε = 1e-5, bias correction, decoupled
-                    // weight decay.
-                    let (b1, b2, eps) = (0.9f32, 0.999f32, 1e-5f32);
-                    let (c1, c2) = (1.0 - b1.powi(time), 1.0 - b2.powi(time));
-                    let decay = 1.0 - lr * s.weight_decay;
-                    for ((w, g), (m, v)) in w
-                        .iter_mut()
-                        .zip(g.iter())
-                        .zip(m[i].iter_mut().zip(v[i].iter_mut()))
-                    {
-                        *m = b1 * *m + (1.0 - b1) * g;
-                        *v = b2 * *v + (1.0 - b2) * g * g;
-                        let delta = (*m / c1) / ((*v / c2).sqrt() + eps);
-                        *w = *w * decay - lr * delta;
-                    }
-                }
-                OptimState::Sgd { velocity } => {
-                    // Burn's SGD: L2 weight decay into the gradient, momentum with
-                    // dampening 0.1 (the first step takes the gradient as it is).
-                    let first = time == 1;
-                    for ((w, g), u) in w.iter_mut().zip(g.iter()).zip(velocity[i].iter_mut()) {
+        };
+        let params = self.values.par_iter_mut().zip(self.grads.par_iter_mut());
+        match &mut self.optim {
+            OptimState::Adamw { m, v } => {
+                // Burn's AdamW: β = (0.9, 0.999), ε = 1e-5, bias correction, decoupled
+                // weight decay.
+                let (b1, b2, eps) = (0.9f32, 0.999f32, 1e-5f32);
+                let (c1, c2) = (1.0 - b1.powi(time), 1.0 - b2.powi(time));
+                let decay = 1.0 - lr * s.weight_decay;
+                params
+                    .zip(m.par_iter_mut().zip(v.par_iter_mut()))
+                    .for_each(|((w, g), (m, v))| {
+                        clip(g);
+                        for ((w, g), (m, v)) in w
+                            .iter_mut()
+                            .zip(g.iter())
+                            .zip(m.iter_mut().zip(v.iter_mut()))
+                        {
+                            *m = b1 * *m + (1.0 - b1) * g;
+                            *v = b2 * *v + (1.0 - b2) * g * g;
+                            let delta = (*m / c1) / ((*v / c2).sqrt() + eps);
+                            *w = *w * decay - lr * delta;
+                        }
+                    });
+            }
+            OptimState::Sgd { velocity } => {
+                // Burn's SGD: L2 weight decay into the gradient, momentum with dampening
+                // 0.1 (the first step takes the gradient as it is).
+                let first = time == 1;
+                params.zip(velocity.par_iter_mut()).for_each(|((w, g), u)| {
+                    clip(g);
+                    for ((w, g), u) in w.iter_mut().zip(g.iter()).zip(u.iter_mut()) {
                         let g = g + s.weight_decay * *w;
                         *u = if first { g } else { 0.9 * g + s.momentum * *u };
                         *w -= lr * *u;
                     }
-                }
+                });
             }
         }
     }
@@ -1303,6 +1315,20 @@ enum Dz<'a> {
         dz: &'a mut [f32],
         dpre: Option<&'a mut [f32]>,
     },
+}
+
+/// The input gradient of a backward pass: `op` (the convolution with its weights
+/// transposed and flipped) on the output gradient, plus `residual`, into `dx`.
+struct InputGrad<'a> {
+    op: &'a Op,
+    dx: &'a mut [f32],
+    residual: Option<&'a [f32]>,
+}
+
+impl<'a> InputGrad<'a> {
+    fn new(op: &'a Op, dx: &'a mut [f32], residual: Option<&'a [f32]>) -> Self {
+        InputGrad { op, dx, residual }
+    }
 }
 
 /// A BatchNorm whose backward sums a backward pass computes on the input gradient it
@@ -1710,19 +1736,17 @@ impl Geometry {
     #[allow(clippy::too_many_arguments)]
     fn backward_pass(
         &self,
-        values: &[Vec<f32>],
         grads: &mut [Vec<f32>],
         c: &Conv,
         (x, xs): (&[f32], usize),
         dz: Dz<'_>,
-        dx: Option<(&mut [f32], Option<&[f32]>)>,
+        dx: Option<InputGrad<'_>>,
         reduce: Option<Reduce<'_>>,
         n: usize,
         tasks: &mut [TaskScratch],
     ) -> Vec<Partial> {
         let g = self.g;
         let cp = c.c_pad;
-        let op = dx.is_some().then(|| transposed(values, c));
         let xp = c.c_in.next_multiple_of(LANES);
         let (given, grad, dz, dpre) = match dz {
             Dz::Given(d, s) => (Some((d, s)), None, None, None),
@@ -1731,9 +1755,9 @@ impl Geometry {
         let dzs = task_chunks_opt(dz, g * cp, n);
         let dpres = task_chunks_opt(dpre, g * cp, n);
         let grad = grad.as_ref();
-        let (dx, residual) = match dx {
-            Some((d, r)) => (Some(d), r),
-            None => (None, None),
+        let (op, dx, residual) = match dx {
+            Some(InputGrad { op, dx, residual }) => (Some(op), Some(dx), residual),
+            None => (None, None, None),
         };
         let dxs = task_chunks_opt(dx, g * xp, n);
         let taps: &[isize] = if c.k == 3 { &self.taps3 } else { &[0] };
@@ -1777,7 +1801,7 @@ impl Geometry {
                         },
                     );
                 }
-                let (Some(op), Some(dxc)) = (&op, dxc) else {
+                let (Some(op), Some(dxc)) = (op, dxc) else {
                     return (Vec::new(), Vec::new());
                 };
                 let r = residual.map(|r| self.samples(r, xp, s0, m));
@@ -1794,10 +1818,17 @@ impl Geometry {
                 }
             })
             .collect();
-        let grad = &mut grads[c.w];
-        for t in &tasks[..n.div_ceil(TASK)] {
-            grad.iter_mut().zip(&t.partial).for_each(|(a, b)| *a += b);
-        }
+        // The tasks' shares, summed in task order, in parallel over the weights.
+        let shares = &tasks[..n.div_ceil(TASK)];
+        grads[c.w]
+            .par_chunks_mut(4096)
+            .enumerate()
+            .for_each(|(j, grad)| {
+                for t in shares {
+                    let part = &t.partial[j * 4096..][..grad.len()];
+                    grad.iter_mut().zip(part).for_each(|(a, b)| *a += b);
+                }
+            });
         parts
     }
 
