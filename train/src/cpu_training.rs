@@ -603,7 +603,14 @@ impl CpuTrainer {
                     .map(|(l, m)| l + (m - 1.0) * 1.0e4)
                     .collect();
                 let max = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-                let sum: f32 = z.iter().map(|v| (v - max).exp()).sum();
+                // Illegal moves' terms are exactly 0 (their exponentials underflow): they
+                // are skipped, as glibc's expf takes a slow path on underflow.
+                let sum: f32 = z
+                    .iter()
+                    .zip(legal)
+                    .filter(|&(_, &m)| m > 0.0)
+                    .map(|(v, _)| (v - max).exp())
+                    .sum();
                 let lse = max + sum.ln();
                 let tsum: f32 = target.iter().sum();
                 let mut row_loss = 0.0f32;
@@ -611,7 +618,7 @@ impl CpuTrainer {
                 let scale = wp * b.policy_weight[s] / weight_sum;
                 for j in 0..size {
                     let logp = z[j] - lse;
-                    let p = logp.exp();
+                    let p = if legal[j] > 0.0 { logp.exp() } else { 0.0 };
                     row_loss -= target[j] * logp;
                     row_entropy -= p * logp * legal[j];
                     dlogits[j] = scale * (p * tsum - target[j]);

@@ -330,23 +330,27 @@ fn run<T: Transforms>(
     );
     // V[block][k][lanes]: the transformed input blocks (k = N·row + column).
     scratch.v.resize(blocks * k_all * lanes, 0.0);
-    let mut src = [0usize; 36];
-    for p in 0..n {
-        for ty in 0..by {
-            for tx in 0..bx {
-                let block = (p * by + ty) * bx + tx;
-                // Top-left input cell of the block: board cell (m·tx − 1, m·ty − 1).
-                let base = p * g + m * ty * row + m * tx;
-                for (i, s) in src[..k_all].iter_mut().enumerate() {
-                    *s = (base + (i / nn) * row + i % nn) * io.x_stride;
-                }
-                let dst = &mut scratch.v[block * k_all * lanes..][..k_all * lanes];
-                // SAFETY: every source offset plus `lanes` lies in `x` (asserted sizes:
-                // the input block lies inside the bordered grid), `dst` holds N² · lanes.
-                unsafe {
-                    dispatch_input::<T>(kernel, io.x.as_ptr(), &src, lanes, dst.as_mut_ptr())
-                };
+    // The input cells of each block position, as float offsets within a position's grid.
+    let sources: Vec<[usize; 36]> = (0..by * bx)
+        .map(|b| {
+            // Top-left input cell of the block: board cell (m·tx − 1, m·ty − 1).
+            let corner = m * (b / bx) * row + m * (b % bx);
+            let mut src = [0usize; 36];
+            for (i, s) in src[..k_all].iter_mut().enumerate() {
+                *s = (corner + (i / nn) * row + i % nn) * io.x_stride;
             }
+            src
+        })
+        .collect();
+    for p in 0..n {
+        let x = io.x[p * g * io.x_stride..].as_ptr();
+        for (b, src) in sources.iter().enumerate() {
+            let block = p * bx * by + b;
+            let dst = &mut scratch.v[block * k_all * lanes..][..k_all * lanes];
+            // SAFETY: every source offset plus `lanes` lies in the position's grid of
+            // `x` (asserted sizes: the input block lies inside the bordered grid), `dst`
+            // holds N² · lanes.
+            unsafe { dispatch_input::<T>(kernel, x, src, lanes, dst.as_mut_ptr()) };
         }
     }
     // M[block][k][c_pad] = V[block][k] · U[k], as N² strided 1×1 convolutions.
@@ -369,39 +373,53 @@ fn run<T: Transforms>(
             },
         );
     }
-    // Y = Aᵀ M A, plus bias and residual, ReLU; only board cells are written.
-    let mut outs = [None; 16];
-    let mut res = [None; 16];
-    for p in 0..n {
-        for ty in 0..by {
-            for tx in 0..bx {
-                let block = (p * by + ty) * bx + tx;
-                for i in 0..m * m {
-                    let (xx, yy) = (m * tx + i % m, m * ty + i / m);
-                    let cell =
-                        (xx < grid.width && yy < grid.height).then(|| p * g + grid.cell(xx, yy));
-                    outs[i] = cell.map(|c| io.out.as_mut_ptr().wrapping_add(c * c_pad));
-                    res[i] = cell
-                        .zip(io.residual)
-                        .map(|(c, r)| r.as_ptr().wrapping_add(c * c_pad));
+    // Y = Aᵀ M A, plus bias and residual, ReLU; only board cells are written. The
+    // output cells of each block position, as float offsets within a position's grid,
+    // and which of them lie on the board.
+    let places: Vec<([usize; 16], u16)> = (0..by * bx)
+        .map(|b| {
+            let (tx, ty) = (b % bx, b / bx);
+            let mut cells = [0usize; 16];
+            let mut on_board = 0u16;
+            for (i, cell) in cells[..m * m].iter_mut().enumerate() {
+                let (xx, yy) = (m * tx + i % m, m * ty + i / m);
+                if xx < grid.width && yy < grid.height {
+                    *cell = grid.cell(xx, yy) * c_pad;
+                    on_board |= 1 << i;
                 }
-                let mb = &scratch.m[block * k_all * c_pad..][..k_all * c_pad];
-                // SAFETY: the output cells lie in `out` and `residual` (asserted sizes),
-                // `mb` holds N² · c_pad, the bias c_pad.
-                unsafe {
-                    dispatch_output::<T>(
-                        kernel,
-                        mb.as_ptr(),
-                        c_pad,
-                        conv.bias.as_ptr(),
-                        &outs,
-                        &res,
-                        io.relu,
-                    )
-                };
             }
+            (cells, on_board)
+        })
+        .collect();
+    for p in 0..n {
+        let base = p * g * c_pad;
+        for (b, (cells, on_board)) in places.iter().enumerate() {
+            let block = p * bx * by + b;
+            let mb = &scratch.m[block * k_all * c_pad..][..k_all * c_pad];
+            let dst = Dst {
+                out: io.out.as_mut_ptr().wrapping_add(base),
+                residual: io
+                    .residual
+                    .map_or(std::ptr::null(), |r| r.as_ptr().wrapping_add(base)),
+                cells,
+                on_board: *on_board,
+                relu: io.relu,
+            };
+            // SAFETY: the output cells lie in `out` and `residual` (asserted sizes),
+            // `mb` holds N² · c_pad, the bias c_pad.
+            unsafe { dispatch_output::<T>(kernel, mb.as_ptr(), c_pad, conv.bias.as_ptr(), &dst) };
         }
     }
+}
+
+/// Where one output block goes: its cells at `out + cells[i]` (and its residual at
+/// `residual + cells[i]`, unless null) for the cells i set in `on_board`.
+struct Dst<'a> {
+    out: *mut f32,
+    residual: *const f32,
+    cells: &'a [usize; 16],
+    on_board: u16,
+    relu: bool,
 }
 
 /// `V = Bᵀ d B` for one input block, 16 channels at a time: `src[i]` is the offset of
@@ -444,15 +462,13 @@ unsafe fn input_block<T: Transforms, V: Vector>(
 }
 
 /// `Y = Aᵀ M A` for one block, plus bias, residual and ReLU, stored to the block's board
-/// cells (`None`: off the board).
+/// cells.
 #[inline(always)]
 unsafe fn output_block<T: Transforms, V: Vector>(
     m: *const f32,
     c_pad: usize,
     bias: *const f32,
-    outs: &[Option<*mut f32>; 16],
-    res: &[Option<*const f32>; 16],
-    relu: bool,
+    dst: &Dst<'_>,
 ) {
     let (mo, nn) = (T::M, T::N);
     unsafe {
@@ -478,16 +494,18 @@ unsafe fn output_block<T: Transforms, V: Vector>(
                 let y = T::output(*t);
                 for (c, y) in y.iter().enumerate().take(mo) {
                     let i = r * mo + c;
-                    if let Some(o) = outs[i] {
-                        let mut v = y.add(b);
-                        if let Some(r) = res[i] {
-                            v = v.add(V::load(r.add(ch)));
-                        }
-                        if relu {
-                            v = v.relu();
-                        }
-                        v.store(o.add(ch));
+                    if dst.on_board & (1 << i) == 0 {
+                        continue;
                     }
+                    let at = dst.cells[i] + ch;
+                    let mut v = y.add(b);
+                    if !dst.residual.is_null() {
+                        v = v.add(V::load(dst.residual.add(at)));
+                    }
+                    if dst.relu {
+                        v = v.relu();
+                    }
+                    v.store(dst.out.add(at));
                 }
             }
         }
@@ -517,17 +535,15 @@ unsafe fn dispatch_output<T: Transforms>(
     m: *const f32,
     c_pad: usize,
     bias: *const f32,
-    outs: &[Option<*mut f32>; 16],
-    res: &[Option<*const f32>; 16],
-    relu: bool,
+    dst: &Dst<'_>,
 ) {
     unsafe {
         match kernel {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => output_avx512::<T>(m, c_pad, bias, outs, res, relu),
+            Kernel::Avx512 => output_avx512::<T>(m, c_pad, bias, dst),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => output_avx2::<T>(m, c_pad, bias, outs, res, relu),
-            _ => output_block::<T, Lanes>(m, c_pad, bias, outs, res, relu),
+            Kernel::Avx2 => output_avx2::<T>(m, c_pad, bias, dst),
+            _ => output_block::<T, Lanes>(m, c_pad, bias, dst),
         }
     }
 }
@@ -555,25 +571,17 @@ unsafe fn output_avx512<T: Transforms>(
     m: *const f32,
     c_pad: usize,
     bias: *const f32,
-    outs: &[Option<*mut f32>; 16],
-    res: &[Option<*const f32>; 16],
-    relu: bool,
+    dst: &Dst<'_>,
 ) {
-    unsafe { output_block::<T, Avx512>(m, c_pad, bias, outs, res, relu) }
+    unsafe { output_block::<T, Avx512>(m, c_pad, bias, dst) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn output_avx2<T: Transforms>(
-    m: *const f32,
-    c_pad: usize,
-    bias: *const f32,
-    outs: &[Option<*mut f32>; 16],
-    res: &[Option<*const f32>; 16],
-    relu: bool,
-) {
-    unsafe { output_block::<T, Avx2>(m, c_pad, bias, outs, res, relu) }
+unsafe fn output_avx2<T: Transforms>(m: *const f32, c_pad: usize, bias: *const f32, dst: &Dst<'_>) {
+    unsafe { output_block::<T, Avx2>(m, c_pad, bias, dst) }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
