@@ -4,11 +4,17 @@
 //! trains at about a quarter of PyTorch's speed on the same CPU.
 //!
 //! - Activations are channel-last on the zero-bordered grid of [`Grid`], as in the fast
-//!   path. 3×3 convolutions run by Winograd F(4×4, 3×3) forward and for the input
-//!   gradient (the same convolution with its weights transposed and flipped): fewer
-//!   products and less memory moved than F(2×2, 3×3), whose extra precision a gradient
-//!   step does not need; 1×1 convolutions by the direct kernel; weight gradients by [`weight_gradient`], the
-//!   convolution tile with cells and channels swapped.
+//!   path. 3×3 convolutions run by Winograd F(4×4, 3×3): forward, for the input
+//!   gradient (the same convolution with its weights transposed and flipped) and for
+//!   the weight gradient (summed in the Winograd domain, then brought back to the taps).
+//!   F(4×4, 3×3) needs fewer products and moves less memory than F(2×2, 3×3), whose
+//!   extra precision a gradient step does not need. 1×1 convolutions run by the direct
+//!   kernel, their weight gradients by [`weight_gradient`] (the convolution tile with
+//!   cells and channels swapped).
+//! - Each layer is one parallel pass forward and one backward: a pass applies the
+//!   previous layer's BatchNorm to its samples before convolving them and sums its own
+//!   batch statistics while they are in cache (backward: finishes its BatchNorm's
+//!   backward, then the weight and input gradients, then the previous BatchNorm's sums).
 //! - BatchNorm uses batch statistics and updates its running statistics as Burn's does
 //!   (momentum 0.1, biased variance), so a network trained here is the same
 //!   [`crate::model::Net`] for export, inference and Burn.
@@ -35,8 +41,11 @@ use crate::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
 /// Samples per parallel task.
 const TASK: usize = 16;
 
-/// Samples per cache block of a weight gradient (its input and output gradient stay in
-/// L2 while every tap and channel group streams over them).
+/// The Winograd tiling of the 3×3 convolutions and their weight gradients.
+const TILE: Tile = Tile::F4;
+
+/// Samples per cache block of a weight gradient (its input and output gradient, or their
+/// Winograd transforms, stay in L2 while every channel group streams over them).
 const SUB: usize = 8;
 
 /// Floats per cell of the encoded input: the planes, padded to whole vectors (zeros).
@@ -113,8 +122,6 @@ struct Geometry {
     task_cells: Vec<usize>,
     /// Runs of board cells (one per board row) of [`SUB`] consecutive samples.
     runs: Vec<(usize, usize)>,
-    /// Tap offsets of a 3×3 convolution on the grid.
-    taps3: Vec<isize>,
 }
 
 /// Batch statistics of one BatchNorm.
@@ -250,10 +257,6 @@ impl CpuTrainer {
         let runs = (0..SUB)
             .flat_map(|s| (0..height).map(move |y| (s * g + grid.cell(0, y), width)))
             .collect();
-        let row = grid.row() as isize;
-        let taps3 = (-1..=1)
-            .flat_map(|dy| (-1..=1).map(move |dx| dy * row + dx))
-            .collect();
         let geo = Geometry {
             kernel,
             grid,
@@ -262,7 +265,6 @@ impl CpuTrainer {
             interior,
             task_cells,
             runs,
-            taps3,
         };
         let mut b = Builder::default();
         let layers = b.layers(net);
@@ -1201,7 +1203,7 @@ fn prepared(values: &[Vec<f32>], c: &Conv) -> Op {
         bias,
     };
     if c.k == 3 {
-        Op::Winograd(Winograd::with_tile(&packed, Tile::F4))
+        Op::Winograd(Winograd::with_tile(&packed, TILE))
     } else {
         Op::Direct(packed)
     }
@@ -1231,7 +1233,7 @@ fn transposed(values: &[Vec<f32>], c: &Conv) -> Op {
         bias: vec![0.0; c_pad],
     };
     if c.k == 3 {
-        Op::Winograd(Winograd::with_tile(&packed, Tile::F4))
+        Op::Winograd(Winograd::with_tile(&packed, TILE))
     } else {
         Op::Direct(packed)
     }
@@ -1767,8 +1769,12 @@ impl Geometry {
             None => (None, None, None),
         };
         let dxs = task_chunks_opt(dx, g * xp, n);
-        let taps: &[isize] = if c.k == 3 { &self.taps3 } else { &[0] };
-        let len = taps.len() * c.c_in * c.c_pad;
+        // 3×3 weight gradients are summed in the Winograd domain ((m+2)² products per
+        // block and channel pair instead of 9 per cell) and brought back to the taps once,
+        // after the tasks' sums.
+        let winograd = c.k == 3;
+        let products = if winograd { TILE.products() } else { c.k * c.k };
+        let len = products * c.c_in * c.c_pad;
         let norm = reduce.as_ref().map(|r| normalizer(r.stats, r.c));
         let jobs: Vec<_> = tasks[..n.div_ceil(TASK)]
             .iter_mut()
@@ -1793,15 +1799,32 @@ impl Geometry {
                 t.partial.resize(len, 0.0);
                 for sub in (0..m).step_by(SUB) {
                     let ms = SUB.min(m - sub);
+                    let (x, dy) = (
+                        self.samples(xt, xs, sub, ms),
+                        self.samples(dz, dzs, sub, ms),
+                    );
+                    if winograd {
+                        winograd::gradient3x3(
+                            self.kernel,
+                            TILE,
+                            self.grid,
+                            ms,
+                            (x, xs, c.c_in),
+                            (dy, dzs, c.c_pad),
+                            &mut t.partial,
+                            &mut t.winograd,
+                        );
+                        continue;
+                    }
                     weight_gradient(
                         self.kernel,
                         GradJob {
-                            x: self.samples(xt, xs, sub, ms),
+                            x,
                             x_stride: xs,
                             c_in: c.c_in,
-                            taps,
+                            taps: &[0],
                             runs: &self.runs[..ms * self.grid.height],
-                            dy: self.samples(dz, dzs, sub, ms),
+                            dy,
                             dy_stride: dzs,
                             c_pad: c.c_pad,
                             out: &mut t.partial,
@@ -1827,15 +1850,18 @@ impl Geometry {
             .collect();
         // The tasks' shares, summed in task order, in parallel over the weights.
         let shares = &tasks[..n.div_ceil(TASK)];
-        grads[c.w]
-            .par_chunks_mut(4096)
-            .enumerate()
-            .for_each(|(j, grad)| {
-                for t in shares {
-                    let part = &t.partial[j * 4096..][..grad.len()];
-                    grad.iter_mut().zip(part).for_each(|(a, b)| *a += b);
-                }
-            });
+        let mut sum = vec![0.0f32; len];
+        sum.par_chunks_mut(4096).enumerate().for_each(|(j, sum)| {
+            for t in shares {
+                let part = &t.partial[j * 4096..][..sum.len()];
+                sum.iter_mut().zip(part).for_each(|(a, b)| *a += b);
+            }
+        });
+        if winograd {
+            winograd::gradient_taps(TILE, &sum, c.c_in, c.c_pad, &mut grads[c.w]);
+        } else {
+            grads[c.w].iter_mut().zip(&sum).for_each(|(a, b)| *a += b);
+        }
         parts
     }
 

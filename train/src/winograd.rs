@@ -18,7 +18,9 @@
 
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::x86::{Avx2, Avx512};
-use crate::kernel::{Job, Kernel, LANES, Lanes, Packed, Vector, convolve};
+use crate::kernel::{
+    GradJob, Job, Kernel, LANES, Lanes, Packed, Vector, convolve, weight_gradient,
+};
 
 /// A board grid with a zero border: one cell on the top and left, and enough on the
 /// bottom and right that every input block of either tiling lies inside (the board is
@@ -69,6 +71,11 @@ impl Tile {
     /// Input block side m + 2.
     fn n(self) -> usize {
         self.m() + 2
+    }
+
+    /// Products per block and channel pair, (m + 2)².
+    pub fn products(self) -> usize {
+        self.n() * self.n()
     }
 
     /// The filter transform G, `[m + 2][3]`.
@@ -218,6 +225,8 @@ trait Transforms {
     unsafe fn input<V: Vector>(d: [V; 6]) -> [V; 6];
     /// `Aᵀ m`.
     unsafe fn output<V: Vector>(m: [V; 6]) -> [V; 4];
+    /// `A y`: the transpose of [`Transforms::output`], for gradients.
+    unsafe fn output_grad<V: Vector>(y: [V; 4]) -> [V; 6];
 }
 
 /// F(2×2, 3×3).
@@ -249,6 +258,22 @@ impl Transforms for F2 {
                 m[1].sub(m[2]).sub(m[3]),
                 m[4],
                 m[5],
+            ]
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn output_grad<V: Vector>(y: [V; 4]) -> [V; 6] {
+        unsafe {
+            // A = Aᵀ transposed: rows [1 0], [1 1], [1 −1], [0 −1].
+            let zero = V::splat(0.0);
+            [
+                y[0],
+                y[0].add(y[1]),
+                y[0].sub(y[1]),
+                zero.sub(y[1]),
+                zero,
+                zero,
             ]
         }
     }
@@ -297,6 +322,287 @@ impl Transforms for F4 {
             ]
         }
     }
+
+    #[inline(always)]
+    unsafe fn output_grad<V: Vector>(y: [V; 4]) -> [V; 6] {
+        unsafe {
+            // A = Aᵀ transposed: rows [1 0 0 0], [1 1 1 1], [1 −1 1 −1], [1 2 4 8],
+            // [1 −2 4 −8], [0 0 0 1].
+            let (e, o) = (y[0].add(y[2]), y[1].add(y[3]));
+            let e2 = V::mul_add(y[2], V::splat(4.0), y[0]);
+            let o2 = V::mul_add(y[3], V::splat(8.0), y[1].add(y[1]));
+            [y[0], e.add(o), e.sub(o), e2.add(o2), e2.sub(o2), y[3]]
+        }
+    }
+}
+
+/// Accumulates the weight gradient of a 3×3 convolution over `n` positions in the
+/// Winograd domain of `tile`: `du[k][i][o] += Σ_blocks V[block][k][i] · dM[block][k][o]`,
+/// with `V = Bᵀ d B` the transformed input blocks of `x` (`x_stride` floats per cell,
+/// `c_in` channels) and `dM = A dY Aᵀ` the output gradient's blocks (`dy`, `dy_stride`
+/// floats per cell, `c_pad` columns, zero off the board as every grid's border is). Per
+/// channel pair this is (m+2)² products per block instead of 9 per output cell;
+/// [`gradient_taps`] turns the sum into the gradient of the 3×3 weights.
+///
+/// # Panics
+/// If a buffer is smaller than `n` positions of `grid`, `du` smaller than
+/// `(m+2)² · c_in · c_pad`, or `kernel` cannot run here.
+#[allow(clippy::too_many_arguments)]
+pub fn gradient3x3(
+    kernel: Kernel,
+    tile: Tile,
+    grid: Grid,
+    n: usize,
+    (x, x_stride, c_in): (&[f32], usize, usize),
+    (dy, dy_stride, c_pad): (&[f32], usize, usize),
+    du: &mut [f32],
+    scratch: &mut Scratch,
+) {
+    match tile {
+        Tile::F2 => gradient::<F2>(
+            kernel,
+            grid,
+            n,
+            (x, x_stride, c_in),
+            (dy, dy_stride, c_pad),
+            du,
+            scratch,
+        ),
+        Tile::F4 => gradient::<F4>(
+            kernel,
+            grid,
+            n,
+            (x, x_stride, c_in),
+            (dy, dy_stride, c_pad),
+            du,
+            scratch,
+        ),
+    }
+}
+
+fn gradient<T: Transforms>(
+    kernel: Kernel,
+    grid: Grid,
+    n: usize,
+    (x, x_stride, c_in): (&[f32], usize, usize),
+    (dy, dy_stride, c_pad): (&[f32], usize, usize),
+    du: &mut [f32],
+    scratch: &mut Scratch,
+) {
+    let (m, nn) = (T::M, T::N);
+    let k_all = nn * nn;
+    let g = grid.cells();
+    assert!(c_pad.is_multiple_of(LANES) && c_pad <= dy_stride);
+    assert!(dy.len() >= n * g * dy_stride);
+    assert!(du.len() >= k_all * c_in * c_pad);
+    let lanes = transform_inputs::<T>(kernel, grid, n, x, x_stride, c_in, &mut scratch.v);
+    let (bx, by) = (grid.width.div_ceil(m), grid.height.div_ceil(m));
+    let blocks = n * bx * by;
+    // dM[block][k][c_pad] from the m×m output cells of each block (inside the grid).
+    scratch.m.resize(blocks * k_all * c_pad, 0.0);
+    let places: Vec<[usize; 16]> = (0..by * bx)
+        .map(|b| {
+            let (tx, ty) = (b % bx, b / bx);
+            std::array::from_fn(|i| {
+                let (xx, yy) = (m * tx + (i % m).min(m - 1), m * ty + (i / m).min(m - 1));
+                grid.cell(xx, yy) * dy_stride
+            })
+        })
+        .collect();
+    for p in 0..n {
+        let yp = dy[p * g * dy_stride..].as_ptr();
+        for (b, cells) in places.iter().enumerate() {
+            let block = p * bx * by + b;
+            let dst = &mut scratch.m[block * k_all * c_pad..][..k_all * c_pad];
+            // SAFETY: every cell offset plus `c_pad` lies in the position's grid of `dy`
+            // (asserted sizes: the grid covers whole output blocks), `dst` holds
+            // N² · c_pad.
+            unsafe { dispatch_output_grad::<T>(kernel, yp, cells, c_pad, dst.as_mut_ptr()) };
+        }
+    }
+    for k in 0..k_all {
+        weight_gradient(
+            kernel,
+            GradJob {
+                x: &scratch.v[k * lanes..],
+                x_stride: k_all * lanes,
+                c_in,
+                taps: &[0],
+                runs: &[(0, blocks)],
+                dy: &scratch.m[k * c_pad..],
+                dy_stride: k_all * c_pad,
+                c_pad,
+                out: &mut du[k * c_in * c_pad..][..c_in * c_pad],
+            },
+        );
+    }
+}
+
+/// Adds to `dw` (`[tap][c_in][c_pad]`, the layout of [`Packed::w`]) the 3×3 weight
+/// gradient `Gᵀ dU G` of a gradient summed by [`gradient3x3`].
+pub fn gradient_taps(tile: Tile, du: &[f32], c_in: usize, c_pad: usize, dw: &mut [f32]) {
+    let (gm, nn) = (tile.g(), tile.n());
+    assert!(du.len() >= nn * nn * c_in * c_pad && dw.len() >= 9 * c_in * c_pad);
+    let at = |k: usize, i: usize| (k * c_in + i) * c_pad;
+    // Gᵀ dU: [3][N] rows of c_pad per input channel.
+    let mut half = vec![0.0f32; 3 * nn * c_pad];
+    for i in 0..c_in {
+        half.fill(0.0);
+        for r in 0..3 {
+            for b in 0..nn {
+                let h = &mut half[(r * nn + b) * c_pad..][..c_pad];
+                for (a, g) in gm.iter().enumerate() {
+                    let w = g[r] as f32;
+                    if w != 0.0 {
+                        let src = &du[at(a * nn + b, i)..][..c_pad];
+                        h.iter_mut().zip(src).for_each(|(h, s)| *h += w * s);
+                    }
+                }
+            }
+        }
+        for r in 0..3 {
+            for c in 0..3 {
+                let out = &mut dw[at(r * 3 + c, i)..][..c_pad];
+                for (b, g) in gm.iter().enumerate() {
+                    let w = g[c] as f32;
+                    if w != 0.0 {
+                        let h = &half[(r * nn + b) * c_pad..][..c_pad];
+                        out.iter_mut().zip(h).for_each(|(o, h)| *o += w * h);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `dM = A dY Aᵀ` for one block, 16 channels at a time: `cells[i]` is the offset of
+/// output cell i (row-major in the block), `dst` receives `[k][c_pad]`.
+#[inline(always)]
+unsafe fn output_grad_block<T: Transforms, V: Vector>(
+    dy: *const f32,
+    cells: &[usize; 16],
+    c_pad: usize,
+    dst: *mut f32,
+) {
+    let (mo, nn) = (T::M, T::N);
+    unsafe {
+        let zero = V::splat(0.0);
+        for ch in (0..c_pad).step_by(LANES) {
+            // Rows first: t[r][b] = (dY A^T)[r][b].
+            let mut t = [[zero; 6]; 4];
+            for (r, t) in t.iter_mut().enumerate().take(mo) {
+                let y: [V; 4] = std::array::from_fn(|c| {
+                    if c < mo {
+                        V::load(dy.add(cells[r * mo + c] + ch))
+                    } else {
+                        zero
+                    }
+                });
+                *t = T::output_grad(y);
+            }
+            // Then columns: dM[a][b] = (A t)[a][b].
+            let cols: [[V; 4]; 6] = std::array::from_fn(|b| std::array::from_fn(|r| t[r][b]));
+            for (b, col) in cols.iter().enumerate().take(nn) {
+                let d = T::output_grad(*col);
+                for (a, d) in d.iter().enumerate().take(nn) {
+                    d.store(dst.add((a * nn + b) * c_pad + ch));
+                }
+            }
+        }
+    }
+}
+
+unsafe fn dispatch_output_grad<T: Transforms>(
+    kernel: Kernel,
+    dy: *const f32,
+    cells: &[usize; 16],
+    c_pad: usize,
+    dst: *mut f32,
+) {
+    unsafe {
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => output_grad_avx512::<T>(dy, cells, c_pad, dst),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => output_grad_avx2::<T>(dy, cells, c_pad, dst),
+            _ => output_grad_block::<T, Lanes>(dy, cells, c_pad, dst),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn output_grad_avx512<T: Transforms>(
+    dy: *const f32,
+    cells: &[usize; 16],
+    c_pad: usize,
+    dst: *mut f32,
+) {
+    unsafe { output_grad_block::<T, Avx512>(dy, cells, c_pad, dst) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn output_grad_avx2<T: Transforms>(
+    dy: *const f32,
+    cells: &[usize; 16],
+    c_pad: usize,
+    dst: *mut f32,
+) {
+    unsafe { output_grad_block::<T, Avx2>(dy, cells, c_pad, dst) }
+}
+
+/// `V = Bᵀ d B` for every input block of `n` positions of `x` (`x_stride` floats per
+/// cell, `c_in` channels) into `v`, `[block][k][lanes]` with k = N·row + column; returns
+/// `lanes`, `c_in` rounded up to whole vectors.
+fn transform_inputs<T: Transforms>(
+    kernel: Kernel,
+    grid: Grid,
+    n: usize,
+    x: &[f32],
+    x_stride: usize,
+    c_in: usize,
+    v: &mut Vec<f32>,
+) -> usize {
+    let (m, nn) = (T::M, T::N);
+    let k_all = nn * nn;
+    let (g, row) = (grid.cells(), grid.row());
+    assert!(x.len() >= n * g * x_stride && c_in <= x_stride);
+    let (bx, by) = (grid.width.div_ceil(m), grid.height.div_ceil(m));
+    // The bordered grid holds every input block (see `Grid`).
+    debug_assert!(m * bx + 2 <= row && (m * by + 2) * row <= g);
+    // Transforms run on whole vectors of 16 channels: lanes past `c_in` carry whatever the
+    // input holds there and are never read by the products.
+    let lanes = c_in.next_multiple_of(LANES);
+    assert!(
+        lanes <= x_stride,
+        "input stride must cover whole vectors of channels"
+    );
+    v.resize(n * bx * by * k_all * lanes, 0.0);
+    // The input cells of each block position, as float offsets within a position's grid.
+    let sources: Vec<[usize; 36]> = (0..by * bx)
+        .map(|b| {
+            // Top-left input cell of the block: board cell (m·tx − 1, m·ty − 1).
+            let corner = m * (b / bx) * row + m * (b % bx);
+            let mut src = [0usize; 36];
+            for (i, s) in src[..k_all].iter_mut().enumerate() {
+                *s = (corner + (i / nn) * row + i % nn) * x_stride;
+            }
+            src
+        })
+        .collect();
+    for p in 0..n {
+        let xp = x[p * g * x_stride..].as_ptr();
+        for (b, src) in sources.iter().enumerate() {
+            let block = p * bx * by + b;
+            let dst = &mut v[block * k_all * lanes..][..k_all * lanes];
+            // SAFETY: every source offset plus `lanes` lies in the position's grid of
+            // `x` (asserted sizes: the input block lies inside the bordered grid), `dst`
+            // holds N² · lanes.
+            unsafe { dispatch_input::<T>(kernel, xp, src, lanes, dst.as_mut_ptr()) };
+        }
+    }
+    lanes
 }
 
 fn run<T: Transforms>(
@@ -311,48 +617,13 @@ fn run<T: Transforms>(
     let (m, nn) = (T::M, T::N);
     let k_all = nn * nn;
     let g = grid.cells();
-    let row = grid.row();
-    assert!(io.x.len() >= n * g * io.x_stride && c_in <= io.x_stride);
     assert!(io.out.len() >= n * g * c_pad);
     if let Some(r) = io.residual {
         assert!(r.len() >= n * g * c_pad);
     }
     let (bx, by) = (grid.width.div_ceil(m), grid.height.div_ceil(m));
-    // The bordered grid holds every input block (see `Grid`).
-    debug_assert!(m * bx + 2 <= row && (m * by + 2) * row <= g);
     let blocks = n * bx * by;
-    // Transforms run on whole vectors of 16 channels: lanes past `c_in` carry whatever the
-    // input holds there and are never read by the products.
-    let lanes = c_in.next_multiple_of(LANES);
-    assert!(
-        lanes <= io.x_stride,
-        "input stride must cover whole vectors of channels"
-    );
-    // V[block][k][lanes]: the transformed input blocks (k = N·row + column).
-    scratch.v.resize(blocks * k_all * lanes, 0.0);
-    // The input cells of each block position, as float offsets within a position's grid.
-    let sources: Vec<[usize; 36]> = (0..by * bx)
-        .map(|b| {
-            // Top-left input cell of the block: board cell (m·tx − 1, m·ty − 1).
-            let corner = m * (b / bx) * row + m * (b % bx);
-            let mut src = [0usize; 36];
-            for (i, s) in src[..k_all].iter_mut().enumerate() {
-                *s = (corner + (i / nn) * row + i % nn) * io.x_stride;
-            }
-            src
-        })
-        .collect();
-    for p in 0..n {
-        let x = io.x[p * g * io.x_stride..].as_ptr();
-        for (b, src) in sources.iter().enumerate() {
-            let block = p * bx * by + b;
-            let dst = &mut scratch.v[block * k_all * lanes..][..k_all * lanes];
-            // SAFETY: every source offset plus `lanes` lies in the position's grid of
-            // `x` (asserted sizes: the input block lies inside the bordered grid), `dst`
-            // holds N² · lanes.
-            unsafe { dispatch_input::<T>(kernel, x, src, lanes, dst.as_mut_ptr()) };
-        }
-    }
+    let lanes = transform_inputs::<T>(kernel, grid, n, io.x, io.x_stride, c_in, &mut scratch.v);
     // M[block][k][c_pad] = V[block][k] · U[k], as N² strided 1×1 convolutions.
     scratch.m.resize(blocks * k_all * c_pad, 0.0);
     scratch.blocks.clear();
@@ -663,6 +934,70 @@ mod tests {
                         (a - b).abs() < tolerance,
                         "{tile:?} {kernel:?} {width}x{height} {c_in}->{c_out}: float {i}: {a} vs {b}"
                     );
+                }
+            }
+        }
+    }
+
+    /// The weight gradient in the Winograd domain, brought back to the 3×3 taps, against
+    /// the direct weight gradient, for both tilings, odd and even boards and every kernel
+    /// build.
+    #[test]
+    fn winograd_weight_gradient_matches_the_direct_one() {
+        for (width, height, c_in, c_out) in
+            [(5, 3, 7, 64), (7, 7, 32, 32), (8, 8, 64usize, 48usize)]
+        {
+            let grid = Grid { width, height };
+            let (n, g, row) = (3, grid.cells(), grid.row());
+            let xs = c_in.next_multiple_of(LANES);
+            let c_pad = c_out.next_multiple_of(LANES);
+            let (mut x, mut dy) = (vec![0.0; n * g * xs], vec![0.0; n * g * c_pad]);
+            let (rx, ry) = (noise(5, n * g * xs), noise(6, n * g * c_pad));
+            let mut runs = Vec::new();
+            for p in 0..n {
+                for y in 0..height {
+                    runs.push((p * g + grid.cell(0, y), width));
+                    for xx in 0..width {
+                        let cell = p * g + grid.cell(xx, y);
+                        x[cell * xs..][..c_in].copy_from_slice(&rx[cell * xs..][..c_in]);
+                        dy[cell * c_pad..][..c_out].copy_from_slice(&ry[cell * c_pad..][..c_out]);
+                    }
+                }
+            }
+            let taps: Vec<isize> = (-1..=1)
+                .flat_map(|dy| (-1..=1).map(move |dx| dy * row as isize + dx))
+                .collect();
+            for kernel in Kernel::available() {
+                let mut want = vec![0.0; 9 * c_in * c_pad];
+                weight_gradient(
+                    kernel,
+                    GradJob {
+                        x: &x,
+                        x_stride: xs,
+                        c_in,
+                        taps: &taps,
+                        runs: &runs,
+                        dy: &dy,
+                        dy_stride: c_pad,
+                        c_pad,
+                        out: &mut want,
+                    },
+                );
+                for tile in [Tile::F2, Tile::F4] {
+                    let k_all = tile.n() * tile.n();
+                    let mut du = vec![0.0; k_all * c_in * c_pad];
+                    let mut scratch = Scratch::default();
+                    let (xi, yi) = ((&x[..], xs, c_in), (&dy[..], c_pad, c_pad));
+                    gradient3x3(kernel, tile, grid, n, xi, yi, &mut du, &mut scratch);
+                    let mut got = vec![0.0; 9 * c_in * c_pad];
+                    gradient_taps(tile, &du, c_in, c_pad, &mut got);
+                    // Sums of up to 3 · 35 products of uniform [-1, 1] noise.
+                    for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                        assert!(
+                            (a - b).abs() < 1e-3,
+                            "{tile:?} {kernel:?} {width}x{height} {c_in}->{c_out}: float {i}: {a} vs {b}"
+                        );
+                    }
                 }
             }
         }
