@@ -110,14 +110,6 @@ pub struct Winograd {
 }
 
 impl Winograd {
-    /// Transforms a packed 3×3 convolution for F(2×2, 3×3).
-    ///
-    /// # Panics
-    /// If `conv` is not 3×3.
-    pub fn new(conv: &Packed) -> Winograd {
-        Winograd::with_tile(conv, Tile::F2)
-    }
-
     /// Transforms a packed 3×3 convolution for `tile`.
     ///
     /// # Panics
