@@ -406,10 +406,17 @@ fn gradient<T: Transforms>(
         for (b, cells) in places.iter().enumerate() {
             let block = p * bx * by + b;
             let dst = &mut scratch.m[block * k_all * c_pad..][..k_all * c_pad];
+            let op = OutputGradOp::<T> {
+                dy: yp,
+                cells,
+                c_pad,
+                dst: dst.as_mut_ptr(),
+                tiling: std::marker::PhantomData,
+            };
             // SAFETY: every cell offset plus `c_pad` lies in the position's grid of `dy`
             // (asserted sizes: the grid covers whole output blocks), `dst` holds
             // N² · c_pad.
-            unsafe { dispatch_output_grad::<T>(kernel, yp, cells, c_pad, dst.as_mut_ptr()) };
+            unsafe { dispatch(kernel, &op) };
         }
     }
     for k in 0..k_all {
@@ -504,46 +511,6 @@ unsafe fn output_grad_block<T: Transforms, V: Vector>(
     }
 }
 
-unsafe fn dispatch_output_grad<T: Transforms>(
-    kernel: Kernel,
-    dy: *const f32,
-    cells: &[usize; 16],
-    c_pad: usize,
-    dst: *mut f32,
-) {
-    unsafe {
-        match kernel {
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => output_grad_avx512::<T>(dy, cells, c_pad, dst),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => output_grad_avx2::<T>(dy, cells, c_pad, dst),
-            _ => output_grad_block::<T, Lanes>(dy, cells, c_pad, dst),
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn output_grad_avx512<T: Transforms>(
-    dy: *const f32,
-    cells: &[usize; 16],
-    c_pad: usize,
-    dst: *mut f32,
-) {
-    unsafe { output_grad_block::<T, Avx512>(dy, cells, c_pad, dst) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn output_grad_avx2<T: Transforms>(
-    dy: *const f32,
-    cells: &[usize; 16],
-    c_pad: usize,
-    dst: *mut f32,
-) {
-    unsafe { output_grad_block::<T, Avx2>(dy, cells, c_pad, dst) }
-}
-
 /// `V = Bᵀ d B` for every input block of `n` positions of `x` (`x_stride` floats per
 /// cell, `c_in` channels) into `v`, `[block][k][lanes]` with k = N·row + column; returns
 /// `lanes`, `c_in` rounded up to whole vectors.
@@ -588,10 +555,17 @@ fn transform_inputs<T: Transforms>(
         for (b, src) in sources.iter().enumerate() {
             let block = p * bx * by + b;
             let dst = &mut v[block * k_all * lanes..][..k_all * lanes];
+            let op = InputOp::<T> {
+                x: xp,
+                src,
+                lanes,
+                dst: dst.as_mut_ptr(),
+                tiling: std::marker::PhantomData,
+            };
             // SAFETY: every source offset plus `lanes` lies in the position's grid of
             // `x` (asserted sizes: the input block lies inside the bordered grid), `dst`
             // holds N² · lanes.
-            unsafe { dispatch_input::<T>(kernel, xp, src, lanes, dst.as_mut_ptr()) };
+            unsafe { dispatch(kernel, &op) };
         }
     }
     lanes
@@ -668,9 +642,16 @@ fn run<T: Transforms>(
                 on_board: *on_board,
                 relu: io.relu,
             };
+            let op = OutputOp::<T> {
+                m: mb.as_ptr(),
+                c_pad,
+                bias: conv.bias.as_ptr(),
+                dst: &dst,
+                tiling: std::marker::PhantomData,
+            };
             // SAFETY: the output cells lie in `out` and `residual` (asserted sizes),
             // `mb` holds N² · c_pad, the bias c_pad.
-            unsafe { dispatch_output::<T>(kernel, mb.as_ptr(), c_pad, conv.bias.as_ptr(), &dst) };
+            unsafe { dispatch(kernel, &op) };
         }
     }
 }
@@ -775,74 +756,88 @@ unsafe fn output_block<T: Transforms, V: Vector>(
     }
 }
 
-unsafe fn dispatch_input<T: Transforms>(
-    kernel: Kernel,
+/// A block transform, run with the vectors of one kernel build.
+trait BlockOp {
+    /// # Safety
+    /// As the transform's function: its pointers valid for what it reads and writes,
+    /// and the CPU able to run `V`.
+    unsafe fn run<V: Vector>(&self);
+}
+
+/// [`input_block`] as a [`BlockOp`].
+struct InputOp<'a, T> {
     x: *const f32,
-    src: &[usize; 36],
+    src: &'a [usize; 36],
     lanes: usize,
     dst: *mut f32,
-) {
-    unsafe {
-        match kernel {
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => input_avx512::<T>(x, src, lanes, dst),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => input_avx2::<T>(x, src, lanes, dst),
-            _ => input_block::<T, Lanes>(x, src, lanes, dst),
-        }
+    tiling: std::marker::PhantomData<T>,
+}
+
+impl<T: Transforms> BlockOp for InputOp<'_, T> {
+    #[inline(always)]
+    unsafe fn run<V: Vector>(&self) {
+        unsafe { input_block::<T, V>(self.x, self.src, self.lanes, self.dst) }
     }
 }
 
-unsafe fn dispatch_output<T: Transforms>(
-    kernel: Kernel,
+/// [`output_block`] as a [`BlockOp`].
+struct OutputOp<'a, T> {
     m: *const f32,
     c_pad: usize,
     bias: *const f32,
-    dst: &Dst<'_>,
-) {
+    dst: &'a Dst<'a>,
+    tiling: std::marker::PhantomData<T>,
+}
+
+impl<T: Transforms> BlockOp for OutputOp<'_, T> {
+    #[inline(always)]
+    unsafe fn run<V: Vector>(&self) {
+        unsafe { output_block::<T, V>(self.m, self.c_pad, self.bias, self.dst) }
+    }
+}
+
+/// [`output_grad_block`] as a [`BlockOp`].
+struct OutputGradOp<'a, T> {
+    dy: *const f32,
+    cells: &'a [usize; 16],
+    c_pad: usize,
+    dst: *mut f32,
+    tiling: std::marker::PhantomData<T>,
+}
+
+impl<T: Transforms> BlockOp for OutputGradOp<'_, T> {
+    #[inline(always)]
+    unsafe fn run<V: Vector>(&self) {
+        unsafe { output_grad_block::<T, V>(self.dy, self.cells, self.c_pad, self.dst) }
+    }
+}
+
+/// Runs `op` with the vectors of `kernel`, compiled for its instruction set.
+///
+/// # Safety
+/// As [`BlockOp::run`]; the CPU must support `kernel`.
+unsafe fn dispatch<O: BlockOp>(kernel: Kernel, op: &O) {
     unsafe {
         match kernel {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => output_avx512::<T>(m, c_pad, bias, dst),
+            Kernel::Avx512 => on_avx512(op),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => output_avx2::<T>(m, c_pad, bias, dst),
-            _ => output_block::<T, Lanes>(m, c_pad, bias, dst),
+            Kernel::Avx2 => on_avx2(op),
+            _ => op.run::<Lanes>(),
         }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn input_avx512<T: Transforms>(
-    x: *const f32,
-    src: &[usize; 36],
-    lanes: usize,
-    dst: *mut f32,
-) {
-    unsafe { input_block::<T, Avx512>(x, src, lanes, dst) }
+unsafe fn on_avx512<O: BlockOp>(op: &O) {
+    unsafe { op.run::<Avx512>() }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn input_avx2<T: Transforms>(x: *const f32, src: &[usize; 36], lanes: usize, dst: *mut f32) {
-    unsafe { input_block::<T, Avx2>(x, src, lanes, dst) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn output_avx512<T: Transforms>(
-    m: *const f32,
-    c_pad: usize,
-    bias: *const f32,
-    dst: &Dst<'_>,
-) {
-    unsafe { output_block::<T, Avx512>(m, c_pad, bias, dst) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn output_avx2<T: Transforms>(m: *const f32, c_pad: usize, bias: *const f32, dst: &Dst<'_>) {
-    unsafe { output_block::<T, Avx2>(m, c_pad, bias, dst) }
+unsafe fn on_avx2<O: BlockOp>(op: &O) {
+    unsafe { op.run::<Avx2>() }
 }
 
 #[cfg(test)]
