@@ -159,10 +159,6 @@ impl Winograd {
         self.bias.len()
     }
 
-    /// The tiling.
-    pub fn tile(&self) -> Tile {
-        self.tile
-    }
 }
 
 /// Scratch space for the transformed blocks, reused between calls.
