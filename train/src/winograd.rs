@@ -158,7 +158,6 @@ impl Winograd {
     pub fn c_pad(&self) -> usize {
         self.bias.len()
     }
-
 }
 
 /// Scratch space for the transformed blocks, reused between calls.
