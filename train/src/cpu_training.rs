@@ -1594,28 +1594,43 @@ impl Geometry {
         }
     }
 
+    /// Two per-channel sums over the board cells of `m` samples: `add(at, s1, s2)` adds
+    /// the terms of the cell at float offset `at` (`stride` floats per cell). Each
+    /// sample's sums are taken in f32, then added up over the samples in f64, in order.
+    #[inline(always)]
+    fn sums_task(
+        &self,
+        stride: usize,
+        c: usize,
+        m: usize,
+        mut add: impl FnMut(usize, &mut [f32], &mut [f32]),
+    ) -> Partial {
+        let (mut s1, mut s2) = (vec![0f64; c], vec![0f64; c]);
+        let (mut f1, mut f2) = (vec![0f32; c], vec![0f32; c]);
+        for smp in 0..m {
+            f1.fill(0.0);
+            f2.fill(0.0);
+            for &cell in &self.interior {
+                add((smp * self.g + cell) * stride, &mut f1, &mut f2);
+            }
+            for i in 0..c {
+                s1[i] += f1[i] as f64;
+                s2[i] += f2[i] as f64;
+            }
+        }
+        (s1, s2)
+    }
+
     /// The per-channel sums of `z` and `z²` over the board cells of `m` samples
     /// (`stride` floats per cell, the first `c` channels).
     fn stats_task(&self, z: &[f32], stride: usize, c: usize, m: usize) -> Partial {
-        let g = self.g;
-        let (mut sum, mut sq) = (vec![0f64; c], vec![0f64; c]);
-        let (mut fs, mut fq) = (vec![0f32; c], vec![0f32; c]);
-        for smp in 0..m {
-            fs.fill(0.0);
-            fq.fill(0.0);
-            for &cell in &self.interior {
-                let v = &z[(smp * g + cell) * stride..][..c];
-                for ((s, q), &v) in fs.iter_mut().zip(fq.iter_mut()).zip(v) {
-                    *s += v;
-                    *q += v * v;
-                }
+        self.sums_task(stride, c, m, |at, fs, fq| {
+            let v = &z[at..][..c];
+            for ((s, q), &v) in fs.iter_mut().zip(fq.iter_mut()).zip(v) {
+                *s += v;
+                *q += v * v;
             }
-            for i in 0..c {
-                sum[i] += fs[i] as f64;
-                sq[i] += fq[i] as f64;
-            }
-        }
-        (sum, sq)
+        })
     }
 
     /// `out = relu(z · scale + shift + residual)` on the board cells of `m` samples.
@@ -1878,28 +1893,16 @@ impl Geometry {
         m: usize,
     ) -> Partial {
         let c = inv.len();
-        let (mut sg, mut sx) = (vec![0f64; c], vec![0f64; c]);
-        let (mut fg, mut fx) = (vec![0f32; c], vec![0f32; c]);
-        for smp in 0..m {
-            fg.fill(0.0);
-            fx.fill(0.0);
-            for &cell in &self.interior {
-                let at = (smp * self.g + cell) * stride;
-                let (av, dv, zv) = (&a[at..][..c], &d_out[at..][..c], &z[at..][..c]);
-                let sums = fg.iter_mut().zip(fx.iter_mut());
-                let xhat = zv.iter().zip(inv).zip(centre);
-                for (((g, x), (&a, &d)), ((&z, &i), &ce)) in sums.zip(av.iter().zip(dv)).zip(xhat) {
-                    let gr = if a > 0.0 { d } else { 0.0 };
-                    *g += gr;
-                    *x += gr * (z * i + ce);
-                }
+        self.sums_task(stride, c, m, |at, fg, fx| {
+            let (av, dv, zv) = (&a[at..][..c], &d_out[at..][..c], &z[at..][..c]);
+            let sums = fg.iter_mut().zip(fx.iter_mut());
+            let xhat = zv.iter().zip(inv).zip(centre);
+            for (((g, x), (&a, &d)), ((&z, &i), &ce)) in sums.zip(av.iter().zip(dv)).zip(xhat) {
+                let gr = if a > 0.0 { d } else { 0.0 };
+                *g += gr;
+                *x += gr * (z * i + ce);
             }
-            for i in 0..c {
-                sg[i] += fg[i] as f64;
-                sx[i] += fx[i] as f64;
-            }
-        }
-        (sg, sx)
+        })
     }
 
     /// A BatchNorm's backward on samples `s0..s0 + m`: `dz` (task-local), and the
