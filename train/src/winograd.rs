@@ -166,6 +166,33 @@ pub struct Scratch {
     v: Vec<f32>,
     m: Vec<f32>,
     blocks: Vec<usize>,
+    /// Per block position: its input cells (see `transform_inputs`).
+    sources: Vec<[usize; 36]>,
+    /// Per block position: its output cells and which lie on the board (see
+    /// `output_cells`).
+    outputs: Vec<([usize; 16], u16)>,
+}
+
+/// The m×m output cells of each block position of `grid`, as float offsets (`stride`
+/// floats per cell) within a position's grid, into `out`, with a mask of those on the
+/// board. Every cell lies inside the grid, which covers whole 4×4 blocks, so cells off
+/// the board read the zero border.
+fn output_cells(grid: Grid, m: usize, stride: usize, out: &mut Vec<([usize; 16], u16)>) {
+    let (bx, by) = (grid.width.div_ceil(m), grid.height.div_ceil(m));
+    out.clear();
+    out.extend((0..by * bx).map(|b| {
+        let (tx, ty) = (b % bx, b / bx);
+        let mut cells = [0usize; 16];
+        let mut on_board = 0u16;
+        for (i, cell) in cells[..m * m].iter_mut().enumerate() {
+            let (xx, yy) = (m * tx + i % m, m * ty + i / m);
+            *cell = grid.cell(xx, yy) * stride;
+            if xx < grid.width && yy < grid.height {
+                on_board |= 1 << i;
+            }
+        }
+        (cells, on_board)
+    }));
 }
 
 /// Where a Winograd convolution reads and writes (channel-last bordered grids).
@@ -382,23 +409,15 @@ fn gradient<T: Transforms>(
     assert!(c_pad.is_multiple_of(LANES) && c_pad <= dy_stride);
     assert!(dy.len() >= n * g * dy_stride);
     assert!(du.len() >= k_all * c_in * c_pad);
-    let lanes = transform_inputs::<T>(kernel, grid, n, x, x_stride, c_in, &mut scratch.v);
+    let lanes = transform_inputs::<T>(kernel, grid, n, (x, x_stride, c_in), scratch);
     let (bx, by) = (grid.width.div_ceil(m), grid.height.div_ceil(m));
     let blocks = n * bx * by;
     // dM[block][k][c_pad] from the m×m output cells of each block (inside the grid).
     scratch.m.resize(blocks * k_all * c_pad, 0.0);
-    let places: Vec<[usize; 16]> = (0..by * bx)
-        .map(|b| {
-            let (tx, ty) = (b % bx, b / bx);
-            std::array::from_fn(|i| {
-                let (xx, yy) = (m * tx + (i % m).min(m - 1), m * ty + (i / m).min(m - 1));
-                grid.cell(xx, yy) * dy_stride
-            })
-        })
-        .collect();
+    output_cells(grid, m, dy_stride, &mut scratch.outputs);
     for p in 0..n {
         let yp = dy[p * g * dy_stride..].as_ptr();
-        for (b, cells) in places.iter().enumerate() {
+        for (b, (cells, _)) in scratch.outputs.iter().enumerate() {
             let block = p * bx * by + b;
             let dst = &mut scratch.m[block * k_all * c_pad..][..k_all * c_pad];
             let op = OutputGradOp::<T> {
@@ -513,10 +532,8 @@ fn transform_inputs<T: Transforms>(
     kernel: Kernel,
     grid: Grid,
     n: usize,
-    x: &[f32],
-    x_stride: usize,
-    c_in: usize,
-    v: &mut Vec<f32>,
+    (x, x_stride, c_in): (&[f32], usize, usize),
+    scratch: &mut Scratch,
 ) -> usize {
     let (m, nn) = (T::M, T::N);
     let k_all = nn * nn;
@@ -532,19 +549,19 @@ fn transform_inputs<T: Transforms>(
         lanes <= x_stride,
         "input stride must cover whole vectors of channels"
     );
+    let Scratch { v, sources, .. } = scratch;
     v.resize(n * bx * by * k_all * lanes, 0.0);
     // The input cells of each block position, as float offsets within a position's grid.
-    let sources: Vec<[usize; 36]> = (0..by * bx)
-        .map(|b| {
-            // Top-left input cell of the block: board cell (m·tx − 1, m·ty − 1).
-            let corner = m * (b / bx) * row + m * (b % bx);
-            let mut src = [0usize; 36];
-            for (i, s) in src[..k_all].iter_mut().enumerate() {
-                *s = (corner + (i / nn) * row + i % nn) * x_stride;
-            }
-            src
-        })
-        .collect();
+    sources.clear();
+    sources.extend((0..by * bx).map(|b| {
+        // Top-left input cell of the block: board cell (m·tx − 1, m·ty − 1).
+        let corner = m * (b / bx) * row + m * (b % bx);
+        let mut src = [0usize; 36];
+        for (i, s) in src[..k_all].iter_mut().enumerate() {
+            *s = (corner + (i / nn) * row + i % nn) * x_stride;
+        }
+        src
+    }));
     for p in 0..n {
         let xp = x[p * g * x_stride..].as_ptr();
         for (b, src) in sources.iter().enumerate() {
@@ -584,7 +601,7 @@ fn run<T: Transforms>(
     }
     let (bx, by) = (grid.width.div_ceil(m), grid.height.div_ceil(m));
     let blocks = n * bx * by;
-    let lanes = transform_inputs::<T>(kernel, grid, n, io.x, io.x_stride, c_in, &mut scratch.v);
+    let lanes = transform_inputs::<T>(kernel, grid, n, (io.x, io.x_stride, c_in), scratch);
     // M[block][k][c_pad] = V[block][k] · U[k], as N² strided 1×1 convolutions.
     scratch.m.resize(blocks * k_all * c_pad, 0.0);
     scratch.blocks.clear();
@@ -605,27 +622,11 @@ fn run<T: Transforms>(
             },
         );
     }
-    // Y = Aᵀ M A, plus bias and residual, ReLU; only board cells are written. The
-    // output cells of each block position, as float offsets within a position's grid,
-    // and which of them lie on the board.
-    let places: Vec<([usize; 16], u16)> = (0..by * bx)
-        .map(|b| {
-            let (tx, ty) = (b % bx, b / bx);
-            let mut cells = [0usize; 16];
-            let mut on_board = 0u16;
-            for (i, cell) in cells[..m * m].iter_mut().enumerate() {
-                let (xx, yy) = (m * tx + i % m, m * ty + i / m);
-                if xx < grid.width && yy < grid.height {
-                    *cell = grid.cell(xx, yy) * c_pad;
-                    on_board |= 1 << i;
-                }
-            }
-            (cells, on_board)
-        })
-        .collect();
+    // Y = Aᵀ M A, plus bias and residual, ReLU; only board cells are written.
+    output_cells(grid, m, c_pad, &mut scratch.outputs);
     for p in 0..n {
         let base = p * g * c_pad;
-        for (b, (cells, on_board)) in places.iter().enumerate() {
+        for (b, (cells, on_board)) in scratch.outputs.iter().enumerate() {
             let block = p * bx * by + b;
             let mb = &scratch.m[block * k_all * c_pad..][..k_all * c_pad];
             let dst = Dst {
