@@ -1,9 +1,15 @@
 # flipzero: the two set-up commands are `make run` and `make test`.
-# Tests and binaries share the release profile so that dependencies compile once.
+# `make run` builds the release profile (fat LTO); `make test` the `tests` profile
+# (optimised, no LTO, parallel codegen: see Cargo.toml), so a cold test build stays short.
 CARGO ?= cargo
 BIN := target/release/flipzero
+# The Python that creates the project's virtual environment (.venv/) for the export
+# check. Any Python 3 with the venv module: on Debian/Ubuntu, `apt install python3-venv`.
+# The system Python itself is never written to (it may refuse pip, PEP 668).
+PYTHON ?= python3
+VENV := .venv
 
-.PHONY: build run test lint fmt bench perft clean
+.PHONY: build run test venv lint fmt bench perft clean
 
 # `make run` runs the default pipeline (configs/default.toml) into data/runs/default;
 # running it again resumes that run (or, when finished, prints its summary).
@@ -17,14 +23,20 @@ build:
 run: build
 	$(BIN) run --config $(CONFIG) --run $(RUN)
 
-# The export test checks ONNX files with ONNX Runtime (Python): install its packages first.
-test:
-	python3 -m pip install -q -r bench/requirements.txt
-	$(CARGO) test --release --workspace
+# The export test checks ONNX files with ONNX Runtime (Python), from the project's venv.
+$(VENV)/.installed: bench/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r bench/requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+test: $(VENV)/.installed
+	FLIPZERO_PYTHON=$(abspath $(VENV))/bin/python $(CARGO) test --profile tests --workspace
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --profile tests -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
@@ -42,3 +54,4 @@ perft: build
 
 clean:
 	$(CARGO) clean
+	rm -rf $(VENV)

@@ -78,12 +78,16 @@ fn positions(game: Game, n: usize) -> Vec<State> {
 
 fn check(model_dir: &Path, case: &Path) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/onnx_check.py");
-    let out = Command::new("python3")
+    // `make test` points FLIPZERO_PYTHON at the project's venv (.venv/, bench/requirements.txt).
+    let python = std::env::var("FLIPZERO_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(&python)
         .arg(&script)
         .arg(model_dir)
         .arg(case)
         .output()
-        .expect("python3 runs (the export check needs it: pip install -r bench/requirements.txt)");
+        .unwrap_or_else(|e| {
+            panic!("{python} does not run ({e}): the export check needs `make venv` (bench/requirements.txt)")
+        });
     assert!(
         out.status.success(),
         "ONNX check failed for {}:\n{}{}",

@@ -1,0 +1,8 @@
+//! The crate's integration tests, in one binary so that a test run links few executables.
+
+mod fuzz;
+mod games;
+mod invariants;
+mod perft;
+mod reference;
+mod search;

@@ -1,0 +1,5 @@
+//! The crate's integration tests, in one binary so that a test run links few executables.
+
+mod cli;
+mod pipeline;
+mod uai;

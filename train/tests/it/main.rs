@@ -1,0 +1,4 @@
+//! The crate's integration tests, in one binary so that a test run links few executables.
+
+mod export;
+mod training;
