@@ -43,9 +43,43 @@ enum Command {
     Uai(cmd::uai::UaiArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    quiet_broken_pipe();
     let cli = Cli::parse();
-    match cli.command {
+    match dispatch(cli.command) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // The error chain, one cause after another; never a backtrace, whatever
+            // RUST_BACKTRACE says: these are the user's errors, not the program's.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Lets a closed standard output end the process quietly, as it ends `cat` or `grep`
+/// (`flipzero infer … | head`). Rust ignores SIGPIPE, so `println!` to a closed pipe
+/// panics; that one panic exits with the shell's code for SIGPIPE (128 + 13) and no
+/// message. SIGPIPE itself stays ignored: a match must survive an external engine that
+/// dies with its input pipe open (that engine forfeits).
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info)
+    }));
+}
+
+fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Perft(a) => cmd::perft::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Match(a) => cmd::matches::run(a),

@@ -3,9 +3,10 @@
 //! # Square boards (the engine community's FEN)
 //! Ranks from the top (7) down to 1 separated by `/`; in a rank, from file a to the
 //! right: `x`, `o`, `-` (blocked), or a digit 1–9 for that many empty cells; then the
-//! side to move (`x`/`o`), the half-move clock and the full-move number. The last two
-//! fields may be left out (they default to `0 1`). `startpos` stands for the rule set's
-//! standard start.
+//! side to move (`x`/`o`), the half-move clock and the full-move number. As in libataxx,
+//! the fields after the board may be left out from the right (they default to `x 0 1`)
+//! and one `/` may end the board field. `startpos` stands for the rule set's standard
+//! start.
 //!
 //! # The Hexxagon board
 //! The same alphabet, but the board field lists the nine **columns** a to i from left to
@@ -32,9 +33,9 @@ pub enum FenError {
     /// Nothing was given.
     #[error("empty position text")]
     Empty,
-    /// Not 2 or 4 whitespace-separated fields.
+    /// More than 4 whitespace-separated fields.
     #[error(
-        "expected 2 or 4 fields (board, side to move[, half-move clock, full-move number]), found {0}"
+        "expected at most 4 fields (board[, side to move[, half-move clock[, full-move number]]]), found {0}"
     )]
     FieldCount(usize),
     /// The board field has the wrong number of ranks (columns on the hex board).
@@ -115,6 +116,9 @@ impl Position {
     /// use engine::{Position, Rules};
     /// let p = Position::from_fen("x5o/7/7/7/7/7/o5x x", Rules::ATAXX).unwrap();
     /// assert_eq!(p.fen(), "x5o/7/7/7/7/7/o5x x 0 1");
+    /// // As libataxx reads them: a trailing `/`, and fields left out from the right.
+    /// let q = Position::from_fen("x5o/7/7/7/7/7/o5x/ o 3", Rules::ATAXX).unwrap();
+    /// assert_eq!(q.fen(), "x5o/7/7/7/7/7/o5x o 3 1");
     /// let e = Position::from_fen("x5o/8/7/7/7/7/o5x x 0 1", Rules::ATAXX).unwrap_err();
     /// assert_eq!(e.to_string(), "rank 6 describes 8 cells, expected 7");
     /// ```
@@ -127,12 +131,14 @@ impl Position {
             return Ok(Position::startpos(rules));
         }
         let fields: Vec<&str> = fen.split_whitespace().collect();
-        if fields.len() != 2 && fields.len() != 4 {
+        if fields.len() > 4 {
             return Err(FenError::FieldCount(fields.len()));
         }
         let g = rules.geometry();
         let (unit, lines) = layout(rules);
-        let parts: Vec<&str> = fields[0].split('/').collect();
+        // libataxx ends its board loop at the field's end, so a final `/` is harmless there.
+        let board = fields[0].strip_suffix('/').unwrap_or(fields[0]);
+        let parts: Vec<&str> = board.split('/').collect();
         if parts.len() != lines.len() {
             return Err(FenError::LineCount {
                 unit,
@@ -176,20 +182,23 @@ impl Position {
                 });
             }
         }
-        let side = match fields[1] {
+        let side = match fields.get(1).copied().unwrap_or("x") {
             "x" | "X" => Side::X,
             "o" | "O" => Side::O,
             s => return Err(FenError::BadSide(s.to_string())),
         };
-        let (mut halfmove, mut fullmove) = (0u16, 1u16);
-        if fields.len() == 4 {
-            halfmove = fields[2]
+        let halfmove = match fields.get(2) {
+            Some(f) => f
                 .parse()
-                .map_err(|_| FenError::BadHalfmove(fields[2].into()))?;
-            fullmove = fields[3]
+                .map_err(|_| FenError::BadHalfmove(f.to_string()))?,
+            None => 0u16,
+        };
+        let fullmove = match fields.get(3) {
+            Some(f) => f
                 .parse()
-                .map_err(|_| FenError::BadFullmove(fields[3].into()))?;
-        }
+                .map_err(|_| FenError::BadFullmove(f.to_string()))?,
+            None => 1u16,
+        };
         debug_assert!((pieces[0] | pieces[1] | blocked).0 & !g.cells.0 == 0);
         Ok(Position::from_parts(
             rules, pieces[0], pieces[1], blocked, side, halfmove, fullmove,
@@ -411,7 +420,9 @@ mod tests {
         let r = Rules::ATAXX;
         let err = |f: &str| Position::from_fen(f, r).unwrap_err().to_string();
         assert_eq!(err(""), "empty position text");
-        assert!(err("x5o/7/7/7/7/7/o5x").contains("found 1"));
+        assert!(err("x5o/7/7/7/7/7/o5x x 0 1 moves").contains("found 5"));
+        assert!(err("x5o/7/7/7/7/7/o5x// x").contains("8 ranks"));
+        assert!(err("/x5o/7/7/7/7/7/o5x x").contains("8 ranks"));
         assert!(err("x5o/7/7/7/7/o5x x 0 1").contains("6 ranks"));
         assert!(err("x5o/7/7/7/7/7/o5q x").contains("rank 1: unexpected character `q`"));
         assert!(err("x5o/7/7/7/7/7/o0x x").contains("`0`"));
@@ -419,6 +430,30 @@ mod tests {
         assert!(err("x5o/7/7/7/7/7/o5x x -1 1").contains("half-move clock `-1`"));
         assert!(err("x5o/7/7/7/7/7/o5x x 0 99999").contains("full-move number"));
         assert!(err("x5o/7/7/7/7/7/o9 x").contains("rank 1 describes 10 cells"));
+    }
+
+    #[test]
+    fn libataxx_forms_are_read() {
+        let r = Rules::ATAXX;
+        let fen = |f: &str| Position::from_fen(f, r).unwrap().fen();
+        let start = "x5o/7/7/7/7/7/o5x x 0 1";
+        for f in [
+            "x5o/7/7/7/7/7/o5x",
+            "x5o/7/7/7/7/7/o5x/",
+            "x5o/7/7/7/7/7/o5x/ x",
+            "x5o/7/7/7/7/7/o5x/ x 0 1",
+            "x5o/7/7/7/7/7/o5x x 0",
+            "startpos",
+        ] {
+            assert_eq!(fen(f), start, "{f}");
+        }
+        assert_eq!(
+            fen("x5o/7/2-1-2/7/2-1-2/7/o5x/ o 7"),
+            "x5o/7/2-1-2/7/2-1-2/7/o5x o 7 1"
+        );
+        let hex = Rules::new(Variant::Hexxagon);
+        let p = Position::from_fen("o3x/6/7/3-4/x4-2o/3-4/7/6/o3x/ x", hex).unwrap();
+        assert_eq!(p, Position::startpos(hex));
     }
 
     #[test]

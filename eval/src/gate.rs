@@ -2,15 +2,12 @@
 //! of games with a "not worse than" rule), anchoring against the baseline ladder, and
 //! atomic promotion.
 
-use std::path::Path;
-
 use engine::Game;
 use serde::{Deserialize, Serialize};
 
-use crate::matches::{GameRecord, MatchConfig, generate_openings, run_match};
+use crate::matches::{GameRecord, MatchConfig, MatchError, generate_openings, run_match};
 use crate::player::PlayerSpec;
 use crate::stats::{MatchStats, SprtConfig, SprtVerdict};
-use selfplay::data::write_atomic;
 
 /// How a candidate is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +71,18 @@ impl Default for GateConfig {
 
 /// A `[gate]` setting out of range, named (the config error of every table).
 pub type GateConfigError = selfplay::ConfigError;
+
+/// Why a gating match gave no verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// The `[gate]` settings are invalid.
+    #[error(transparent)]
+    Config(#[from] GateConfigError),
+    /// A player cannot play (a model that does not load, or of another game): no
+    /// verdict, so a candidate is never promoted over an incumbent that failed.
+    #[error(transparent)]
+    Match(#[from] MatchError),
+}
 
 impl GateConfig {
     /// Checks every range.
@@ -265,7 +274,7 @@ pub fn gate(
     cfg: &GateConfig,
     seed: u64,
     on_game: &(dyn Fn(&GameRecord) + Sync),
-) -> Result<GateVerdict, GateConfigError> {
+) -> Result<GateVerdict, GateError> {
     cfg.validate()?;
     let sprt = cfg.sprt();
     let mut match_cfg = MatchConfig::new(game, 0, seed);
@@ -282,8 +291,7 @@ pub fn gate(
             GateMode::Sprt => cfg.batch_pairs.min(cfg.max_pairs - done),
             GateMode::Fixed => cfg.max_pairs - done,
         };
-        let (recs, s) = run_match(candidate.1, incumbent.1, &match_cfg, on_game)
-            .expect("a thread pool of a validated size");
+        let (recs, s) = run_match(candidate.1, incumbent.1, &match_cfg, on_game)?;
         for i in 0..3 {
             stats.wdl[i] += s.wdl[i];
         }
@@ -368,7 +376,7 @@ pub fn anchor(
     cfg: &GateConfig,
     seed: u64,
     on_game: &(dyn Fn(&GameRecord) + Sync),
-) -> Vec<MatchSummary> {
+) -> Result<Vec<MatchSummary>, MatchError> {
     let mut match_cfg = MatchConfig::new(game, pairs, seed);
     match_cfg.openings = openings_for(game, pairs, cfg.opening_random_plies, seed);
     match_cfg.threads = cfg.threads;
@@ -376,26 +384,15 @@ pub fn anchor(
     ladder
         .iter()
         .map(|b| {
-            let (recs, stats) = run_match(player.1, b, &match_cfg, on_game)
-                .expect("a thread pool of a validated size");
-            MatchSummary::new(player.0, &b.to_string(), player.1, b, &stats, &recs)
+            let (recs, stats) = run_match(player.1, b, &match_cfg, on_game)?;
+            Ok(MatchSummary::new(
+                player.0,
+                &b.to_string(),
+                player.1,
+                b,
+                &stats,
+                &recs,
+            ))
         })
         .collect()
-}
-
-/// Makes `name` (a folder under `models/`, or `bootstrap`) the run's best model:
-/// `models/best` is replaced atomically, so a reader sees the old or the new name,
-/// never a mix, whenever the process is killed.
-pub fn promote(run_dir: &Path, name: &str) -> std::io::Result<()> {
-    let models = run_dir.join("models");
-    std::fs::create_dir_all(&models)?;
-    write_atomic(&models.join("best"), format!("{name}\n").as_bytes())
-}
-
-/// The run's best model name, if any.
-pub fn current_best(run_dir: &Path) -> Option<String> {
-    std::fs::read_to_string(run_dir.join("models").join("best"))
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
 }

@@ -8,13 +8,14 @@ mod matches;
 mod mcts_player;
 mod player;
 pub mod report;
+pub mod rundir;
 mod stats;
 
 pub use gate::{
-    GameResult, GateConfig, GateConfigError, GateMode, GateVerdict, MatchSummary, anchor,
-    current_best, gate, openings_for, promote,
+    GameResult, GateConfig, GateConfigError, GateError, GateMode, GateVerdict, MatchSummary,
+    anchor, gate, openings_for,
 };
-pub use matches::{GameRecord, MatchConfig, generate_openings, run_match, to_pgn};
+pub use matches::{GameRecord, MatchConfig, MatchError, generate_openings, run_match, to_pgn};
 pub use mcts_player::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, resolve_net,
 };
@@ -22,6 +23,7 @@ pub use player::{
     AlphaBetaPlayer, BadPlayerName, DEFAULT_MCTS_SIMS, GreedyPlayer, Player, PlayerError,
     PlayerSpec, RandomPlayer, Timeouts, UaiPlayer,
 };
+pub use rundir::{BestError, LockError, RunLock, current_best, promote};
 pub use selfplay::data::write_atomic;
 pub use stats::{
     EloEstimate, MatchStats, Outcome, Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score,

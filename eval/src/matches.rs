@@ -7,7 +7,7 @@ use engine::boards::{BlockerParams, random_blocker_board};
 use engine::{Game, Rng, Side, State, splitmix64};
 use rayon::prelude::*;
 
-use crate::player::{PlayerSpec, Timeouts};
+use crate::player::{PlayerError, PlayerSpec, Timeouts};
 use crate::stats::MatchStats;
 
 /// How a match is played.
@@ -139,7 +139,11 @@ fn play_game(
     };
     let mut players = Vec::with_capacity(2);
     for (side, spec) in [(Side::X, x), (Side::O, o)] {
-        match spec.build(splitmix64(seed ^ side.index() as u64).1, cfg.timeouts) {
+        match spec.build(
+            cfg.game,
+            splitmix64(seed ^ side.index() as u64).1,
+            cfg.timeouts,
+        ) {
             Ok(mut p) => {
                 if let Err(e) = p.new_game() {
                     let (w, r) = forfeit(side, &e);
@@ -181,14 +185,39 @@ fn play_game(
     }
 }
 
+/// Why a match could not be played.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    /// A player cannot play this game at all (its model is missing, corrupt, or of
+    /// another game): refused before the first game, not counted as forfeits.
+    #[error("player {name}: {source}")]
+    Player {
+        /// The player's name.
+        name: String,
+        /// Why.
+        source: PlayerError,
+    },
+    /// The worker threads could not be started.
+    #[error("cannot start the match's threads: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+}
+
 /// Plays a paired match of `a` against `b`, calling `on_game` as each game ends (from
 /// any worker thread). Records come back in pair order; stats are from A's view.
+/// Both players are checked first ([`PlayerSpec::check`]); a player that fails during
+/// the match (an external engine that crashes) forfeits the game instead.
 pub fn run_match(
     a: &PlayerSpec,
     b: &PlayerSpec,
     cfg: &MatchConfig,
     on_game: &(dyn Fn(&GameRecord) + Sync),
-) -> Result<(Vec<GameRecord>, MatchStats), rayon::ThreadPoolBuildError> {
+) -> Result<(Vec<GameRecord>, MatchStats), MatchError> {
+    for p in [a, b] {
+        p.check(cfg.game).map_err(|source| MatchError::Player {
+            name: p.to_string(),
+            source,
+        })?;
+    }
     let openings = if cfg.openings.is_empty() {
         generate_openings(
             cfg.game,

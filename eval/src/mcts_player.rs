@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use engine::{Move, Rng, State};
+use engine::{Game, Move, Rng, State};
 use selfplay::evaluator::{Bootstrap, Evaluator};
 use selfplay::mcts::{MctsConfig, Search};
 use train::{FastEvaluator, LoadedModel};
@@ -41,25 +41,24 @@ pub fn resolve_net(path: &Path) -> Result<ResolvedNet, PlayerError> {
         return Ok(ResolvedNet::Model(path.to_path_buf()));
     }
     let best = path.join("models").join("best");
-    if let Ok(name) = std::fs::read_to_string(&best) {
-        let name = name.trim();
-        if name == BOOTSTRAP_BEST {
-            return Ok(ResolvedNet::Bootstrap);
+    match crate::rundir::current_best(path).map_err(|e| PlayerError::Model(e.to_string()))? {
+        Some(name) if name == BOOTSTRAP_BEST => Ok(ResolvedNet::Bootstrap),
+        Some(name) => {
+            let dir = path.join("models").join(&name);
+            if dir.join("model.json").is_file() {
+                return Ok(ResolvedNet::Model(dir));
+            }
+            Err(PlayerError::Model(format!(
+                "{} names `{name}`, but {} holds no model.json",
+                best.display(),
+                dir.display()
+            )))
         }
-        let dir = path.join("models").join(name);
-        if dir.join("model.json").is_file() {
-            return Ok(ResolvedNet::Model(dir));
-        }
-        return Err(PlayerError::Model(format!(
-            "{} names `{name}`, but {} holds no model.json",
-            best.display(),
-            dir.display()
-        )));
+        None => Err(PlayerError::Model(format!(
+            "{} is neither a model directory (no model.json) nor a run directory (no models/best)",
+            path.display()
+        ))),
     }
-    Err(PlayerError::Model(format!(
-        "{} is neither a model directory (no model.json) nor a run directory (no models/best)",
-        path.display()
-    )))
 }
 
 /// Loaded models, shared by every player of the process (a match builds players per game).
@@ -69,7 +68,8 @@ fn load_cached(dir: &Path) -> Result<LoadedModel, PlayerError> {
     if let Some(m) = cache.lock().expect("model cache").get(dir) {
         return Ok((**m).clone());
     }
-    let model = train::load_model(dir).map_err(|e| PlayerError::Model(e.to_string()))?;
+    let model = train::load_model(dir)
+        .map_err(|e| PlayerError::Model(format!("cannot load model {}: {e}", dir.display())))?;
     cache
         .lock()
         .expect("model cache")
@@ -77,8 +77,8 @@ fn load_cached(dir: &Path) -> Result<LoadedModel, PlayerError> {
     Ok(model)
 }
 
-/// A fresh evaluator for `source`.
-pub fn build_evaluator(source: &NetSource) -> Result<Box<dyn Evaluator>, PlayerError> {
+/// A fresh evaluator for `source` playing `game`; a model of another game is refused.
+pub fn build_evaluator(source: &NetSource, game: Game) -> Result<Box<dyn Evaluator>, PlayerError> {
     let resolved = match source {
         NetSource::Bootstrap => ResolvedNet::Bootstrap,
         NetSource::Path(p) => resolve_net(p)?,
@@ -87,6 +87,13 @@ pub fn build_evaluator(source: &NetSource) -> Result<Box<dyn Evaluator>, PlayerE
         ResolvedNet::Bootstrap => Box::new(Bootstrap::new(2)),
         ResolvedNet::Model(dir) => {
             let model = load_cached(&dir)?;
+            if model.game != game {
+                return Err(PlayerError::WrongGame {
+                    model: dir.display().to_string(),
+                    model_game: model.game.to_string(),
+                    game: game.to_string(),
+                });
+            }
             Box::new(FastEvaluator::new(&model, dir.display().to_string()))
         }
     })

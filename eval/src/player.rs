@@ -11,7 +11,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
 use engine::search::{Limits, Searcher};
-use engine::{Move, Rng, State};
+use engine::{Game, Move, Rng, State};
 
 use crate::mcts_player::{MctsPlayer, NetSource, build_evaluator};
 
@@ -55,6 +55,16 @@ pub enum PlayerError {
     /// A network could not be found or loaded.
     #[error("{0}")]
     Model(String),
+    /// A network of another game.
+    #[error("model {model} is for game {model_game}, not {game}")]
+    WrongGame {
+        /// The model directory.
+        model: String,
+        /// The game it was trained for.
+        model_game: String,
+        /// The game being played.
+        game: String,
+    },
 }
 
 /// A player name, parsed. Names are stable and usable everywhere a player is named.
@@ -252,8 +262,24 @@ impl Default for Timeouts {
 }
 
 impl PlayerSpec {
-    /// A fresh player; `seed` drives its random choices (tie-breaks, random moves).
-    pub fn build(&self, seed: u64, timeouts: Timeouts) -> Result<Box<dyn Player>, PlayerError> {
+    /// Checks, before any game starts, that this player can play `game`: an MCTS
+    /// player's model must load and be a model of `game`. External engines are not
+    /// started here (one that fails mid-match forfeits its games).
+    pub fn check(&self, game: Game) -> Result<(), PlayerError> {
+        match self {
+            PlayerSpec::Mcts { net, .. } => build_evaluator(net, game).map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+
+    /// A fresh player for `game`; `seed` drives its random choices (tie-breaks, random
+    /// moves).
+    pub fn build(
+        &self,
+        game: Game,
+        seed: u64,
+        timeouts: Timeouts,
+    ) -> Result<Box<dyn Player>, PlayerError> {
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer(Rng::new(seed))),
             PlayerSpec::Greedy => Box::new(GreedyPlayer(Rng::new(seed))),
@@ -261,9 +287,12 @@ impl PlayerSpec {
                 searcher: Searcher::new(16),
                 limits: *limits,
             }),
-            PlayerSpec::Mcts { net, sims, time } => {
-                Box::new(MctsPlayer::new(build_evaluator(net)?, *sims, *time, seed))
-            }
+            PlayerSpec::Mcts { net, sims, time } => Box::new(MctsPlayer::new(
+                build_evaluator(net, game)?,
+                *sims,
+                *time,
+                seed,
+            )),
             PlayerSpec::Uai { path, options } => {
                 Box::new(UaiPlayer::start(path.clone(), options.clone(), timeouts)?)
             }

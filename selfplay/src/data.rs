@@ -177,7 +177,23 @@ pub fn write_shard(
     let schema = Arc::new(schema(&meta));
     let batch = to_batch(rows, schema.clone()).map_err(fmt_err(path))?;
     let tmp = temp_path(path);
-    let file = File::create(&tmp).map_err(io_err(&tmp))?;
+    let written = write_parquet(&tmp, path, &meta, schema, &batch);
+    if written.is_err() {
+        // A failed write (a full disk) leaves nothing behind.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Writes `batch` to `tmp` and commits it as `path`.
+fn write_parquet(
+    tmp: &Path,
+    path: &Path,
+    meta: &HashMap<String, String>,
+    schema: Arc<Schema>,
+    batch: &RecordBatch,
+) -> Result<(), DataError> {
+    let file = File::create(tmp).map_err(io_err(tmp))?;
     // The metadata goes into the Parquet footer's key-value list (DuckDB, parquet-tools)
     // as well as into the embedded Arrow schema (pyarrow, polars).
     let mut kv: Vec<KeyValue> = meta
@@ -194,12 +210,12 @@ pub fn write_shard(
     let mut writer = ArrowWriter::try_new(file, schema, Some(props))
         .map_err(|e| fmt_err(path)(e.to_string()))?;
     writer
-        .write(&batch)
+        .write(batch)
         .map_err(|e| fmt_err(path)(e.to_string()))?;
     let file = writer
         .into_inner()
         .map_err(|e| fmt_err(path)(e.to_string()))?;
-    commit(file, &tmp, path).map_err(io_err(path))
+    commit(file, tmp, path).map_err(io_err(path))
 }
 
 /// The temporary name a file is written under before [`commit`]: hidden, beside the
@@ -231,11 +247,17 @@ pub fn commit(file: File, tmp: &Path, path: &Path) -> std::io::Result<()> {
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename.
+/// A write that fails (a full disk) removes its temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = temp_path(path);
-    let mut f = File::create(&tmp)?;
-    std::io::Write::write_all(&mut f, bytes)?;
-    commit(f, &tmp, path)
+    let written = File::create(&tmp).and_then(|mut f| {
+        std::io::Write::write_all(&mut f, bytes)?;
+        commit(f, &tmp, path)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Reads a whole shard: its rows and its key-value metadata.

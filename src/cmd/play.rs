@@ -86,7 +86,7 @@ pub fn run(a: PlayArgs) -> anyhow::Result<()> {
     };
     let spec: PlayerSpec = a.opponent.parse()?;
     let mut opponent = spec
-        .build(a.seed, Timeouts::default())
+        .build(game, a.seed, Timeouts::default())
         .with_context(|| format!("cannot start the opponent {spec}"))?;
     opponent.new_game()?;
     println!("{game}: you play {} against {spec}. {HELP}\n", human.char());

@@ -134,6 +134,7 @@ impl RunConfig {
                 );
             }
         }
+        let file_only = all.clone();
         for s in sets {
             let (k, v) = s
                 .split_once('=')
@@ -158,6 +159,17 @@ impl RunConfig {
             };
             t.insert(key.to_string(), parse_value(v.trim()));
         }
+        // The file alone first, so that its own errors name the file, and errors that
+        // only the overrides cause name the overrides.
+        RunConfig::from_table(&file_only, origin)?;
+        if sets.is_empty() {
+            return RunConfig::from_table(&all, origin);
+        }
+        RunConfig::from_table(&all, &format!("--set {}", sets.join(", --set ")))
+    }
+
+    /// The config of parsed tables, validated; errors begin with `origin`.
+    fn from_table(all: &toml::Table, origin: &str) -> anyhow::Result<RunConfig> {
         fn section<T: for<'de> Deserialize<'de> + Default>(
             all: &toml::Table,
             name: &str,
@@ -173,11 +185,11 @@ impl RunConfig {
             }
         }
         let cfg = RunConfig {
-            run: section(&all, "run", origin)?,
-            selfplay: section(&all, "selfplay", origin)?,
-            train: section(&all, "train", origin)?,
-            gate: section(&all, "gate", origin)?,
-            anchor: section(&all, "anchor", origin)?,
+            run: section(all, "run", origin)?,
+            selfplay: section(all, "selfplay", origin)?,
+            train: section(all, "train", origin)?,
+            gate: section(all, "gate", origin)?,
+            anchor: section(all, "anchor", origin)?,
         };
         cfg.validate()
             .with_context(|| format!("{origin}: invalid setting"))?;
@@ -326,8 +338,8 @@ impl Pipeline {
         }
     }
 
-    fn best(&self) -> String {
-        eval::current_best(&self.dir).unwrap_or_else(|| BOOTSTRAP_BEST.to_string())
+    fn best(&self) -> anyhow::Result<String> {
+        Ok(eval::current_best(&self.dir)?.unwrap_or_else(|| BOOTSTRAP_BEST.to_string()))
     }
 
     fn best_spec(&self, best: &str, sims: u32) -> PlayerSpec {
@@ -351,7 +363,7 @@ impl Pipeline {
         }
         let partial = self.dir.join("selfplay").join(format!("{name}.partial"));
         remove_dir(&partial)?;
-        let best = self.best();
+        let best = self.best()?;
         let mut cfg = self.cfg.selfplay.clone();
         cfg.seed = engine::splitmix64(self.cfg.selfplay.seed ^ (u64::from(g) << 32)).1;
         self.log(&format!(
@@ -360,7 +372,19 @@ impl Pipeline {
         ));
         let model = match eval::resolve_net(&self.dir)? {
             ResolvedNet::Bootstrap => None,
-            ResolvedNet::Model(dir) => Some(train::load_model(&dir)?),
+            ResolvedNet::Model(dir) => {
+                let m = train::load_model(&dir)
+                    .with_context(|| format!("cannot load the best model {}", dir.display()))?;
+                if m.game != self.game {
+                    bail!(
+                        "model {} is for game {}, not {} (the run's game)",
+                        dir.display(),
+                        m.game,
+                        self.game
+                    );
+                }
+                Some(m)
+            }
         };
         let make = || -> Box<dyn selfplay::Evaluator> {
             match &model {
@@ -518,7 +542,7 @@ impl Pipeline {
     /// Plays the gating match and records its verdict (not yet acted upon).
     fn gate(&self, g: u32) -> anyhow::Result<EvalRecord> {
         let name = generation_name(g);
-        let incumbent = self.best();
+        let incumbent = self.best()?;
         let t = Instant::now();
         let candidate = self.best_spec(&name, self.cfg.gate.simulations);
         let (gate, promoted, reason) =
@@ -624,7 +648,7 @@ impl Pipeline {
             &self.cfg.gate,
             seed,
             &|_| b.inc(1),
-        );
+        )?;
         b.finish_and_clear();
         for m in &results {
             self.log(&format!(
@@ -708,6 +732,13 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
+    // One process at a time writes a run; the lock goes with this process, however it ends.
+    let _lock = eval::RunLock::acquire(&dir, "run")?;
+    for sub in ["", "models", "eval", "selfplay"] {
+        for p in eval::rundir::remove_stale_temps(&dir.join(sub)) {
+            eprintln!("removed {}, left by a killed write", p.display());
+        }
+    }
     let saved_path = dir.join("config.toml");
     let text = toml::to_string(&cfg)?;
     let header = "# The effective config of this run (written by flipzero run; every key is\n# documented in configs/default.toml).\n";
@@ -731,7 +762,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write {}", saved_path.display()))?,
     }
     let game: engine::Game = cfg.selfplay.game.parse()?;
-    if eval::current_best(&dir).is_none() {
+    if eval::current_best(&dir)?.is_none() {
         eval::promote(&dir, BOOTSTRAP_BEST)?;
     }
     let p = Pipeline {
@@ -746,7 +777,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         p.dir.display(),
         p.cfg.run.generations,
         game,
-        p.best()
+        p.best()?
     ));
     for g in 0..p.cfg.run.generations {
         let finished = read_record::<EvalRecord>(
@@ -775,7 +806,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     println!("{table}");
     println!(
         "best: {}   report: {}",
-        p.best(),
+        p.best()?,
         p.dir.join("report.md").display()
     );
     Ok(())

@@ -101,7 +101,7 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
         Some(dir) => {
             let m = train::load_model(dir)?;
             if m.game != game {
-                anyhow::bail!("{} plays {}, not {game}", dir.display(), m.game);
+                anyhow::bail!("model {} is for game {}, not {game}", dir.display(), m.game);
             }
             let name = dir
                 .file_name()

@@ -168,6 +168,8 @@ pub struct InferArgs {
     /// Position in the game's text format (`startpos` for the start).
     #[arg(long)]
     position: String,
+    #[arg(long, help = super::GAMES_HELP, long_help = "The position's game (default: the model's game; another game is refused)")]
+    game: Option<String>,
     /// Also write the encoded input tensor [1, planes, height, width] as a NumPy file.
     #[arg(long)]
     dump_input: Option<PathBuf>,
@@ -176,6 +178,16 @@ pub struct InferArgs {
 /// Runs one position through the network and prints JSON.
 pub fn infer(a: InferArgs) -> anyhow::Result<()> {
     let model = train::load_model(&a.model)?;
+    if let Some(g) = &a.game {
+        let game: engine::Game = g.parse()?;
+        if game != model.game {
+            bail!(
+                "model {} is for game {}, not {game}",
+                a.model.display(),
+                model.game
+            );
+        }
+    }
     let state = model
         .game
         .parse_position(&a.position)

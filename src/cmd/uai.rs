@@ -277,7 +277,7 @@ impl Engine {
                 Choice::Ladder(spec @ (PlayerSpec::Random | PlayerSpec::Greedy)) => {
                     let seed = pos.hash();
                     let mut p = spec
-                        .build(seed, Timeouts::default())
+                        .build(pos.game(), seed, Timeouts::default())
                         .expect("built-in player");
                     p.choose(&pos).expect("built-in players always move")
                 }
@@ -291,7 +291,7 @@ impl Engine {
                         (None, n, _) => (n, None),
                     };
                     let spec = PlayerSpec::Mcts { net, sims, time };
-                    match spec.build(pos.hash(), Timeouts::default()) {
+                    match spec.build(pos.game(), pos.hash(), Timeouts::default()) {
                         Ok(mut p) => p.choose(&pos).expect("MCTS players always move"),
                         Err(e) => {
                             error(e);
@@ -332,7 +332,8 @@ fn model_player(dir: &std::path::Path, game: Game) -> Result<Choice, String> {
             ));
         }
     }
-    eval::build_evaluator(&eval::NetSource::Path(dir.to_path_buf())).map_err(|e| e.to_string())?;
+    eval::build_evaluator(&eval::NetSource::Path(dir.to_path_buf()), game)
+        .map_err(|e| e.to_string())?;
     Ok(Choice::Ladder(PlayerSpec::Mcts {
         net: eval::NetSource::Path(dir.to_path_buf()),
         sims: eval::DEFAULT_MCTS_SIMS,

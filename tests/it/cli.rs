@@ -136,3 +136,52 @@ fn selfplay_writes_shards_and_rejects_bad_config() {
     assert!(!ok);
     assert!(err.contains("unknown field `simulation`"), "{err}");
 }
+
+#[test]
+fn user_errors_print_the_chain_without_a_backtrace() {
+    for backtrace in ["1", "full"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+            .args(["perft", "--fen", "x5o/7/7/7/7/7/o5q x", "--depth", "1"])
+            .env("RUST_BACKTRACE", backtrace)
+            .env("RUST_LIB_BACKTRACE", backtrace)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.starts_with("error: bad position") && err.contains("unexpected character `q`"),
+            "{err}"
+        );
+        assert!(!err.to_lowercase().contains("backtrace"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    // `flipzero perft --divide | head -0`: the reader is gone before the first line.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["perft", "--depth", "3", "--divide"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(out.status.code(), Some(141));
+}
+
+#[test]
+fn libataxx_fen_forms_are_accepted() {
+    for fen in [
+        "x5o/7/7/7/7/7/o5x/ x 0 1",
+        "x5o/7/7/7/7/7/o5x x 0",
+        "x5o/7/7/7/7/7/o5x",
+    ] {
+        let (ok, out, err) = flipzero(&["perft", "--fen", fen, "--depth", "2"]);
+        assert!(ok, "{fen}: {err}");
+        assert_eq!(out.lines().last(), Some("nodes 256"), "{fen}");
+    }
+}

@@ -173,10 +173,19 @@ fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("best:"), "{}", text(&out));
     check_run(&run);
-    // The same command again finds every generation finished.
+    // The same command again finds every generation finished, and removes what killed
+    // writes left behind (check_run finds no .tmp file).
     let before = std::fs::read_to_string(run.join("eval").join("gen-0001.json")).unwrap();
+    for stale in [
+        ".metrics.csv.999999.tmp",
+        "models/.best.999999.tmp",
+        "eval/.gen-0001.json.9.tmp",
+    ] {
+        std::fs::write(run.join(stale), "partial").unwrap();
+    }
     let out = flipzero(&run, &[], None);
     assert!(out.status.success(), "{}", text(&out));
+    check_run(&run);
     assert_eq!(
         before,
         std::fs::read_to_string(run.join("eval").join("gen-0001.json")).unwrap()
@@ -201,6 +210,109 @@ fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
     assert!(r.status.success(), "{}", text(&r));
     uai_plays_the_runs_best(&run);
     play_against_the_runs_best(&run);
+    models_of_another_game_are_refused(&run);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+/// An Ataxx network named in a Hexxagon match, gate, game or inference is an error that
+/// names the model and both games, before any game is played (not forfeits).
+fn models_of_another_game_are_refused(run: &Path) {
+    let model = run.join("models").join("gen-0000");
+    let spec = format!("mcts:{}", model.display());
+    let pgn = run.with_extension("pgn");
+    let (model_dir, pgn_arg) = (model.display().to_string(), pgn.display().to_string());
+    let cases: [&[&str]; 4] = [
+        &[
+            "match", "--game", "hexxagon", "--games", "2", "--quiet", "--b", "random", "--a",
+            &spec, "--pgn", &pgn_arg,
+        ],
+        &[
+            "gate",
+            "--game",
+            "hexxagon",
+            "--incumbent",
+            "random",
+            "--candidate",
+            &spec,
+        ],
+        &["play", "--game", "hexxagon", "--opponent", &spec],
+        &[
+            "infer",
+            "--game",
+            "hexxagon",
+            "--position",
+            "startpos",
+            "--model",
+            &model_dir,
+        ],
+    ];
+    for args in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let t = text(&out);
+        assert!(!out.status.success(), "{args:?}: {t}");
+        assert!(
+            t.contains(&model_dir) && t.contains("for game ataxx, not hexxagon"),
+            "{args:?}: {t}"
+        );
+    }
+    assert!(!pgn.exists(), "games were played");
+    // A missing model, likewise: an error, not a verdict over forfeited games.
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args([
+            "gate",
+            "--candidate",
+            "random",
+            "--incumbent",
+            "mcts:/nonexistent",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("/nonexistent"), "{}", text(&out));
+}
+
+#[test]
+fn a_second_run_on_one_directory_is_refused_until_the_first_dies() {
+    let run = fresh("lock");
+    // A run long enough to be caught holding the directory.
+    let mut first = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .arg("run")
+        .arg("--run")
+        .arg(&run)
+        .arg("--quiet")
+        .args(MICRO)
+        .args(["--set", "selfplay.games=100000"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = run.join("run.lock");
+    let t = Instant::now();
+    while !std::fs::read_to_string(&lock).is_ok_and(|s| s.contains("PID")) {
+        assert!(t.elapsed() < Duration::from_secs(30), "no lock written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = flipzero(&run, &[], None);
+    assert!(!out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains(&format!("PID {}", first.id())) && t.contains("host") && t.contains("run.lock"),
+        "{t}"
+    );
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "the holder must be untouched"
+    );
+    // Once the holder is dead (SIGKILL: no clean-up of its own), the lock is taken over.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let out = flipzero(&run, &["--force"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    check_run(&run);
     let _ = std::fs::remove_dir_all(&run);
 }
 
@@ -375,6 +487,12 @@ fn config_errors_name_the_key() {
         let out = flipzero(&run, &["--set", set], None);
         assert!(!out.status.success(), "{set}");
         assert!(text(&out).contains(expect), "{set}: {}", text(&out));
+        // The override is blamed, not the built-in config file.
+        assert!(
+            text(&out).contains(&format!("--set {set}")) && !text(&out).contains("built in"),
+            "{set}: {}",
+            text(&out)
+        );
     }
     let bad = run.with_extension("toml");
     std::fs::write(&bad, "[selfplay]\ngames = 10\nsimulatons = 5\n").unwrap();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, sync_channel};
 
 use engine::{Game, Move, Rng, splitmix64};
-use selfplay::{Sample, ShardStream};
+use selfplay::Sample;
 
 use crate::encode::{PLANES, encode_into};
 
@@ -18,24 +18,45 @@ use crate::encode::{PLANES, encode_into};
 pub struct Window {
     /// The rows, oldest first.
     pub rows: Vec<Sample>,
-    /// Files that could not be read, with why.
+    /// Files that could not be read, with why (oldest first).
     pub skipped: Vec<String>,
+    /// Rows decoded to fill the window: at most one shard's rows more than the window,
+    /// however many older shards there are.
+    pub decoded: usize,
 }
 
 /// The newest `max_rows` rows of the shards under `dirs` (given oldest first; files in
-/// a directory are taken in name order). Unreadable files are skipped and listed.
+/// a directory are taken in name order). Shards are read newest first and reading stops
+/// once the window is full, so the cost is the window's, not the run's. Unreadable
+/// files are skipped and listed.
 pub fn load_window(dirs: &[PathBuf], max_rows: usize) -> Result<Window, selfplay::data::DataError> {
-    let mut rows: Vec<Sample> = Vec::new();
+    let mut chunks: Vec<Vec<Sample>> = Vec::new();
     let mut skipped = Vec::new();
-    for dir in dirs {
-        let mut stream = ShardStream::open(dir)?;
-        rows.extend(stream.by_ref());
-        skipped.extend(stream.skipped().iter().map(|e| e.to_string()));
+    let mut decoded = 0;
+    'dirs: for dir in dirs.iter().rev() {
+        for file in selfplay::data::shard_files(dir)?.iter().rev() {
+            if decoded >= max_rows {
+                break 'dirs;
+            }
+            match selfplay::data::read_shard(file) {
+                Ok((rows, _)) => {
+                    decoded += rows.len();
+                    chunks.push(rows);
+                }
+                Err(e) => skipped.push(e.to_string()),
+            }
+        }
     }
+    skipped.reverse();
+    let mut rows: Vec<Sample> = chunks.into_iter().rev().flatten().collect();
     if rows.len() > max_rows {
         rows.drain(..rows.len() - max_rows);
     }
-    Ok(Window { rows, skipped })
+    Ok(Window {
+        rows,
+        skipped,
+        decoded,
+    })
 }
 
 /// One encoded batch, as flat row-major arrays.

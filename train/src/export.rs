@@ -14,8 +14,9 @@ use crate::encode::{PLANE_NAMES, PLANES};
 use crate::model::{Net, NetConfig};
 use crate::training::{TrainError, load_net, write_atomic};
 
-/// Format version of model.json.
-pub const MODEL_FORMAT_VERSION: u32 = 1;
+/// Format version of model.json. Version 2 added `weights_sha256`; version 1 files
+/// (without it) still load, unchecked.
+pub const MODEL_FORMAT_VERSION: u32 = 2;
 
 /// What model.json says about a network: everything a front end needs to feed it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,6 +51,9 @@ pub struct ModelMeta {
     pub training_steps: u64,
     /// Samples seen in training.
     pub samples_seen: u64,
+    /// SHA-256 of `model.bpk` (lowercase hex, as `sha256sum` prints it), checked on load.
+    #[serde(default)]
+    pub weights_sha256: String,
 }
 
 impl ModelMeta {
@@ -83,6 +87,7 @@ impl ModelMeta {
             network: network.clone(),
             training_steps: steps,
             samples_seen: samples,
+            weights_sha256: String::new(),
         }
     }
 
@@ -94,15 +99,19 @@ impl ModelMeta {
     }
 }
 
-/// Writes `dir/model.json`.
+/// Writes `dir/model.json`; `weights_sha256` is the digest of the `model.bpk` beside it.
 pub fn write_metadata(
     dir: &Path,
     game: Game,
     net: &NetConfig,
     steps: u64,
     samples: u64,
+    weights_sha256: &str,
 ) -> Result<(), TrainError> {
-    let meta = ModelMeta::new(game, net, steps, samples);
+    let meta = ModelMeta {
+        weights_sha256: weights_sha256.to_string(),
+        ..ModelMeta::new(game, net, steps, samples)
+    };
     let json = serde_json::to_string_pretty(&meta).expect("metadata serializes");
     write_atomic(&dir.join("model.json"), json.as_bytes())
 }
@@ -118,12 +127,22 @@ pub fn read_metadata(dir: &Path) -> Result<ModelMeta, TrainError> {
         path: path.clone(),
         message: format!("not valid model metadata: {e}"),
     })?;
-    if meta.format != "flipzero-model" || meta.version != MODEL_FORMAT_VERSION {
+    if meta.format != "flipzero-model" || !(1..=MODEL_FORMAT_VERSION).contains(&meta.version) {
         return Err(TrainError::Checkpoint {
             path,
             message: format!(
-                "format {} version {}, expected flipzero-model version {MODEL_FORMAT_VERSION}",
+                "format {} version {}, expected flipzero-model version 1 to {MODEL_FORMAT_VERSION}",
                 meta.format, meta.version
+            ),
+        });
+    }
+    let hex = |s: &str| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if meta.version >= 2 && !hex(&meta.weights_sha256) {
+        return Err(TrainError::Checkpoint {
+            path,
+            message: format!(
+                "weights_sha256 `{}` is not a SHA-256 digest (64 hex digits)",
+                meta.weights_sha256
             ),
         });
     }
@@ -147,18 +166,59 @@ pub struct LoadedModel {
     pub device: Device,
 }
 
-/// Loads `dir/model.json` and `dir/model.bpk`.
+impl ModelMeta {
+    /// The recorded digest of the weights, if this version of model.json has one.
+    fn digest(&self) -> Option<&str> {
+        (!self.weights_sha256.is_empty()).then_some(self.weights_sha256.as_str())
+    }
+}
+
+/// Loads `dir/model.json` and `dir/model.bpk` (checked against the recorded digest).
 pub fn load_model(dir: &Path) -> Result<LoadedModel, TrainError> {
     let meta = read_metadata(dir)?;
     let game = meta.game().expect("checked by read_metadata");
     let device = Device::flex();
-    let net = load_net(&meta.network, &dir.join("model.bpk"), &device)?.valid();
+    let net = load_net(
+        &meta.network,
+        &dir.join("model.bpk"),
+        meta.digest(),
+        &device,
+    )?
+    .valid();
     Ok(LoadedModel {
         meta,
         game,
         net,
         device,
     })
+}
+
+/// The weights of model `dir` as the starting point of a training run for `game` with
+/// network `shape`: a model of another game or shape is refused, naming both.
+pub fn load_init(dir: &Path, game: Game, shape: &NetConfig) -> Result<Net, TrainError> {
+    let meta = read_metadata(dir)?;
+    let path = dir.join("model.json");
+    if meta.game().ok() != Some(game) {
+        return Err(TrainError::Checkpoint {
+            path,
+            message: format!("the initial model is for game {}, not {game}", meta.game),
+        });
+    }
+    if &meta.network != shape {
+        return Err(TrainError::Checkpoint {
+            path,
+            message: format!(
+                "the initial model is a {}x{} network, this run trains a {}x{} one",
+                meta.network.blocks, meta.network.channels, shape.blocks, shape.channels
+            ),
+        });
+    }
+    load_net(
+        shape,
+        &dir.join("model.bpk"),
+        meta.digest(),
+        &Device::flex(),
+    )
 }
 
 /// Files written by [`export`].

@@ -306,8 +306,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
     selfplay::data::write_atomic(path, bytes).map_err(io(path))
 }
 
-/// Saves a network's weights as burnpack bytes, atomically.
-pub fn save_net(net: &Net, path: &Path) -> Result<(), TrainError> {
+/// The SHA-256 digest of `bytes`, in lowercase hex (as `sha256sum` prints it).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Saves a network's weights as burnpack bytes, atomically; returns their SHA-256 digest,
+/// which the caller records beside them (model.json, a checkpoint's state.json).
+pub fn save_net(net: &Net, path: &Path) -> Result<String, TrainError> {
     let bytes = net
         .clone()
         .into_record()
@@ -316,21 +326,44 @@ pub fn save_net(net: &Net, path: &Path) -> Result<(), TrainError> {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-    write_atomic(path, &bytes)
+    write_atomic(path, &bytes)?;
+    Ok(sha256_hex(&bytes))
 }
 
-/// Loads weights into a network of shape `cfg`; a corrupt file or a file of another
-/// shape is an error naming the file.
-pub fn load_net(cfg: &NetConfig, path: &Path, device: &Device) -> Result<Net, TrainError> {
+/// Loads weights into a network of shape `cfg`. When `digest` is given, the file's
+/// SHA-256 must equal it (a flipped byte is refused before any weight is read); a corrupt
+/// file or a file of another shape is an error naming the file.
+pub fn load_net(
+    cfg: &NetConfig,
+    path: &Path,
+    digest: Option<&str>,
+    device: &Device,
+) -> Result<Net, TrainError> {
+    let bytes = std::fs::read(path).map_err(io(path))?;
+    if let Some(want) = digest {
+        let found = sha256_hex(&bytes);
+        if found != want {
+            return Err(TrainError::Checkpoint {
+                path: path.to_path_buf(),
+                message: format!(
+                    "weights do not match their recorded digest (sha256 {found}, recorded \
+                     {want}): the file is corrupt or was replaced"
+                ),
+            });
+        }
+    }
+    let bad = |e: &dyn std::fmt::Display| TrainError::Checkpoint {
+        path: path.to_path_buf(),
+        message: format!(
+            "cannot load weights for a {}x{} network: {e}",
+            cfg.blocks, cfg.channels
+        ),
+    };
+    let record = burn::store::ModuleRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes))
+        .map_err(|e| bad(&e))?;
     cfg.init(device)
-        .try_load_file(path)
-        .map_err(|e| TrainError::Checkpoint {
-            path: path.to_path_buf(),
-            message: format!(
-                "cannot load weights for a {}x{} network: {e}",
-                cfg.blocks, cfg.channels
-            ),
-        })
+        .try_load_record(record)
+        .map_err(|e| bad(&e))
 }
 
 /// What a checkpoint records beside the weights and the optimizer state.
@@ -344,6 +377,19 @@ pub struct CheckpointState {
     pub config: TrainConfig,
     /// Rows in the training window (the data order depends on it).
     pub window_rows: usize,
+    /// SHA-256 of the checkpoint's `model.bpk` and of its optimizer file, checked when
+    /// the checkpoint is loaded (empty in checkpoints of older versions: not checked).
+    #[serde(default)]
+    pub digests: Digests,
+}
+
+/// The SHA-256 digests of a checkpoint's files.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Digests {
+    /// Of `model.bpk`.
+    pub weights: String,
+    /// Of the optimizer state file.
+    pub optimizer: String,
 }
 
 /// Metrics of one training step.
@@ -538,35 +584,59 @@ impl Engine {
         }
     }
 
-    /// Writes `model.bpk` and the optimizer state into `dir`.
-    fn save(&self, dir: &Path) -> Result<(), TrainError> {
-        save_net(&self.net(), &dir.join("model.bpk"))?;
-        match self {
-            Engine::Cpu(t) => write_atomic(&dir.join(CPU_OPTIM), &t.optimizer_bytes()),
+    /// Writes `model.bpk` and the optimizer state into `dir`; returns their digests.
+    fn save(&self, dir: &Path) -> Result<Digests, TrainError> {
+        let weights = save_net(&self.net(), &dir.join("model.bpk"))?;
+        let (path, bytes) = match self {
+            Engine::Cpu(t) => (dir.join(CPU_OPTIM), t.optimizer_bytes()),
             Engine::Burn(run) => {
                 let path = dir.join(BURN_OPTIM);
                 let bytes = run.optim.into_bytes().map_err(|e| TrainError::Checkpoint {
                     path: path.clone(),
                     message: e.to_string(),
                 })?;
-                write_atomic(&path, &bytes)
+                (path, bytes.to_vec())
             }
-        }
+        };
+        write_atomic(&path, &bytes)?;
+        Ok(Digests {
+            weights,
+            optimizer: sha256_hex(&bytes),
+        })
     }
 
-    /// The engine of checkpoint `dir`.
+    /// The engine of checkpoint `dir`, its files checked against `digests` (when known).
     fn load(
         cfg: &TrainConfig,
         game: Game,
         shape: &NetConfig,
         dir: &Path,
+        digests: &Digests,
     ) -> Result<Engine, TrainError> {
-        let net = load_net(shape, &dir.join("model.bpk"), &Device::flex())?;
+        let known = |d: &str| (!d.is_empty()).then(|| d.to_string());
+        let weights = known(&digests.weights);
+        let net = load_net(
+            shape,
+            &dir.join("model.bpk"),
+            weights.as_deref(),
+            &Device::flex(),
+        )?;
         let mut engine = Engine::new(cfg, game, shape, net);
+        let path = dir.join(match &engine {
+            Engine::Cpu(_) => CPU_OPTIM,
+            Engine::Burn(_) => BURN_OPTIM,
+        });
+        let bytes = std::fs::read(&path).map_err(io(&path))?;
+        if let Some(want) = known(&digests.optimizer)
+            && sha256_hex(&bytes) != want
+        {
+            return Err(TrainError::Checkpoint {
+                path,
+                message: "optimizer state does not match its recorded digest (corrupt file)".into(),
+            });
+        }
         match &mut engine {
             Engine::Cpu(t) => {
-                let path = dir.join(CPU_OPTIM);
-                let bytes = std::fs::read(&path).map_err(io(&path))?;
                 t.load_optimizer(&bytes)
                     .map_err(|message| TrainError::Checkpoint {
                         path: path.clone(),
@@ -574,11 +644,10 @@ impl Engine {
                     })?;
             }
             Engine::Burn(run) => {
-                let path = dir.join(BURN_OPTIM);
                 run.optim = run
                     .optim
                     .clone()
-                    .load(&path)
+                    .from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes))
                     .map_err(|e| TrainError::Checkpoint {
                         path: path.clone(),
                         message: format!("corrupt optimizer state: {e}"),
@@ -603,9 +672,19 @@ fn write_checkpoint(
     let tmp = root.join(format!(".step-{:08}.tmp", state.step));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
-    engine.save(&tmp)?;
-    let json = serde_json::to_string_pretty(state).expect("state serializes");
-    write_atomic(&tmp.join("state.json"), json.as_bytes())?;
+    // A failed write (a full disk) leaves no temporary folder behind.
+    let written = engine.save(&tmp).and_then(|digests| {
+        let state = CheckpointState {
+            digests,
+            ..state.clone()
+        };
+        let json = serde_json::to_string_pretty(&state).expect("state serializes");
+        write_atomic(&tmp.join("state.json"), json.as_bytes())
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&tmp, &dir).map_err(io(&dir))?;
     // `latest` switches to the new checkpoint in one rename.
@@ -714,6 +793,7 @@ pub fn train(
                 game: game.to_string(),
                 config: cfg.clone(),
                 window_rows: window.rows.len(),
+                digests: state.digests.clone(),
             };
             if state != want {
                 return Err(TrainError::Checkpoint {
@@ -721,7 +801,7 @@ pub fn train(
                     message: describe_mismatch(&state, &want),
                 });
             }
-            engine = Some(Engine::load(cfg, game, &net_cfg, &dir)?);
+            engine = Some(Engine::load(cfg, game, &net_cfg, &dir, &state.digests)?);
             start = state.step;
         }
         _ => {}
@@ -730,7 +810,7 @@ pub fn train(
         Some(e) => e,
         None => {
             let net = match &opts.init {
-                Some(init) => load_net(&net_cfg, &init.join("model.bpk"), &flex)?,
+                Some(init) => crate::export::load_init(init, game, &net_cfg)?,
                 None => net_cfg.init(&flex),
             };
             Engine::new(cfg, game, &net_cfg, net)
@@ -795,6 +875,7 @@ pub fn train(
                 game: game.to_string(),
                 config: cfg.clone(),
                 window_rows: rows.len(),
+                digests: Digests::default(),
             };
             write_checkpoint(&opts.out, &engine, &state)?;
         }
@@ -808,13 +889,14 @@ pub fn train(
             });
         }
     }
-    save_net(&engine.net(), &opts.out.join("model.bpk"))?;
+    let digest = save_net(&engine.net(), &opts.out.join("model.bpk"))?;
     crate::export::write_metadata(
         &opts.out,
         game,
         &net_cfg,
         cfg.steps,
         cfg.steps * cfg.batch_size as u64,
+        &digest,
     )?;
     Ok(TrainReport {
         steps: cfg.steps,

@@ -118,16 +118,77 @@ fn trained_net_is_promoted_over_untrained_and_not_the_reverse() {
     );
     // A temporary file left by a promotion killed before its rename changes nothing.
     std::fs::write(run.join("models").join(".best.999.tmp"), "gen-00").unwrap();
-    assert_eq!(eval::current_best(&run).as_deref(), Some("gen-0001"));
+    assert_eq!(
+        eval::current_best(&run).unwrap().as_deref(),
+        Some("gen-0001")
+    );
     eval::promote(&run, "bootstrap").unwrap();
     assert_eq!(
         eval::resolve_net(&run).unwrap(),
         eval::ResolvedNet::Bootstrap
     );
     let spec: PlayerSpec = format!("mcts:{}", run.display()).parse().unwrap();
-    let mut p = spec.build(1, eval::Timeouts::default()).unwrap();
+    let mut p = spec.build(game, 1, eval::Timeouts::default()).unwrap();
     let s = "ataxx".parse::<engine::Game>().unwrap().startpos();
     assert!(s.is_legal(p.choose(&s).unwrap()));
+
+    // `models/best` can only name a folder under models/: a path, `..` or binary noise is
+    // a named error, never a model from outside the run (nor "no models/best").
+    let outside = temp("outside");
+    copy_dir(&trained, &outside.join("gen-0007"));
+    let best = run.join("models").join("best");
+    for bad in [
+        "../../outside/gen-0007",
+        "..",
+        "/etc",
+        ".hidden",
+        "gen-0001/../..",
+    ] {
+        std::fs::write(&best, format!("{bad}\n")).unwrap();
+        let e = eval::resolve_net(&run).unwrap_err().to_string();
+        assert!(
+            e.contains("models/best") && e.contains("not a model of this run"),
+            "{bad}: {e}"
+        );
+        assert!(eval::current_best(&run).is_err(), "{bad}");
+        assert!(eval::promote(&run, bad).is_err(), "{bad}");
+    }
+    std::fs::write(&best, [0xff, 0xfe, 0x00, 0x17]).unwrap();
+    let e = eval::resolve_net(&run).unwrap_err().to_string();
+    assert!(
+        e.contains("models/best") && e.contains("cannot read"),
+        "{e}"
+    );
+    eval::promote(&run, "gen-0001").unwrap();
+
+    // A model of another game, or one that does not load, is refused before the first
+    // game, in a match and in a gate (no forfeits, no verdict).
+    let no_game = |_: &eval::GameRecord| panic!("no game may be played");
+    let hex: engine::Game = "hexxagon".parse().unwrap();
+    let m = eval::MatchConfig::new(hex, 1, 1);
+    let e = eval::run_match(&mcts(&run), &PlayerSpec::Random, &m, &no_game)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is for game ataxx, not hexxagon"), "{e}");
+    let missing = mcts(Path::new("/nonexistent/model"));
+    for (cand, inc) in [(&mcts(&trained), &missing), (&missing, &mcts(&trained))] {
+        let e = eval::gate(game, ("c", cand), ("i", inc), &gate, 1, &no_game)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/model"), "{e}");
+    }
+    let e = eval::gate(
+        hex,
+        ("c", &mcts(&trained)),
+        ("i", &PlayerSpec::Random),
+        &gate,
+        1,
+        &no_game,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("not hexxagon"), "{e}");
+    let _ = std::fs::remove_dir_all(outside);
     for d in [data, trained, untrained, run] {
         let _ = std::fs::remove_dir_all(d);
     }

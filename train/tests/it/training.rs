@@ -267,3 +267,114 @@ fn burn_flex_engine_trains_and_resumes() {
         );
     }
 }
+
+#[test]
+fn the_window_reads_only_the_newest_shards() {
+    // Forty generations of shards: the window of a late generation must decode about
+    // the window's rows, not the run's, and equal the newest rows of a full read.
+    let rows: Vec<selfplay::Sample> = ShardStream::open(&data("ataxx")).unwrap().collect();
+    assert!(rows.len() >= 100, "{} rows", rows.len());
+    let root = temp("window");
+    let per_shard = 25;
+    let mut dirs = vec![];
+    for g in 0..40 {
+        let dir = root.join(format!("gen-{g:04}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for k in 0..2 {
+            let start = (g * 2 + k) * 7 % (rows.len() - per_shard);
+            let mut shard = rows[start..start + per_shard].to_vec();
+            for r in &mut shard {
+                r.game_id = (g * 2 + k) as u64;
+            }
+            let path = dir.join(format!("shard-{k:03}.parquet"));
+            selfplay::data::write_shard(&path, &shard, &HashMap::new()).unwrap();
+        }
+        dirs.push(dir);
+    }
+    // A corrupt shard older than the window is never opened.
+    std::fs::write(dirs[0].join("shard-000.parquet"), b"garbage").unwrap();
+    let all: Vec<selfplay::Sample> = dirs
+        .iter()
+        .flat_map(|d| ShardStream::open(d).unwrap())
+        .collect();
+    for window in [1, 60, 100, 26] {
+        let w = train::data::load_window(&dirs, window).unwrap();
+        assert_eq!(w.rows.len(), window);
+        assert_eq!(w.rows[..], all[all.len() - window..]);
+        assert_eq!(
+            w.decoded,
+            window.div_ceil(per_shard) * per_shard,
+            "window {window}"
+        );
+        assert!(w.skipped.is_empty(), "{:?}", w.skipped);
+    }
+    // A window larger than the data reads everything, and names the corrupt shard.
+    let w = train::data::load_window(&dirs, 1_000_000).unwrap();
+    assert_eq!(w.rows.len(), all.len());
+    assert_eq!(w.decoded, 79 * per_shard);
+    assert_eq!(w.skipped.len(), 1);
+    assert!(w.skipped[0].contains("gen-0000"), "{:?}", w.skipped);
+}
+
+#[test]
+fn flipped_bytes_in_weights_are_refused() {
+    let d = data("ataxx");
+    let cfg = small_config(10);
+    let out = temp("digest");
+    assert!(run(&cfg, &d, &out, false, None).unwrap().finished);
+    let meta = train::read_metadata(&out).unwrap();
+    assert_eq!(meta.version, 2);
+    let bpk = std::fs::read(out.join("model.bpk")).unwrap();
+    assert_eq!(meta.weights_sha256, train::training::sha256_hex(&bpk));
+    train::load_model(&out).unwrap();
+    // One flipped bit in a weight (past the header) is a named error, not a silent
+    // network: the published model and the checkpoint alike.
+    let flip = |path: &Path| {
+        let mut b = std::fs::read(path).unwrap();
+        let i = b.len() - 40;
+        b[i] ^= 0x10;
+        std::fs::write(path, &b).unwrap();
+    };
+    flip(&out.join("model.bpk"));
+    let e = train::load_model(&out).err().unwrap().to_string();
+    assert!(e.contains("model.bpk") && e.contains("digest"), "{e}");
+    let more = TrainConfig {
+        steps: 20,
+        ..cfg.clone()
+    };
+    let killed = temp("digest-killed");
+    assert!(!run(&more, &d, &killed, false, Some(10)).unwrap().finished);
+    let ckpt = killed.join("checkpoints/step-00000010");
+    let ckpt_bpk = std::fs::read(ckpt.join("model.bpk")).unwrap();
+    flip(&ckpt.join("model.bpk"));
+    let e = run(&more, &d, &killed, true, None).unwrap_err().to_string();
+    assert!(
+        e.contains("step-00000010/model.bpk") && e.contains("digest"),
+        "{e}"
+    );
+    // Likewise the optimizer file, once the weights are put back.
+    std::fs::write(ckpt.join("model.bpk"), &ckpt_bpk).unwrap();
+    let optim = std::fs::read(ckpt.join("optim.bin")).unwrap();
+    flip(&ckpt.join("optim.bin"));
+    let e = run(&more, &d, &killed, true, None).unwrap_err().to_string();
+    assert!(e.contains("optim.bin") && e.contains("digest"), "{e}");
+    // Both put back, the run resumes and finishes.
+    std::fs::write(ckpt.join("optim.bin"), &optim).unwrap();
+    assert!(run(&more, &d, &killed, true, None).unwrap().finished);
+    // A model of another game is refused as a starting point, naming both games.
+    let hex = temp("digest-init");
+    let opts = TrainOptions {
+        data: vec![data("hexxagon")],
+        out: hex.clone(),
+        resume: false,
+        init: Some(out.clone()),
+        stop_after: None,
+        on_step: &|_| {},
+    };
+    std::fs::write(out.join("model.bpk"), &bpk).unwrap();
+    let e = train(&small_config(2), "hexxagon".parse().unwrap(), &opts)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("ataxx") && e.contains("hexxagon"), "{e}");
+}

@@ -1,0 +1,204 @@
+//! The run directory's shared state: who holds it (a lock), which model is best (a
+//! pointer that cannot leave the run), and the leftovers of writes that were killed.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// The lock file of a run directory.
+pub const LOCK_FILE: &str = "run.lock";
+
+/// Why a run directory could not be locked.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another live process holds it.
+    #[error(
+        "{path} is held by another flipzero process ({holder}); wait for it to finish or stop it first"
+    )]
+    Held {
+        /// The lock file.
+        path: PathBuf,
+        /// What the holder wrote there: its PID, host and start time.
+        holder: String,
+    },
+    /// The lock file could not be opened or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// An exclusive hold on a run directory, released when dropped or when the process
+/// dies (however it dies: the operating system drops the file lock with the process,
+/// so a dead holder's lock is taken over at once).
+#[derive(Debug)]
+pub struct RunLock {
+    file: File,
+    path: PathBuf,
+}
+
+/// This machine's name, for the lock's holder line.
+fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown host".into())
+}
+
+impl RunLock {
+    /// Locks `dir` (which must exist) for `role` (e.g. `run`). A directory held by a
+    /// live process is refused with the holder's PID and host.
+    pub fn acquire(dir: &Path, role: &str) -> Result<RunLock, LockError> {
+        let path = dir.join(LOCK_FILE);
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = holder.trim();
+                return Err(LockError::Held {
+                    path,
+                    holder: if holder.is_empty() {
+                        "a process that has not yet written its name".into()
+                    } else {
+                        holder.to_string()
+                    },
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(io(e)),
+        }
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let line = format!(
+            "flipzero {role}, PID {} on host {}, since {started} (Unix time)\n",
+            std::process::id(),
+            host_name()
+        );
+        file.set_len(0).map_err(io)?;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        file.write_all(line.as_bytes()).map_err(io)?;
+        file.sync_data().map_err(io)?;
+        Ok(RunLock { file, path })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Removes the hidden temporary files (`.NAME.PID.tmp`) that killed atomic writes left
+/// directly in `dir`. Call it only while holding the run's lock: then no other writer
+/// is mid-write there. Returns the removed paths.
+pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let p = e.path();
+        if name.starts_with('.')
+            && name.ends_with(".tmp")
+            && p.is_file()
+            && std::fs::remove_file(&p).is_ok()
+        {
+            removed.push(p);
+        }
+    }
+    removed
+}
+
+/// What is wrong with a run directory's `models/best`.
+#[derive(Debug, thiserror::Error)]
+pub enum BestError {
+    /// It exists but cannot be read (or is not UTF-8 text).
+    #[error("{path}: cannot read the best model's name: {source}")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It names something that is not a model folder of this run.
+    #[error(
+        "{path} names `{name}`, which is not a model of this run (expected a folder name under models/, such as gen-0003, or `bootstrap`)"
+    )]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What it says.
+        name: String,
+    },
+}
+
+/// Whether `name` can name a model folder directly under `models/`: one plain path
+/// component, so that a pointer can never lead outside the run directory.
+pub fn is_model_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// The run's best model name (a folder under `models/`, or `bootstrap`); `None` when
+/// the run has none yet. A file that cannot be read or names anything else (`..`, a
+/// path, binary noise) is an error naming the file, never a model outside the run.
+pub fn current_best(run_dir: &Path) -> Result<Option<String>, BestError> {
+    let path = run_dir.join("models").join("best");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(BestError::Unreadable { path, source }),
+    };
+    let name = text.trim();
+    if !is_model_name(name) {
+        return Err(BestError::Invalid {
+            path,
+            name: name.chars().take(80).collect(),
+        });
+    }
+    Ok(Some(name.to_string()))
+}
+
+/// Makes `name` (a folder under `models/`, or `bootstrap`) the run's best model:
+/// `models/best` is replaced atomically, so a reader sees the old or the new name,
+/// never a mix, whenever the process is killed.
+pub fn promote(run_dir: &Path, name: &str) -> std::io::Result<()> {
+    if !is_model_name(name) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("`{name}` is not a model folder name"),
+        ));
+    }
+    let models = run_dir.join("models");
+    std::fs::create_dir_all(&models)?;
+    selfplay::data::write_atomic(&models.join("best"), format!("{name}\n").as_bytes())
+}
