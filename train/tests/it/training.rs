@@ -378,3 +378,38 @@ fn flipped_bytes_in_weights_are_refused() {
         .to_string();
     assert!(e.contains("ataxx") && e.contains("hexxagon"), "{e}");
 }
+
+#[test]
+fn a_full_disk_stops_training_and_leaves_no_temporaries() {
+    // A 160 KiB file system (tmpfs, mounted as root as in CI): the first checkpoint's
+    // weights do not fit. Where mounting is not allowed, the test says so and stops.
+    let d = data("ataxx");
+    let out = temp("full-disk");
+    std::fs::create_dir_all(&out).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=160k", "tmpfs"])
+        .arg(&out)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("cannot mount a tmpfs here (not root?): full-disk test not run");
+        return;
+    }
+    let cfg = small_config(20);
+    let result = run(&cfg, &d, &out, false, None);
+    let mut left = vec![];
+    for dir in [out.clone(), out.join("checkpoints")] {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.ends_with(".tmp") {
+                left.push(name);
+            }
+        }
+    }
+    let latest = out.join("checkpoints/latest").exists();
+    let _ = std::process::Command::new("umount").arg(&out).status();
+    let e = result.unwrap_err().to_string();
+    assert!(e.contains("No space left on device"), "{e}");
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(!latest, "no checkpoint was completed, none may be named");
+}
