@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -130,8 +131,10 @@ impl MctsPlayer {
     }
 }
 
-impl Player for MctsPlayer {
-    fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {
+impl MctsPlayer {
+    /// Like [`Player::choose`], but ends the search early (with the most visited move so
+    /// far) once `stop` is set; a UAI front end's `stop` sets it.
+    pub fn choose_until(&mut self, state: &State, stop: &AtomicBool) -> Result<Move, PlayerError> {
         let moves = state.legal_moves();
         if moves.len() == 1 {
             return Ok(moves[0]);
@@ -153,10 +156,17 @@ impl Player for MctsPlayer {
                 )
                 .remove(0);
             search.apply(&eval, &self.cfg, &mut self.rng);
-            if deadline.is_some_and(|d| Instant::now() >= d) && search.simulations() > 0 {
+            let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
+            if (out_of_time || stop.load(Ordering::Relaxed)) && search.simulations() > 0 {
                 break;
             }
         }
         Ok(search.outcome(&self.cfg).best)
+    }
+}
+
+impl Player for MctsPlayer {
+    fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {
+        self.choose_until(state, &AtomicBool::new(false))
     }
 }

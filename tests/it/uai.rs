@@ -1,16 +1,22 @@
 //! `flipzero uai` over pipes, and `flipzero match` against external UAI engines,
 //! including engines that hang or crash.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 struct Session {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     lines: Receiver<String>,
+    stderr: std::thread::JoinHandle<String>,
 }
+
+/// How long a command that must not wait on a search may take to be answered: ten times
+/// the 100 ms the engine promises, for a loaded machine; a blocked loop never answers.
+const PROMPT: Duration = Duration::from_secs(1);
 
 impl Session {
     fn start() -> Session {
@@ -18,10 +24,12 @@ impl Session {
             .arg("uai")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
         let out = child.stdout.take().unwrap();
+        let mut err = child.stderr.take().unwrap();
         let (tx, lines) = channel();
         std::thread::spawn(move || {
             for l in BufReader::new(out).lines() {
@@ -30,25 +38,45 @@ impl Session {
                 }
             }
         });
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            text
+        });
         Session {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
+            stderr,
         }
     }
 
     fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
+        self.send_raw(format!("{line}\n").as_bytes());
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("input still open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Lines up to and including the first that starts with `prefix`.
     fn until(&mut self, prefix: &str) -> Vec<String> {
+        self.within(prefix, Duration::from_secs(20))
+    }
+
+    /// Lines up to and including the first that starts with `prefix`, which must come
+    /// within `bound`.
+    fn within(&mut self, prefix: &str, bound: Duration) -> Vec<String> {
+        let deadline = Instant::now() + bound;
         let mut seen = vec![];
         loop {
+            let left = deadline.saturating_duration_since(Instant::now());
             let l = self
                 .lines
-                .recv_timeout(Duration::from_secs(20))
-                .unwrap_or_else(|_| panic!("no `{prefix}` after {seen:?}"));
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no `{prefix}` within {bound:?} after {seen:?}"));
             let done = l.starts_with(prefix);
             seen.push(l);
             if done {
@@ -59,14 +87,51 @@ impl Session {
 
     fn bestmove(&mut self) -> String {
         let lines = self.until("bestmove");
-        lines
-            .last()
-            .unwrap()
-            .split_whitespace()
-            .nth(1)
-            .unwrap()
-            .to_string()
+        move_of(&lines)
     }
+
+    /// Closes standard input.
+    fn close_input(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Waits at most `bound` for the process to exit; checks that nothing panicked.
+    fn exit_within(mut self, bound: Duration) -> ExitStatus {
+        let deadline = Instant::now() + bound;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                self.child.kill().unwrap();
+                panic!("still running {bound:?} later");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let stderr = self.stderr.join().unwrap();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        status
+    }
+
+    /// `quit`, then checks for a prompt, clean exit.
+    fn quit(mut self) {
+        self.send("quit");
+        let status = self.exit_within(PROMPT);
+        assert!(status.success(), "{status}");
+    }
+}
+
+/// The move of the last line, a `bestmove` line.
+fn move_of(lines: &[String]) -> String {
+    let last = lines.last().unwrap();
+    assert!(last.starts_with("bestmove "), "{lines:?}");
+    last.split_whitespace().nth(1).unwrap().to_string()
+}
+
+/// Whether `mv` is legal in the start position of `game`.
+fn legal_at_start(game: &str, mv: &str) -> bool {
+    let game: engine::Game = game.parse().unwrap();
+    game.startpos().parse_move(mv).is_ok()
 }
 
 #[test]
@@ -276,4 +341,328 @@ fn bad_match_arguments_get_clear_errors() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("even"));
+}
+
+/// The tester's probe: a new `go` while a bare (unbounded) `go` runs stops it first; then
+/// `stop`, `isready` and `quit` are answered at once.
+#[test]
+fn a_new_go_stops_the_running_search() {
+    let mut s = Session::start();
+    s.send("position startpos");
+    s.send("go");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("go depth 2");
+    let first = s.within("bestmove", PROMPT);
+    assert!(legal_at_start("ataxx", &move_of(&first)));
+    let second = s.until("bestmove");
+    assert!(
+        second.iter().any(|l| l.starts_with("info depth 2 ")),
+        "{second:?}"
+    );
+    assert!(legal_at_start("ataxx", &move_of(&second)));
+    s.send("stop");
+    s.send("isready");
+    let lines = s.within("readyok", PROMPT);
+    assert_eq!(
+        lines,
+        ["readyok"],
+        "`stop` after a finished search answers nothing"
+    );
+    s.quit();
+}
+
+/// `isready` is answered during every kind of search that does not end by itself, and
+/// the command that changes the engine's state gets the search's `bestmove` first.
+#[test]
+fn searches_never_block_the_input_loop() {
+    let mut s = Session::start();
+    // A bare `go`; only the clock of the side not to move (x moves first, on `btime`);
+    // a deep fixed depth.
+    let searches = [
+        ("go", "position startpos"),
+        ("go wtime 100000 winc 1000", "setoption name Hash value 8"),
+        ("go depth 60", "uainewgame"),
+        ("go nodes 1000000000", "go depth 1"),
+    ];
+    for (go, change) in searches {
+        s.send("position startpos");
+        s.send(go);
+        std::thread::sleep(Duration::from_millis(200));
+        let t = Instant::now();
+        s.send("isready");
+        let lines = s.within("readyok", PROMPT);
+        assert!(
+            !lines.iter().any(|l| l.starts_with("bestmove")),
+            "{go}: the search was still running: {lines:?}"
+        );
+        s.send(change);
+        s.send("isready");
+        let lines = s.within("readyok", PROMPT);
+        // The stopped search's `bestmove`, and after it nothing of that search (only the
+        // depth-1 iteration of a new `go depth 1`).
+        let best = lines.iter().position(|l| l.starts_with("bestmove"));
+        let new_search_only =
+            |l: &String| !l.starts_with("info depth") || l.starts_with("info depth 1 ");
+        assert!(
+            best.is_some_and(|b| lines[b + 1..].iter().all(new_search_only)),
+            "{go}, then {change}: {lines:?}"
+        );
+        assert!(t.elapsed() < 2 * PROMPT, "{go}: {:?}", t.elapsed());
+        if change.starts_with("go") {
+            s.bestmove();
+        }
+    }
+    // `stop` and `quit` while an unbounded search runs.
+    s.send("go");
+    std::thread::sleep(Duration::from_millis(200));
+    s.send("stop");
+    let lines = s.within("bestmove", PROMPT);
+    assert!(legal_at_start("ataxx", &move_of(&lines)));
+    s.send("go");
+    std::thread::sleep(Duration::from_millis(200));
+    s.send("quit");
+    let lines = s.within("bestmove", PROMPT);
+    assert!(legal_at_start("ataxx", &move_of(&lines)));
+    let status = s.exit_within(PROMPT);
+    assert!(status.success(), "{status}");
+}
+
+/// End of input during an unbounded search, with a command queued behind it: the
+/// search's `bestmove`, then a clean exit.
+#[test]
+fn end_of_input_stops_the_search_and_exits() {
+    let mut s = Session::start();
+    s.send("position startpos moves g2");
+    s.send("go");
+    std::thread::sleep(Duration::from_millis(200));
+    s.send("position startpos");
+    s.close_input();
+    let lines = s.within("bestmove", PROMPT);
+    let mut pos = "ataxx".parse::<engine::Game>().unwrap().startpos();
+    pos.play(pos.parse_move("g2").unwrap());
+    assert!(pos.parse_move(&move_of(&lines)).is_ok(), "{lines:?}");
+    let status = s.exit_within(PROMPT);
+    assert!(status.success(), "{status}");
+}
+
+/// A line that is not UTF-8 is reported and skipped; the commands after it still run.
+#[test]
+fn a_line_that_is_not_utf8_is_reported_and_skipped() {
+    let mut s = Session::start();
+    s.send_raw(b"isready\n\xff\xfe x\nisready\n");
+    let lines = s.until("readyok");
+    assert_eq!(lines, ["readyok"]);
+    let lines = s.until("readyok");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("info string error: ") && lines[0].contains("not valid UTF-8"),
+        "{lines:?}"
+    );
+    // Half a UTF-8 sequence at the end of a line, then a command.
+    s.send_raw(b"go depth 1 \xe2\x82\ngo depth 1\n");
+    let lines = s.until("bestmove");
+    assert!(lines[0].contains("not valid UTF-8"), "{lines:?}");
+    assert!(legal_at_start("ataxx", &move_of(&lines)));
+    s.quit();
+}
+
+/// A fresh folder for a test's files.
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flipzero-uai-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// An untrained one-block network for `game`, written as a model directory `dir`.
+fn write_model(dir: &Path, game: &str) {
+    let game: engine::Game = game.parse().unwrap();
+    let cfg = train::NetConfig {
+        blocks: 1,
+        channels: 8,
+        gpool_every: 0,
+        head_channels: 8,
+        value_hidden: 8,
+        in_planes: train::encode::PLANES,
+        policy_planes: game.policy_planes(),
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    let net = cfg.init(&burn::prelude::Device::flex());
+    let digest = train::training::save_net(&net, &dir.join("model.bpk")).unwrap();
+    train::export::write_metadata(dir, game, &cfg, 0, 0, &digest).unwrap();
+}
+
+/// Sends `cmd` and returns what it answered (up to a following `readyok`).
+fn answer(s: &mut Session, cmd: &str) -> Vec<String> {
+    s.send(cmd);
+    s.send("isready");
+    let mut lines = s.until("readyok");
+    lines.pop();
+    lines
+}
+
+/// The game the engine is at, by the move count of its start position.
+fn perft1(s: &mut Session) -> String {
+    s.send("position startpos");
+    answer(s, "perft 1").join("|")
+}
+
+#[test]
+fn a_model_and_the_game_must_match_whichever_changes() {
+    let dir = temp("models");
+    let ataxx = dir.join("ataxx-net");
+    let hex = dir.join("hexxagon-net");
+    write_model(&ataxx, "ataxx");
+    write_model(&hex, "hexxagon");
+    // A run directory whose best model is the Ataxx one (the tester's probe).
+    let run = dir.join("run");
+    write_model(&run.join("models").join("gen-0001"), "ataxx");
+    std::fs::write(run.join("models").join("best"), "gen-0001\n").unwrap();
+    let (a, h, r) = (
+        ataxx.display().to_string(),
+        hex.display().to_string(),
+        run.display().to_string(),
+    );
+
+    // Model first, then Game: refused, also for another Ataxx variant; nothing changed.
+    let mut s = Session::start();
+    for (model, shown) in [(&a, &a), (&r, &r)] {
+        assert_eq!(
+            answer(&mut s, &format!("setoption name Model value {model}")),
+            [] as [&str; 0]
+        );
+        for game in ["hexxagon", "ataxx/assimilation"] {
+            let out = answer(&mut s, &format!("setoption name Game value {game}"));
+            let want = format!("info string error: model {shown} is for game ataxx, not {game}");
+            assert!(out.len() == 1 && out[0].starts_with(&want), "{out:?}");
+            assert_eq!(perft1(&mut s), "nodes 16", "the game stays ataxx");
+            s.send("go movetime 200");
+            let lines = s.until("bestmove");
+            assert!(legal_at_start("ataxx", &move_of(&lines)), "{lines:?}");
+            // The model played: MCTS reports no search iterations.
+            assert!(lines.iter().all(|l| !l.starts_with("info")), "{lines:?}");
+        }
+    }
+    // The same check for an MCTS player chosen through the Player option.
+    assert_eq!(
+        answer(&mut s, "setoption name Model value <empty>"),
+        [] as [&str; 0]
+    );
+    assert_eq!(
+        answer(&mut s, &format!("setoption name Player value mcts:{a}")),
+        [] as [&str; 0]
+    );
+    let out = answer(&mut s, "setoption name Game value hexxagon");
+    assert!(
+        out[0].contains(&format!("model {a} is for game ataxx, not hexxagon")),
+        "{out:?}"
+    );
+    assert_eq!(perft1(&mut s), "nodes 16");
+    s.quit();
+
+    // Game first, then Model (and Player): refused; the matching model is taken.
+    let mut s = Session::start();
+    assert_eq!(
+        answer(&mut s, "setoption name Game value hexxagon"),
+        [] as [&str; 0]
+    );
+    for cmd in [
+        format!("setoption name Model value {a}"),
+        format!("setoption name Player value mcts:{a}"),
+    ] {
+        let out = answer(&mut s, &cmd);
+        let want = format!("info string error: model {a} is for game ataxx, not hexxagon");
+        assert!(
+            out.len() == 1 && out[0].starts_with(&want),
+            "{cmd}: {out:?}"
+        );
+        // Still the alpha-beta player, on Hexxagon.
+        assert_eq!(perft1(&mut s), "nodes 24");
+        s.send("go movetime 200");
+        let lines = s.until("bestmove");
+        assert!(
+            lines.iter().any(|l| l.starts_with("info depth")),
+            "{lines:?}"
+        );
+        assert!(legal_at_start("hexxagon", &move_of(&lines)), "{lines:?}");
+    }
+    assert_eq!(
+        answer(&mut s, &format!("setoption name Model value {h}")),
+        [] as [&str; 0]
+    );
+    s.send("go nodes 20");
+    let lines = s.until("bestmove");
+    assert!(lines.iter().all(|l| !l.starts_with("info")), "{lines:?}");
+    assert!(legal_at_start("hexxagon", &move_of(&lines)), "{lines:?}");
+    s.quit();
+}
+
+/// A run's best model that changes to another game after it was set: `go` reports it and
+/// the alpha-beta search plays; nothing panics.
+#[test]
+fn go_with_a_model_that_no_longer_matches_does_not_panic() {
+    let dir = temp("changed-run");
+    write_model(&dir.join("models").join("gen-0001"), "ataxx");
+    write_model(&dir.join("models").join("gen-0002"), "hexxagon");
+    let best = dir.join("models").join("best");
+    std::fs::write(&best, "gen-0001\n").unwrap();
+    let mut s = Session::start();
+    let run = dir.display().to_string();
+    assert_eq!(
+        answer(&mut s, &format!("setoption name Model value {run}")),
+        [] as [&str; 0]
+    );
+    std::fs::write(&best, "gen-0002\n").unwrap();
+    s.send("position startpos");
+    s.send("go movetime 200");
+    let lines = s.until("bestmove");
+    let want = format!("info string error: model {run} is for game hexxagon, not ataxx");
+    assert!(lines[0].starts_with(&want), "{lines:?}");
+    assert!(legal_at_start("ataxx", &move_of(&lines)), "{lines:?}");
+    s.quit();
+}
+
+/// `setoption name Model value` with nothing after `value` clears the model: the default
+/// player plays again, and the game can change.
+#[test]
+fn an_empty_model_value_means_no_model() {
+    let dir = temp("empty-model");
+    let ataxx = dir.join("net");
+    write_model(&ataxx, "ataxx");
+    for clear in ["setoption name Model value ", "setoption name Model value"] {
+        let mut s = Session::start();
+        let set = format!("setoption name Model value {}", ataxx.display());
+        assert_eq!(answer(&mut s, &set), [] as [&str; 0]);
+        assert_eq!(answer(&mut s, clear), [] as [&str; 0], "{clear:?}");
+        s.send("go depth 2");
+        let lines = s.until("bestmove");
+        assert!(
+            lines.iter().any(|l| l.starts_with("info depth 2 ")),
+            "alpha-beta plays: {lines:?}"
+        );
+        assert_eq!(
+            answer(&mut s, "setoption name Game value hexxagon"),
+            [] as [&str; 0]
+        );
+        assert_eq!(perft1(&mut s), "nodes 24");
+        s.quit();
+    }
+}
+
+/// `stop` ends an MCTS search long before its simulation count, and it answers a move.
+#[test]
+fn stop_ends_an_mcts_search() {
+    let mut s = Session::start();
+    s.send("setoption name Player value mcts:bootstrap");
+    s.send("setoption name Simulations value 1000000");
+    s.send("position startpos");
+    s.send("go");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("isready");
+    let lines = s.within("readyok", PROMPT);
+    assert_eq!(lines, ["readyok"]);
+    s.send("stop");
+    let lines = s.within("bestmove", PROMPT);
+    assert!(legal_at_start("ataxx", &move_of(&lines)), "{lines:?}");
+    s.quit();
 }

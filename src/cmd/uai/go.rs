@@ -1,0 +1,257 @@
+//! `go`: its parameters, and the search thread that answers `bestmove`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use engine::search::{Limits, MATE, SearchReport, Searcher};
+use engine::{Move, State};
+use eval::{MctsPlayer, NetSource, PlayerSpec, Timeouts};
+
+use super::options::{Choice, check_net};
+use super::{error, say};
+
+/// A search thread; it prints `bestmove` before it ends and hands its tables back.
+pub(super) struct Running {
+    handle: JoinHandle<Searcher>,
+    stop: Arc<AtomicBool>,
+    /// What to answer if the thread dies without answering: a legal move.
+    fallback: String,
+}
+
+impl Running {
+    /// Stops the search (it still answers `bestmove`) and waits for its tables. Every
+    /// player polls the flag between nodes or simulations, so this takes milliseconds.
+    pub(super) fn stop(self) -> Option<Searcher> {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.handle.join() {
+            Ok(searcher) => Some(searcher),
+            Err(_) => {
+                error("the search failed");
+                say(&format!("bestmove {}", self.fallback));
+                None
+            }
+        }
+    }
+}
+
+/// What a search thread needs besides the position.
+pub(super) struct Setup {
+    pub player: Choice,
+    /// Simulations per move of an MCTS player; 0 = by the clock.
+    pub simulations: u32,
+    pub searcher: Searcher,
+}
+
+/// Starts searching `pos` (which has legal moves) on a new thread.
+pub(super) fn start(pos: State, params: &GoParams, setup: Setup) -> Running {
+    let moves = pos.legal_moves();
+    let fallback = pos.move_to_string(moves[0]);
+    let forced = (moves.len() == 1).then(|| moves[0]);
+    let limits = params.limits(&pos);
+    let infinite = params.infinite;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let Setup {
+        player,
+        simulations,
+        mut searcher,
+    } = setup;
+    let handle = std::thread::spawn(move || {
+        let mv = match forced {
+            Some(mv) => mv,
+            None => choose(&player, simulations, &mut searcher, &pos, limits, &flag),
+        };
+        // With `go infinite`, the answer waits for `stop`.
+        while infinite && !flag.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        say(&format!("bestmove {}", pos.move_to_string(mv)));
+        searcher
+    });
+    Running {
+        handle,
+        stop,
+        fallback,
+    }
+}
+
+/// The move of `player`; a player that cannot play (a model that no longer loads or no
+/// longer matches the game) is reported and the alpha-beta search plays instead.
+fn choose(
+    player: &Choice,
+    simulations: u32,
+    searcher: &mut Searcher,
+    pos: &State,
+    limits: Limits,
+    stop: &AtomicBool,
+) -> Move {
+    let played = match player {
+        Choice::Search => return search(searcher, pos, limits, stop),
+        Choice::Ladder(PlayerSpec::AlphaBeta(own)) => {
+            return search(searcher, pos, merge(*own, limits), stop);
+        }
+        Choice::Ladder(PlayerSpec::Mcts { net, sims, time }) => {
+            // The GUI's node limit is a simulation count; otherwise the Simulations
+            // option, the clock, or the player's own setting.
+            let (sims, time) = match (limits.nodes, simulations, limits.time) {
+                (Some(n), _, _) => (n.min(1_000_000) as u32, None),
+                (None, 0, Some(t)) if time.is_none() => (*sims, Some(t)),
+                (None, 0, _) => (*sims, *time),
+                (None, n, _) => (n, None),
+            };
+            mcts(net, sims, time, pos, stop)
+        }
+        Choice::Ladder(spec) => spec
+            .build(pos.game(), pos.hash(), Timeouts::default())
+            .and_then(|mut p| p.choose(pos))
+            .map_err(|e| e.to_string()),
+    };
+    played.unwrap_or_else(|msg| {
+        error(format!("{msg}; the alpha-beta search plays instead"));
+        search(searcher, pos, limits, stop)
+    })
+}
+
+fn mcts(
+    net: &NetSource,
+    sims: u32,
+    time: Option<Duration>,
+    pos: &State,
+    stop: &AtomicBool,
+) -> Result<Move, String> {
+    // Checked again here: a run directory's best model may have changed since.
+    if let NetSource::Path(p) = net {
+        check_net(p, pos.game())?;
+    }
+    let evaluator = eval::build_evaluator(net, pos.game()).map_err(|e| e.to_string())?;
+    MctsPlayer::new(evaluator, sims, time, pos.hash())
+        .choose_until(pos, stop)
+        .map_err(|e| e.to_string())
+}
+
+/// The tighter of a ladder player's own limits and the GUI's.
+fn merge(own: Limits, gui: Limits) -> Limits {
+    fn min<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        }
+    }
+    Limits {
+        depth: min(own.depth, gui.depth),
+        nodes: min(own.nodes, gui.nodes),
+        time: min(own.time, gui.time),
+    }
+}
+
+fn search(searcher: &mut Searcher, pos: &State, limits: Limits, stop: &AtomicBool) -> Move {
+    let report = searcher.search(pos, limits, stop, |r| say(&info_line(r, pos)));
+    // `start` is only called on positions with legal moves, so there is a first one.
+    report
+        .and_then(|r| r.pv.first().copied())
+        .unwrap_or_else(|| pos.legal_moves()[0])
+}
+
+fn info_line(r: &SearchReport, pos: &State) -> String {
+    let score = if r.score.abs() > MATE - 200 {
+        let plies = MATE - r.score.abs();
+        let moves = (plies + 1) / 2;
+        format!("mate {}", if r.score > 0 { moves } else { -moves })
+    } else {
+        format!("cp {}", r.score)
+    };
+    let ms = r.time.as_millis().max(1);
+    let mut p = *pos;
+    let mut pv = vec![];
+    for &m in &r.pv {
+        pv.push(p.move_to_string(m));
+        p.play(m);
+    }
+    format!(
+        "info depth {} score {score} nodes {} nps {} time {} pv {}",
+        r.depth,
+        r.nodes,
+        r.nodes as u128 * 1000 / ms,
+        ms,
+        pv.join(" ")
+    )
+}
+
+/// The parameters of a `go` command.
+#[derive(Default, Debug)]
+pub(super) struct GoParams {
+    wtime: Option<u64>,
+    btime: Option<u64>,
+    winc: u64,
+    binc: u64,
+    movestogo: Option<u64>,
+    movetime: Option<u64>,
+    depth: Option<u32>,
+    nodes: Option<u64>,
+    infinite: bool,
+}
+
+impl GoParams {
+    pub(super) fn parse(rest: &str) -> Result<GoParams, String> {
+        let mut p = GoParams::default();
+        let mut it = rest.split_whitespace();
+        while let Some(k) = it.next() {
+            if k == "infinite" {
+                p.infinite = true;
+                continue;
+            }
+            let v = it.next().ok_or_else(|| format!("`go {k}` needs a value"))?;
+            // Some GUIs send negative remaining time when a flag falls; treat it as zero.
+            let n: i64 = v
+                .parse()
+                .map_err(|_| format!("`go {k} {v}`: not a number"))?;
+            let n = n.max(0) as u64;
+            match k {
+                "wtime" => p.wtime = Some(n),
+                "btime" => p.btime = Some(n),
+                "winc" => p.winc = n,
+                "binc" => p.binc = n,
+                "movestogo" => p.movestogo = Some(n.max(1)),
+                "movetime" => p.movetime = Some(n),
+                "depth" => p.depth = Some(n.clamp(1, 64) as u32),
+                "nodes" => p.nodes = Some(n.max(1)),
+                _ => return Err(format!("unknown `go` parameter `{k}`")),
+            }
+        }
+        Ok(p)
+    }
+
+    /// Search limits. In UAI for Ataxx (libataxx, cuteataxx) the first player `x` is
+    /// "black": `btime`/`binc` are x's clock, `wtime`/`winc` o's.
+    fn limits(&self, pos: &State) -> Limits {
+        let x_to_move = pos.side_to_move() == engine::Side::X;
+        let (left, inc) = if x_to_move {
+            (self.btime, self.binc)
+        } else {
+            (self.wtime, self.winc)
+        };
+        let clock = left.map(|left| {
+            // Keep a safety margin for process and pipe latency; spend a share of what is
+            // left plus most of the increment, never more than half of the clock.
+            let overhead = 30;
+            let usable = left.saturating_sub(overhead);
+            let share = usable / self.movestogo.unwrap_or(30) + inc * 3 / 4;
+            Duration::from_millis(share.min(usable / 2 + inc / 2).min(usable).max(1))
+        });
+        let movetime = self
+            .movetime
+            .map(|t| Duration::from_millis(t.saturating_sub(10).max(1)));
+        let time = if self.infinite {
+            None
+        } else {
+            movetime.or(clock)
+        };
+        Limits {
+            depth: self.depth,
+            nodes: self.nodes,
+            time,
+        }
+    }
+}

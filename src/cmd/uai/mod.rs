@@ -1,0 +1,295 @@
+//! `flipzero uai`: a UAI engine for Ataxx GUIs and tournament managers (cuteataxx).
+//!
+//! Standard input is read on its own thread ([`input`]) and searches run on another
+//! ([`go`]), so the command loop is never blocked: `isready` is answered during a search,
+//! `stop` and `quit` end it at once, and a command that changes the engine's state
+//! (`go`, `position`, `setoption`, `uainewgame`, `perft`) stops a running search first,
+//! whose `bestmove` comes before anything else, as Stockfish does.
+
+mod go;
+mod input;
+mod options;
+
+use std::path::PathBuf;
+
+use clap::Args;
+use engine::search::Searcher;
+use engine::{Game, State};
+
+use go::{GoParams, Running, Setup};
+use input::Input;
+use options::{Choice, check_net, model_player, parse_player, split_setoption};
+
+/// Arguments of `flipzero uai`.
+#[derive(Args)]
+pub struct UaiArgs {
+    /// The player to use at start (the `Player` option changes it): `ab` (alpha-beta on the
+    /// GUI's clock), any ladder name (random, greedy, ab1..ab64, ab:nodes=N, ab:time=MS), or
+    /// an MCTS player (mcts:bootstrap, mcts:<model or run dir>).
+    #[arg(long, default_value = "ab")]
+    player: String,
+    /// A trained model (or run) directory to play with: MCTS with the network, on the
+    /// GUI's clock, instead of the player (the `Model` option changes it; empty: none).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// MCTS simulations per move; 0 = as many as the clock allows (option `Simulations`).
+    #[arg(long, default_value_t = 0)]
+    simulations: u32,
+}
+
+const DEFAULT_HASH_MB: usize = 16;
+
+struct Engine {
+    game: Game,
+    position: State,
+    /// The `Player` option's player; it plays while no model is set.
+    player: Choice,
+    /// The `Model` option: its directory and its MCTS player, which plays when set.
+    model: Option<(PathBuf, Choice)>,
+    /// Simulations per move of an MCTS player; 0 = by the clock.
+    simulations: u32,
+    hash_mb: usize,
+    /// The search tables, while no search holds them.
+    searcher: Option<Searcher>,
+    /// The running (or finished but not yet joined) search.
+    search: Option<Running>,
+}
+
+fn say(line: &str) {
+    println!("{line}");
+}
+
+fn error(msg: impl std::fmt::Display) {
+    say(&format!("info string error: {msg}"));
+}
+
+/// Runs the UAI loop on standard input until `quit` or end of input.
+pub fn run(a: UaiArgs) -> anyhow::Result<()> {
+    let game: Game = "ataxx".parse()?;
+    let player = parse_player(&a.player, game).map_err(anyhow::Error::msg)?;
+    let model = match &a.model {
+        Some(dir) => Some((
+            dir.clone(),
+            model_player(dir, game).map_err(anyhow::Error::msg)?,
+        )),
+        None => None,
+    };
+    let mut e = Engine {
+        game,
+        position: game.startpos(),
+        player,
+        model,
+        simulations: a.simulations,
+        hash_mb: DEFAULT_HASH_MB,
+        searcher: Some(Searcher::new(DEFAULT_HASH_MB)),
+        search: None,
+    };
+    let lines = input::spawn_reader();
+    for event in lines {
+        let line = match event {
+            Input::Line(line) => line,
+            Input::NotUtf8(shown) => {
+                error(format!("input line is not valid UTF-8, ignored: `{shown}`"));
+                continue;
+            }
+            Input::Failed(err) => {
+                error(format!("cannot read standard input: {err}"));
+                break;
+            }
+            Input::Eof => break,
+        };
+        if !e.command(line.trim()) {
+            break;
+        }
+    }
+    // `quit` or end of input: a running search still answers.
+    e.stop();
+    Ok(())
+}
+
+impl Engine {
+    /// Handles one command; false on `quit`.
+    fn command(&mut self, line: &str) -> bool {
+        let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        match cmd {
+            "" => {}
+            "uai" => hello(),
+            "isready" => say("readyok"),
+            "stop" => self.stop(),
+            "quit" => return false,
+            "setoption" => {
+                self.stop();
+                self.setoption(rest)
+            }
+            "uainewgame" => {
+                self.stop();
+                if let Some(s) = self.searcher.as_mut() {
+                    s.clear();
+                }
+                self.position = self.game.startpos();
+            }
+            "position" => {
+                self.stop();
+                self.set_position(rest)
+            }
+            "go" => {
+                self.stop();
+                self.go(rest)
+            }
+            "perft" => {
+                self.stop();
+                match rest.trim().parse::<u32>() {
+                    Ok(d) => say(&format!("nodes {}", self.position.perft(d))),
+                    Err(_) => error(format!("`perft {rest}`: expected a depth")),
+                }
+            }
+            other => error(format!("unknown command `{other}`")),
+        }
+        true
+    }
+
+    /// Stops the running search, if any (it still answers `bestmove`), and takes its
+    /// tables back.
+    fn stop(&mut self) {
+        if let Some(running) = self.search.take() {
+            self.searcher = running.stop();
+        }
+    }
+
+    fn setoption(&mut self, rest: &str) {
+        let (name, value) = match split_setoption(rest) {
+            Ok(nv) => nv,
+            Err(msg) => return error(msg),
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "hash" => match value.parse::<usize>() {
+                Ok(mb) if (1..=4096).contains(&mb) => {
+                    self.hash_mb = mb;
+                    self.searcher = Some(Searcher::new(mb));
+                }
+                _ => error(format!(
+                    "Hash must be a number of MiB in 1..=4096, got `{value}`"
+                )),
+            },
+            "threads" => {
+                if value != "1" {
+                    error(format!("Threads must be 1, got `{value}`"));
+                }
+            }
+            "model" if value.is_empty() || value == "<empty>" => self.model = None,
+            "model" => {
+                let dir = PathBuf::from(value);
+                match model_player(&dir, self.game) {
+                    Ok(p) => self.model = Some((dir, p)),
+                    Err(msg) => error(msg),
+                }
+            }
+            "simulations" => match value.parse::<u32>() {
+                Ok(n) if n <= 1_000_000 => self.simulations = n,
+                _ => error(format!(
+                    "Simulations must be a number in 0..=1000000, got `{value}`"
+                )),
+            },
+            "player" => match parse_player(value, self.game) {
+                Ok(p) => self.player = p,
+                Err(msg) => error(msg),
+            },
+            "game" => match value.parse::<Game>() {
+                Ok(g @ Game::Ataxx(_)) => match self.check_nets(g) {
+                    Ok(()) => {
+                        self.game = g;
+                        self.position = g.startpos();
+                    }
+                    Err(msg) => error(format!("{msg}; the game stays {}", self.game)),
+                },
+                Ok(_) => error(format!("`{value}` is not an Ataxx-family game")),
+                Err(err) => error(err),
+            },
+            // Tournament managers send their usual options (debug, ownbook) to every
+            // engine; an option this engine lacks is not an error.
+            _ => say(&format!("info string ignoring unknown option `{name}`")),
+        }
+    }
+
+    /// Checks every network the engine is set to use against `game`.
+    fn check_nets(&self, game: Game) -> Result<(), String> {
+        let model = self.model.as_ref().map(|(dir, _)| dir.as_path());
+        for dir in model.into_iter().chain(self.player.net_path()) {
+            check_net(dir, game)?;
+        }
+        Ok(())
+    }
+
+    fn set_position(&mut self, rest: &str) {
+        let (base, moves) = match rest.split_once(" moves") {
+            Some((b, m)) => (b.trim(), m.split_whitespace().collect::<Vec<_>>()),
+            None => (rest.trim(), vec![]),
+        };
+        let start = if base == "startpos" {
+            Ok(self.game.startpos())
+        } else if let Some(fen) = base.strip_prefix("fen ") {
+            self.game
+                .parse_position(fen)
+                .map_err(|err| format!("bad FEN `{fen}`: {err}"))
+        } else {
+            Err(format!(
+                "expected `position startpos|fen <FEN> [moves ...]`, got `{rest}`"
+            ))
+        };
+        let mut pos = match start {
+            Ok(p) => p,
+            Err(msg) => return error(msg),
+        };
+        for m in moves {
+            match pos.parse_move(m) {
+                Ok(mv) => pos.play(mv),
+                Err(err) => return error(format!("move `{m}`: {err}; position unchanged")),
+            }
+        }
+        self.position = pos;
+    }
+
+    fn go(&mut self, rest: &str) {
+        let params = match GoParams::parse(rest) {
+            Ok(p) => p,
+            Err(msg) => return error(msg),
+        };
+        if self.position.legal_moves().is_empty() {
+            error("the game is over");
+            return say("bestmove 0000");
+        }
+        let player = match &self.model {
+            Some((_, p)) => p.clone(),
+            None => self.player.clone(),
+        };
+        let setup = Setup {
+            player,
+            simulations: self.simulations,
+            searcher: self
+                .searcher
+                .take()
+                .unwrap_or_else(|| Searcher::new(self.hash_mb)),
+        };
+        self.search = Some(go::start(self.position, &params, setup));
+    }
+}
+
+fn hello() {
+    say(concat!("id name flipzero ", env!("CARGO_PKG_VERSION")));
+    say("id author the flipzero developers");
+    say("option name Hash type spin default 16 min 1 max 4096");
+    say("option name Threads type spin default 1 min 1 max 1");
+    say("option name Player type string default ab");
+    say("option name Model type string default <empty>");
+    say("option name Simulations type spin default 0 min 0 max 1000000");
+    let games: Vec<String> = engine::GAME_NAMES
+        .iter()
+        .filter(|n| matches!(n.parse::<Game>(), Ok(Game::Ataxx(_))))
+        .map(|n| format!("var {n}"))
+        .collect();
+    say(&format!(
+        "option name Game type combo default ataxx {}",
+        games.join(" ")
+    ));
+    say("uaiok");
+}
