@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+mod baselines;
 mod gate;
 mod matches;
 mod mcts_player;
@@ -10,7 +11,9 @@ mod player;
 pub mod report;
 pub mod rundir;
 mod stats;
+mod uai_player;
 
+pub use baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
 pub use gate::{
     GameResult, GateConfig, GateConfigError, GateError, GateMode, GateVerdict, MatchSummary,
     anchor, gate, openings_for,
@@ -19,13 +22,11 @@ pub use matches::{GameRecord, MatchConfig, MatchError, generate_openings, run_ma
 pub use mcts_player::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, resolve_net,
 };
-pub use player::{
-    AlphaBetaPlayer, BadPlayerName, DEFAULT_MCTS_SIMS, GreedyPlayer, Player, PlayerError,
-    PlayerSpec, RandomPlayer, Timeouts, UaiPlayer,
-};
+pub use player::{BadPlayerName, DEFAULT_MCTS_SIMS, Player, PlayerError, PlayerSpec, Timeouts};
 pub use rundir::{BestError, LockError, RunLock, current_best, promote};
 pub use selfplay::data::write_atomic;
 pub use stats::{
     EloEstimate, MatchStats, Outcome, Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score,
     mle_ratings, score_from_elo,
 };
+pub use uai_player::UaiPlayer;

@@ -1,0 +1,55 @@
+//! The fixed baseline players of the ladder: random, greedy and alpha-beta.
+
+use std::sync::atomic::AtomicBool;
+
+use engine::search::{Limits, Searcher};
+use engine::{Move, Rng, State};
+
+use crate::player::{Player, PlayerError};
+
+/// Plays uniformly random legal moves.
+pub struct RandomPlayer(pub(crate) Rng);
+
+impl Player for RandomPlayer {
+    fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {
+        let moves = state.legal_moves();
+        Ok(moves[self.0.below(moves.len() as u64) as usize])
+    }
+}
+
+/// Plays the move with the largest immediate change of the piece margin (the smallest in
+/// misère), breaking ties at random.
+pub struct GreedyPlayer(pub(crate) Rng);
+
+impl Player for GreedyPlayer {
+    fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {
+        let sign = if state.game().misere() { -1 } else { 1 };
+        let moves = state.legal_moves();
+        let value = |m: Move| sign * (state.gain(m) + state.flips(m)) as i64;
+        let best = moves.iter().map(|&m| value(m)).max().expect("a legal move");
+        let top: Vec<Move> = moves.into_iter().filter(|&m| value(m) == best).collect();
+        Ok(top[self.0.below(top.len() as u64) as usize])
+    }
+}
+
+/// Alpha-beta search with fixed limits.
+pub struct AlphaBetaPlayer {
+    pub(crate) searcher: Searcher,
+    pub(crate) limits: Limits,
+}
+
+impl Player for AlphaBetaPlayer {
+    fn new_game(&mut self) -> Result<(), PlayerError> {
+        self.searcher.clear();
+        Ok(())
+    }
+
+    fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {
+        let stop = AtomicBool::new(false);
+        let report = self
+            .searcher
+            .search(state, self.limits, &stop, |_| {})
+            .expect("not over");
+        Ok(report.pv[0])
+    }
+}
