@@ -33,7 +33,7 @@ pub struct GateArgs {
 
 /// Plays the match and prints the verdict; exit status 0 either way.
 pub fn run(a: GateArgs) -> anyhow::Result<()> {
-    let cfg = super::run::load_config(a.config.as_ref(), &a.set)?.gate;
+    let cfg = super::config::load_config(a.config.as_ref(), &a.set)?.gate;
     let game: engine::Game = a.game.parse()?;
     let cand: PlayerSpec = a.candidate.parse()?;
     let inc: PlayerSpec = a.incumbent.parse()?;

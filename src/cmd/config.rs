@@ -1,0 +1,245 @@
+//! The pipeline config: one table per stage (`[run]`, `[selfplay]`, `[train]`, `[gate]`,
+//! `[anchor]`), read from a file or the built-in default, with `--set table.key=value`
+//! overrides; shared by `run` and `gate`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use eval::{GateConfig, PlayerSpec};
+use selfplay::SelfplayConfig;
+use serde::{Deserialize, Serialize};
+use train::TrainConfig;
+
+/// The default config, built in so that `flipzero run` works from any directory.
+pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
+
+/// The `[run]` table: the loop itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoopConfig {
+    /// Generations to run (each: self-play, train, gate, promote, anchor, report).
+    pub generations: u32,
+    /// Stop starting new generations after this many minutes (0 = no limit).
+    pub time_budget_minutes: f64,
+    /// Gate the first network against the bootstrap player too (otherwise the first
+    /// network is promoted without a match: there is no incumbent network yet).
+    pub gate_first_network: bool,
+    /// Also write model.onnx and the safetensors files for every generation.
+    pub export: bool,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            generations: 3,
+            time_budget_minutes: 0.0,
+            gate_first_network: false,
+            export: true,
+        }
+    }
+}
+
+/// The `[anchor]` table: matches of each new best against fixed baselines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AnchorConfig {
+    /// Baseline players (see `flipzero match --help`), e.g. ["random", "greedy", "ab2"].
+    pub ladder: Vec<String>,
+    /// Game pairs against each baseline (each opening played twice, colours swapped).
+    pub pairs: usize,
+}
+
+impl Default for AnchorConfig {
+    fn default() -> Self {
+        AnchorConfig {
+            ladder: vec!["random".into(), "greedy".into()],
+            pairs: 50,
+        }
+    }
+}
+
+/// A whole pipeline config: one table per stage.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// The loop.
+    pub run: LoopConfig,
+    /// Self-play (its `game` is the run's game).
+    pub selfplay: SelfplayConfig,
+    /// Training of each generation.
+    pub train: TrainConfig,
+    /// Gating.
+    pub gate: GateConfig,
+    /// Anchoring.
+    pub anchor: AnchorConfig,
+}
+
+const TABLES: [&str; 5] = ["run", "selfplay", "train", "gate", "anchor"];
+
+/// Parses a `--set` value as TOML (numbers, booleans, arrays), else as a string.
+fn parse_value(v: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|t| t.get("v").cloned())
+        .unwrap_or_else(|| toml::Value::String(v.to_string()))
+}
+
+impl RunConfig {
+    /// Parses config text, applies `table.key=value` overrides, and validates every
+    /// table. Errors name the file, the table and the key.
+    pub fn from_text(text: &str, origin: &str, sets: &[String]) -> anyhow::Result<RunConfig> {
+        let mut all: toml::Table =
+            toml::from_str(text).with_context(|| format!("{origin}: not valid TOML"))?;
+        for k in all.keys() {
+            if !TABLES.contains(&k.as_str()) {
+                bail!(
+                    "{origin}: unknown table or key `{k}` (expected the tables {})",
+                    TABLES.join(", ")
+                );
+            }
+        }
+        let file_only = all.clone();
+        for s in sets {
+            let (k, v) = s
+                .split_once('=')
+                .with_context(|| format!("--set {s}: expected TABLE.KEY=VALUE"))?;
+            let (table, key) = k.trim().split_once('.').with_context(|| {
+                format!(
+                    "--set {s}: name the table too, e.g. selfplay.games (tables: {})",
+                    TABLES.join(", ")
+                )
+            })?;
+            if !TABLES.contains(&table) {
+                bail!(
+                    "--set {s}: unknown table `{table}` (tables: {})",
+                    TABLES.join(", ")
+                );
+            }
+            let t = all
+                .entry(table.to_string())
+                .or_insert_with(|| toml::Value::Table(Default::default()));
+            let toml::Value::Table(t) = t else {
+                bail!("{origin}: `{table}` must be a table");
+            };
+            t.insert(key.to_string(), parse_value(v.trim()));
+        }
+        // The file alone first, so that its own errors name the file, and errors that
+        // only the overrides cause name the overrides.
+        RunConfig::from_table(&file_only, origin)?;
+        if sets.is_empty() {
+            return RunConfig::from_table(&all, origin);
+        }
+        RunConfig::from_table(&all, &format!("--set {}", sets.join(", --set ")))
+    }
+
+    /// The config of parsed tables, validated; errors begin with `origin`.
+    fn from_table(all: &toml::Table, origin: &str) -> anyhow::Result<RunConfig> {
+        fn section<T: for<'de> Deserialize<'de> + Default>(
+            all: &toml::Table,
+            name: &str,
+            origin: &str,
+        ) -> anyhow::Result<T> {
+            match all.get(name) {
+                None => Ok(T::default()),
+                Some(v @ toml::Value::Table(_)) => v
+                    .clone()
+                    .try_into()
+                    .map_err(|e: toml::de::Error| anyhow::anyhow!("{origin}: in [{name}]: {e}")),
+                Some(_) => bail!("{origin}: `{name}` must be a table"),
+            }
+        }
+        let cfg = RunConfig {
+            run: section(all, "run", origin)?,
+            selfplay: section(all, "selfplay", origin)?,
+            train: section(all, "train", origin)?,
+            gate: section(all, "gate", origin)?,
+            anchor: section(all, "anchor", origin)?,
+        };
+        cfg.validate()
+            .with_context(|| format!("{origin}: invalid setting"))?;
+        Ok(cfg)
+    }
+
+    /// Checks every table's ranges.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        self.selfplay.validate()?;
+        self.train.validate()?;
+        self.gate.validate()?;
+        if !(1..=100_000).contains(&self.run.generations) {
+            bail!(
+                "run.generations = {} is out of range: 1 to 100000",
+                self.run.generations
+            );
+        }
+        if !(self.run.time_budget_minutes >= 0.0 && self.run.time_budget_minutes.is_finite()) {
+            bail!(
+                "run.time_budget_minutes = {} is out of range: 0 (no limit) or more",
+                self.run.time_budget_minutes
+            );
+        }
+        if !(1..=100_000).contains(&self.anchor.pairs) {
+            bail!(
+                "anchor.pairs = {} is out of range: 1 to 100000",
+                self.anchor.pairs
+            );
+        }
+        for p in &self.anchor.ladder {
+            let spec: PlayerSpec = p.parse().context("in anchor.ladder")?;
+            if matches!(spec, PlayerSpec::Mcts { .. }) {
+                bail!(
+                    "anchor.ladder = {p}: baselines must be fixed players (random, greedy, ab…, uai:…)"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Every setting as `table.key = value`, for comparing configs.
+    pub fn flat(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let table = toml::Table::try_from(self).expect("configs serialize");
+        for (t, v) in table {
+            if let toml::Value::Table(inner) = v {
+                for (k, v) in inner {
+                    out.insert(format!("{t}.{k}"), v.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// The keys whose values differ, ignoring those that may change on resume.
+    pub fn differences(&self, other: &RunConfig) -> Vec<String> {
+        let (a, b) = (self.flat(), other.flat());
+        let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .filter(|k| !RESUMABLE_KEYS.contains(&k.as_str()))
+            .filter(|k| a.get(*k) != b.get(*k))
+            .map(|k| {
+                format!(
+                    "{k}: {} (saved) vs {} (now)",
+                    a.get(k).map_or("unset", |s| s.as_str()),
+                    b.get(k).map_or("unset", |s| s.as_str())
+                )
+            })
+            .collect()
+    }
+}
+
+/// Settings that may change when a run is resumed: extending or shortening the loop.
+const RESUMABLE_KEYS: [&str; 2] = ["run.generations", "run.time_budget_minutes"];
+
+/// Loads the config named by the arguments (or the built-in default).
+pub fn load_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<RunConfig> {
+    match path {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read config {}", p.display()))?;
+            RunConfig::from_text(&text, &p.display().to_string(), sets)
+        }
+        None => RunConfig::from_text(DEFAULT_CONFIG, "configs/default.toml (built in)", sets),
+    }
+}
