@@ -7,6 +7,7 @@ mod baselines;
 mod gate;
 mod matches;
 mod mcts_player;
+mod operating;
 mod player;
 pub mod report;
 pub mod rundir;
@@ -15,18 +16,22 @@ mod uai_player;
 
 pub use baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
 pub use gate::{
-    GameResult, GateConfig, GateConfigError, GateError, GateMode, GateVerdict, MatchSummary,
-    anchor, gate, openings_for,
+    CapRule, GameResult, GateConfig, GateConfigError, GateDecision, GateError, GateMode,
+    GateOutcome, GateVerdict, MatchSummary, anchor, gate, gate_loop, openings_for,
 };
 pub use matches::{GameRecord, MatchConfig, MatchError, generate_openings, run_match, to_pgn};
 pub use mcts_player::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, resolve_net,
 };
+pub use operating::{
+    OperatingError, OperatingPoint, PairModel, operating_characteristic, operating_point,
+    standard_elos,
+};
 pub use player::{BadPlayerName, DEFAULT_MCTS_SIMS, Player, PlayerError, PlayerSpec, Timeouts};
 pub use rundir::{BestError, LockError, RunLock, current_best, promote};
 pub use selfplay::data::write_atomic;
 pub use stats::{
-    EloEstimate, MatchStats, Outcome, Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score,
-    mle_ratings, score_from_elo,
+    EloEstimate, MatchStats, Outcome, PairTotals, Rating, RatingError, SprtConfig, SprtVerdict,
+    elo_from_score, mle_ratings, score_from_elo,
 };
 pub use uai_player::UaiPlayer;

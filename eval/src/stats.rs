@@ -143,41 +143,92 @@ pub enum SprtVerdict {
     Continue,
 }
 
-impl MatchStats {
-    /// The generalized log-likelihood ratio of H1 against H0 from the pair counts
-    /// (Van den Bergh's normal approximation, as fishtest computes it). One prior pair,
-    /// spread as an even match without draws would give it (¼, 0, ½, 0, ¼), keeps the
-    /// variance honest while few pairs are in: without it, a first pair that is won
-    /// twice would have zero variance and an enormous LLR. Its weight fades as pairs
-    /// come in.
-    pub fn llr(&self, sprt: &SprtConfig) -> f64 {
-        if self.pentanomial.iter().sum::<u32>() == 0 {
-            return 0.0;
+/// The sums over game pairs that the SPRT and the gate's decisions read: the number of
+/// pairs, and the sum and the sum of squares of each pair's points counted in half
+/// points (a pair scores 0, 1, 2, 3 or 4 half points). They are exact integers, so the
+/// gate and its operating characteristic ([`crate::operating_point`]) see the same
+/// numbers for the same pairs, whatever order the pairs came in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PairTotals {
+    pairs: u64,
+    sum: u64,
+    sum_sq: u64,
+}
+
+impl PairTotals {
+    /// The totals of pentanomial counts (pairs by the first player's 0, ½, 1, 1½ or 2
+    /// points).
+    pub fn from_pentanomial(counts: &[u32; 5]) -> PairTotals {
+        let mut t = PairTotals::default();
+        for (i, &c) in (0u64..).zip(counts) {
+            t.pairs += u64::from(c);
+            t.sum += i * u64::from(c);
+            t.sum_sq += i * i * u64::from(c);
         }
-        const PRIOR: [f64; 5] = [0.25, 0.0, 0.5, 0.0, 0.25];
-        let counts: Vec<f64> = self
-            .pentanomial
-            .iter()
-            .zip(PRIOR)
-            .map(|(&c, p)| c as f64 + p)
-            .collect();
-        let n: f64 = counts.iter().sum();
-        let values = [0.0, 0.25, 0.5, 0.75, 1.0];
-        let mean = values.iter().zip(&counts).map(|(v, c)| v * c).sum::<f64>() / n;
-        let var = values
-            .iter()
-            .zip(&counts)
-            .map(|(v, c)| c * (v - mean).powi(2))
-            .sum::<f64>()
-            / n;
-        let (s0, s1) = (score_from_elo(sprt.elo0), score_from_elo(sprt.elo1));
-        n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+        t
     }
 
-    /// The SPRT verdict for these counts.
-    pub fn sprt(&self, sprt: &SprtConfig) -> SprtVerdict {
-        let llr = self.llr(sprt);
-        let (lo, hi) = sprt.bounds();
+    /// The totals of `pairs` pairs whose half points sum to `sum` and whose squared half
+    /// points sum to `sum_sq`. Only the operating characteristic builds these, from
+    /// states it reached by adding pairs, so they are always the totals of real counts.
+    pub(crate) fn from_raw(pairs: u64, sum: u64, sum_sq: u64) -> PairTotals {
+        debug_assert!(sum <= 4 * pairs && sum <= sum_sq && sum_sq <= 4 * sum);
+        PairTotals { pairs, sum, sum_sq }
+    }
+
+    /// Pairs counted.
+    pub fn pairs(&self) -> u64 {
+        self.pairs
+    }
+
+    /// The first player's points over all games, in half points.
+    pub fn half_points(&self) -> u64 {
+        self.sum
+    }
+
+    /// The first player's score fraction over the games of the pairs (0.5 with none).
+    pub fn score(&self) -> f64 {
+        if self.pairs == 0 {
+            return 0.5;
+        }
+        self.sum as f64 / (4 * self.pairs) as f64
+    }
+}
+
+impl SprtConfig {
+    /// The generalized log-likelihood ratio of H1 against H0 from the pair totals (Van
+    /// den Bergh's normal approximation, as fishtest computes it): with `n` pairs of mean
+    /// score `m` and variance `v` (a pair's score is its points over 2),
+    /// `n (s1 − s0) (2m − s0 − s1) / (2v)`, `s0` and `s1` the expected scores of `elo0`
+    /// and `elo1`. One prior pair, spread as an even match without draws would give it
+    /// (¼, 0, ½, 0, ¼), keeps the variance honest while few pairs are in: without it, a
+    /// first pair that is won twice would have zero variance and an enormous LLR. Its
+    /// weight fades as pairs come in. No pairs: 0.
+    ///
+    /// This is the one LLR of the crate: the gate, [`MatchStats::llr`] and the
+    /// operating characteristic all call it.
+    pub fn llr(&self, t: &PairTotals) -> f64 {
+        if t.pairs == 0 {
+            return 0.0;
+        }
+        // The prior pair in half points: weight 1, sum ¼·0 + ½·2 + ¼·4 = 2, sum of
+        // squares ½·4 + ¼·16 = 6.
+        let n = u128::from(t.pairs) + 1;
+        let a = u128::from(t.sum) + 2;
+        let b = u128::from(t.sum_sq) + 6;
+        // n·b − a² is n² times the variance in squared half points, exactly; it is
+        // positive because the prior puts weight on three different values.
+        let spread = n * b - a * a;
+        let nf = n as f64;
+        let mean = a as f64 / (4.0 * nf);
+        let var = spread as f64 / (16.0 * nf * nf);
+        let (s0, s1) = (score_from_elo(self.elo0), score_from_elo(self.elo1));
+        nf * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+    }
+
+    /// The verdict of an LLR: H1 at or above the upper bound, H0 at or below the lower.
+    pub fn verdict_of(&self, llr: f64) -> SprtVerdict {
+        let (lo, hi) = self.bounds();
         if llr >= hi {
             SprtVerdict::H1
         } else if llr <= lo {
@@ -185,6 +236,18 @@ impl MatchStats {
         } else {
             SprtVerdict::Continue
         }
+    }
+}
+
+impl MatchStats {
+    /// The SPRT's log-likelihood ratio of these pair counts ([`SprtConfig::llr`]).
+    pub fn llr(&self, sprt: &SprtConfig) -> f64 {
+        sprt.llr(&PairTotals::from_pentanomial(&self.pentanomial))
+    }
+
+    /// The SPRT verdict for these counts.
+    pub fn sprt(&self, sprt: &SprtConfig) -> SprtVerdict {
+        sprt.verdict_of(self.llr(sprt))
     }
 }
 
@@ -464,6 +527,55 @@ mod tests {
         // Far from the bounds the test is nearly always right.
         assert_eq!(run_sprt(&mut rng, 100.0), SprtVerdict::H1);
         assert_eq!(run_sprt(&mut rng, -100.0), SprtVerdict::H0);
+    }
+
+    /// The LLR as fishtest writes it, from the pentanomial frequencies with the prior.
+    fn llr_by_frequencies(counts: [u32; 5], sprt: &SprtConfig) -> f64 {
+        let prior = [0.25, 0.0, 0.5, 0.0, 0.25];
+        let c: Vec<f64> = counts
+            .iter()
+            .zip(prior)
+            .map(|(&c, p)| c as f64 + p)
+            .collect();
+        let n: f64 = c.iter().sum();
+        let v = [0.0, 0.25, 0.5, 0.75, 1.0];
+        let mean = v.iter().zip(&c).map(|(v, c)| v * c).sum::<f64>() / n;
+        let var = v
+            .iter()
+            .zip(&c)
+            .map(|(v, c)| c * (v - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let (s0, s1) = (score_from_elo(sprt.elo0), score_from_elo(sprt.elo1));
+        n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+    }
+
+    #[test]
+    fn llr_from_totals_is_the_frequency_formula() {
+        for counts in [
+            [0, 0, 1, 0, 0],
+            [0, 0, 0, 0, 3],
+            [3, 7, 11, 5, 2],
+            [1, 0, 0, 0, 9],
+            [40, 2, 300, 9, 17],
+        ] {
+            let a = MatchStats {
+                wdl: [0; 3],
+                pentanomial: counts,
+            }
+            .llr(&SPRT);
+            let b = llr_by_frequencies(counts, &SPRT);
+            assert!(
+                (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+                "{counts:?}: {a} vs {b}"
+            );
+        }
+        // The order of the pairs does not matter: totals are sums.
+        let t = PairTotals::from_pentanomial(&[3, 7, 11, 5, 2]);
+        assert_eq!((t.pairs(), t.half_points()), (28, 7 + 22 + 15 + 8));
+        assert!((t.score() - 52.0 / 112.0).abs() < 1e-15);
+        assert_eq!(PairTotals::default().score(), 0.5);
+        assert_eq!(SPRT.llr(&PairTotals::default()), 0.0);
     }
 
     #[test]

@@ -185,3 +185,79 @@ fn libataxx_fen_forms_are_accepted() {
         assert_eq!(out.lines().last(), Some("nodes 256"), "{fen}");
     }
 }
+
+/// `flipzero gate --operating-characteristic` lines as (elo, promote, pairs).
+fn operating_characteristic(args: &[&str]) -> Vec<(i32, f64, f64)> {
+    let mut all = vec!["gate", "--operating-characteristic"];
+    all.extend_from_slice(args);
+    let (ok, out, err) = flipzero(&all);
+    assert!(ok, "{err}");
+    out.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            assert_eq!(
+                (f.len(), f[0], f[2], f[4]),
+                (6, "elo", "promote", "pairs"),
+                "{l}"
+            );
+            (
+                f[1].parse().unwrap(),
+                f[3].parse().unwrap(),
+                f[5].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn gate_operating_characteristic_of_the_shipped_configs() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let default = format!("{dir}/configs/default.toml");
+    let standard = format!("{dir}/configs/standard.toml");
+    // The built-in config is configs/default.toml; no model is needed.
+    let builtin = operating_characteristic(&[]);
+    assert_eq!(builtin, operating_characteristic(&["--config", &default]));
+    let elos: Vec<i32> = builtin.iter().map(|r| r.0).collect();
+    assert_eq!(elos, (-6..=8).map(|k| k * 10).collect::<Vec<_>>());
+    for cfg in [&default, &standard] {
+        for draw in ["0", "0.3"] {
+            let oc = operating_characteristic(&["--config", cfg, "--draw-rate", draw]);
+            let at = |elo| oc.iter().find(|r| r.0 == elo).unwrap();
+            assert!(
+                at(-30).1 <= 0.10 && at(40).1 >= 0.80,
+                "{cfg} {draw}: {oc:?}"
+            );
+            assert!(oc.windows(2).all(|w| w[1].1 > w[0].1), "{oc:?}");
+            assert!(oc.iter().all(|r| r.2 >= 1.0 && r.2 <= 150.0), "{oc:?}");
+        }
+    }
+    // --set reaches the computation: the old cap rule ("score" at 0.5) and the old
+    // 30-pair cap let a weaker net through far more often.
+    let old = operating_characteristic(&[
+        "--set",
+        "gate.cap_rule=\"score\"",
+        "--set",
+        "gate.max_pairs=30",
+        "--draw-rate",
+        "0",
+    ]);
+    let at = |oc: &[(i32, f64, f64)], elo| oc.iter().find(|r| r.0 == elo).unwrap().1;
+    assert!(at(&old, -30) > 0.15, "{old:?}");
+    assert!(at(&builtin, -30) < 0.09, "{builtin:?}");
+    // An impossible draw rate is an error, not a panic; --draw-rate alone plays nothing.
+    let (ok, _, err) = flipzero(&["gate", "--operating-characteristic", "--draw-rate", "0.9"]);
+    assert!(
+        !ok && err.contains("draw rate of 0.9 is impossible at -60 Elo"),
+        "{err}"
+    );
+    let (ok, _, err) = flipzero(&[
+        "gate",
+        "--candidate",
+        "random",
+        "--incumbent",
+        "random",
+        "--draw-rate",
+        "0.1",
+    ]);
+    assert!(!ok && err.contains("--operating-characteristic"), "{err}");
+}

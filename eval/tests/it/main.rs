@@ -2,3 +2,4 @@
 
 mod gating;
 mod ladder;
+mod operating;
