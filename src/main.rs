@@ -51,10 +51,24 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             // The error chain, one cause after another; never a backtrace, whatever
             // RUST_BACKTRACE says: these are the user's errors, not the program's.
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", chain(&e));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, joined by `: `, leaving out a cause whose text the message
+/// already holds (a library error that prints its source, as `path: io error` does).
+fn chain(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg.push_str(": ");
+            msg.push_str(&c);
+        }
+    }
+    msg
 }
 
 /// Lets a closed standard output end the process quietly, as it ends `cat` or `grep`

@@ -61,7 +61,7 @@ pub enum FenError {
         expected: usize,
     },
     /// A character that is no piece, blocker or digit.
-    #[error("{unit} {name}: unexpected character `{ch}` (expected x, o, -, or a digit 1-9)")]
+    #[error("{unit} {name}: unexpected character `{}` (expected x, o, -, or a digit 1-9)", .ch.escape_debug())]
     BadChar {
         /// `rank` or `column`.
         unit: &'static str,
@@ -108,6 +108,25 @@ pub enum MoveError {
     },
 }
 
+/// A move counter: decimal digits only (no sign), in `u16`.
+pub(crate) fn counter(field: &str) -> Option<u16> {
+    field
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| field.parse().ok())
+        .flatten()
+}
+
+/// A piece of user text as an error message shows it: control characters escaped, and
+/// at most 40 characters, so a malformed input cannot flood or garble a terminal.
+pub(crate) fn shown(text: &str) -> String {
+    let mut out: String = text.chars().take(40).flat_map(char::escape_debug).collect();
+    if text.chars().nth(40).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 impl Position {
     /// Parses a position in this rule set's text format (see the module docs), or
     /// `startpos`.
@@ -123,14 +142,14 @@ impl Position {
     /// assert_eq!(e.to_string(), "rank 6 describes 8 cells, expected 7");
     /// ```
     pub fn from_fen(fen: &str, rules: Rules) -> Result<Position, FenError> {
-        let fen = fen.trim();
+        let fen = fen.trim_ascii();
         if fen.is_empty() {
             return Err(FenError::Empty);
         }
         if fen == "startpos" {
             return Ok(Position::startpos(rules));
         }
-        let fields: Vec<&str> = fen.split_whitespace().collect();
+        let fields: Vec<&str> = fen.split_ascii_whitespace().collect();
         if fields.len() > 4 {
             return Err(FenError::FieldCount(fields.len()));
         }
@@ -185,18 +204,14 @@ impl Position {
         let side = match fields.get(1).copied().unwrap_or("x") {
             "x" | "X" => Side::X,
             "o" | "O" => Side::O,
-            s => return Err(FenError::BadSide(s.to_string())),
+            s => return Err(FenError::BadSide(shown(s))),
         };
         let halfmove = match fields.get(2) {
-            Some(f) => f
-                .parse()
-                .map_err(|_| FenError::BadHalfmove(f.to_string()))?,
+            Some(f) => counter(f).ok_or_else(|| FenError::BadHalfmove(shown(f)))?,
             None => 0u16,
         };
         let fullmove = match fields.get(3) {
-            Some(f) => f
-                .parse()
-                .map_err(|_| FenError::BadFullmove(f.to_string()))?,
+            Some(f) => counter(f).ok_or_else(|| FenError::BadFullmove(shown(f)))?,
             None => 1u16,
         };
         debug_assert!((pieces[0] | pieces[1] | blocked).0 & !g.cells.0 == 0);
@@ -430,6 +445,12 @@ mod tests {
         assert!(err("x5o/7/7/7/7/7/o5x x -1 1").contains("half-move clock `-1`"));
         assert!(err("x5o/7/7/7/7/7/o5x x 0 99999").contains("full-move number"));
         assert!(err("x5o/7/7/7/7/7/o9 x").contains("rank 1 describes 10 cells"));
+        // Signs, non-ASCII spaces and control characters are refused, and shown escaped.
+        assert!(err("x5o/7/7/7/7/7/o5x x +5 1").contains("half-move clock `+5`"));
+        assert!(err("x5o/7/7/7/7/7/o5x\u{a0}x").contains("unexpected character `\\u{a0}`"));
+        assert!(err("x5o/7/7/7/7/7/o5x \u{1b}[2J").contains("side to move `\\u{1b}[2J`"));
+        let long = err(&format!("x5o/7/7/7/7/7/o5x {}", "y".repeat(100_000)));
+        assert!(long.len() < 100, "{long}");
     }
 
     #[test]

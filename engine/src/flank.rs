@@ -839,19 +839,19 @@ impl FlankPosition {
     pub fn from_text(text: &str, rules: FlankRules) -> Result<FlankPosition, FlankTextError> {
         use FlankTextError as E;
         let b = rules.board.board();
-        let text = text.trim();
+        let text = text.trim_ascii();
         if text.is_empty() {
             return Err(E::Empty);
         }
         if text == "startpos" {
             return Ok(FlankPosition::startpos(rules));
         }
-        let mut fields: Vec<&str> = text.split_whitespace().collect();
+        let mut fields: Vec<&str> = text.split_ascii_whitespace().collect();
         // Every board has several ranks, so the ranks field has a `/` and a name has none.
         if fields.len() > 1 && !fields[0].contains('/') {
             if fields[0] != b.id.name() {
                 return Err(E::WrongBoard {
-                    found: fields[0].into(),
+                    found: crate::fen::shown(fields[0]),
                     expected: b.id.name(),
                 });
             }
@@ -865,8 +865,8 @@ impl FlankPosition {
             Some(f) => f
                 .parse::<u8>()
                 .ok()
-                .filter(|&p| p <= 2)
-                .ok_or_else(|| E::BadPasses((*f).into()))?,
+                .filter(|&p| p <= 2 && f.bytes().all(|b| b.is_ascii_digit()))
+                .ok_or_else(|| E::BadPasses(crate::fen::shown(f)))?,
         };
         let ranks: Vec<&str> = fields[0].split('/').collect();
         if ranks.len() != b.height as usize {
@@ -911,12 +911,12 @@ impl FlankPosition {
         let side = match fields[1] {
             "x" => Side::X,
             "o" => Side::O,
-            s => return Err(E::BadSide(s.into())),
+            s => return Err(E::BadSide(crate::fen::shown(s))),
         };
         let phase = match fields[2] {
             "place" if b.placement_phase => Phase::Place,
             "play" => Phase::Play,
-            s => return Err(E::BadPhase(s.into())),
+            s => return Err(E::BadPhase(crate::fen::shown(s))),
         };
         if phase == Phase::Place && !((pieces[0] | pieces[1]) & !b.centre).is_empty() {
             return Err(E::PiecesOutsideCentre);
@@ -926,18 +926,18 @@ impl FlankPosition {
             let f = fields[3 + s];
             supply[s] = match (f, b.supply) {
                 ("-", None) => UNLIMITED,
-                (_, Some(max)) => match f.parse::<u16>() {
-                    Ok(v) if v <= max => v,
+                (_, Some(max)) => match crate::fen::counter(f) {
+                    Some(v) if v <= max => v,
                     _ => {
                         return Err(E::BadSupply {
-                            field: f.into(),
+                            field: crate::fen::shown(f),
                             max: Some(max),
                         });
                     }
                 },
                 _ => {
                     return Err(E::BadSupply {
-                        field: f.into(),
+                        field: crate::fen::shown(f),
                         max: None,
                     });
                 }
@@ -1021,7 +1021,7 @@ pub enum FlankTextError {
         expected: usize,
     },
     /// An unexpected character.
-    #[error("rank {rank}: unexpected character `{ch}` (expected x, o or a number)")]
+    #[error("rank {rank}: unexpected character `{}` (expected x, o or a number)", .ch.escape_debug())]
     BadChar {
         /// Rank number from 1.
         rank: u8,

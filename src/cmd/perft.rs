@@ -11,7 +11,7 @@ pub struct PerftArgs {
     game: String,
     /// Start position in the game's text format (FEN for the Ataxx family; `startpos` is
     /// the standard start, also the default).
-    #[arg(long, visible_alias = "fen")]
+    #[arg(long, visible_alias = "fen", allow_hyphen_values = true)]
     position: Option<String>,
     /// Depth in plies.
     #[arg(long)]

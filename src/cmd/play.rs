@@ -21,7 +21,7 @@ pub struct PlayArgs {
     #[arg(long, default_value = "x")]
     side: String,
     /// Start from this position (the game's text format) instead of the start.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     position: Option<String>,
     /// Seed of the opponent's random choices.
     #[arg(long, default_value_t = 1)]

@@ -166,7 +166,7 @@ pub struct InferArgs {
     #[arg(long)]
     model: PathBuf,
     /// Position in the game's text format (`startpos` for the start).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     position: String,
     #[arg(long, help = super::GAMES_HELP, long_help = "The position's game (default: the model's game; another game is refused)")]
     game: Option<String>,
