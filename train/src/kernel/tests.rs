@@ -28,7 +28,7 @@ fn kernels_match_a_plain_convolution() {
                 }
             }
         }
-        let residual = noise(4, n * g * conv.c_pad);
+        let residual = noise(4, n * g * conv.c_pad());
         let taps: Vec<isize> = if k == 1 {
             vec![0]
         } else {
@@ -38,7 +38,7 @@ fn kernels_match_a_plain_convolution() {
         };
         for kernel in Kernel::available() {
             for (with_residual, relu) in [(false, false), (true, true)] {
-                let mut out = vec![f32::NAN; n * g * conv.c_pad];
+                let mut out = vec![f32::NAN; n * g * conv.c_pad()];
                 convolve(
                     kernel,
                     &conv,
@@ -48,7 +48,7 @@ fn kernels_match_a_plain_convolution() {
                         taps: &taps,
                         cells: &cells,
                         out: &mut out,
-                        out_stride: conv.c_pad,
+                        out_stride: conv.c_pad(),
                         residual: with_residual.then_some(&residual[..]),
                         relu,
                     },
@@ -63,12 +63,12 @@ fn kernels_match_a_plain_convolution() {
                             }
                         }
                         if with_residual {
-                            want += residual[cell * conv.c_pad + o];
+                            want += residual[cell * conv.c_pad() + o];
                         }
                         if relu {
                             want = want.max(0.0);
                         }
-                        let got = out[cell * conv.c_pad + o];
+                        let got = out[cell * conv.c_pad() + o];
                         assert!(
                             (got - want).abs() < 1e-4,
                             "{kernel:?} {c_in}->{c_out} k{k}: cell {cell} channel {o}: {got} vs {want}"
@@ -77,7 +77,7 @@ fn kernels_match_a_plain_convolution() {
                 }
                 // Border cells are never written.
                 let written = out.iter().filter(|v| !v.is_nan()).count();
-                assert_eq!(written, cells.len() * conv.c_pad, "{kernel:?}");
+                assert_eq!(written, cells.len() * conv.c_pad(), "{kernel:?}");
             }
         }
     }

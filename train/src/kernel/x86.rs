@@ -12,11 +12,13 @@ impl Vector for Avx2 {
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn load(p: *const f32) -> Self {
+        // SAFETY: `p` is valid for reading 16 floats (the trait's contract).
         unsafe { Avx2(_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8))) }
     }
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn store(self, p: *mut f32) {
+        // SAFETY: `p` is valid for writing 16 floats (the trait's contract).
         unsafe {
             _mm256_storeu_ps(p, self.0);
             _mm256_storeu_ps(p.add(8), self.1);
@@ -68,11 +70,13 @@ impl Vector for Avx512 {
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn load(p: *const f32) -> Self {
+        // SAFETY: `p` is valid for reading 16 floats (the trait's contract).
         unsafe { Avx512(_mm512_loadu_ps(p)) }
     }
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn store(self, p: *mut f32) {
+        // SAFETY: `p` is valid for writing 16 floats (the trait's contract).
         unsafe { _mm512_storeu_ps(p, self.0) }
     }
     #[inline]
@@ -102,24 +106,44 @@ impl Vector for Avx512 {
     }
 }
 
+/// The AVX-512 build of the convolution tile.
+///
+/// # Safety
+/// As [`super::drive`]; the CPU has AVX-512F.
 #[target_feature(enable = "avx512f")]
 pub(super) unsafe fn run_avx512(ctx: &super::Ctx, cells: &[usize]) {
     // 6 cells × 4 vectors = 24 accumulators, + 4 weights + 1 broadcast of 32 registers.
+    // SAFETY: the caller's contract, which includes the CPU features `Avx512` needs.
     unsafe { super::drive::<Avx512, 4>(ctx, cells) }
 }
 
+/// The AVX2 build of the convolution tile.
+///
+/// # Safety
+/// As [`super::drive`]; the CPU has AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn run_avx2(ctx: &super::Ctx, cells: &[usize]) {
     // 6 cells × 2 registers = 12 accumulators, + 2 weights + 1 broadcast of 16.
+    // SAFETY: the caller's contract, which includes the CPU features `Avx2` needs.
     unsafe { super::drive::<Avx2, 1>(ctx, cells) }
 }
 
+/// The AVX-512 build of the gradient tile.
+///
+/// # Safety
+/// As [`super::grad_drive`]; the CPU has AVX-512F.
 #[target_feature(enable = "avx512f")]
 pub(super) unsafe fn grad_avx512(g: &super::GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
+    // SAFETY: the caller's contract, which includes the CPU features `Avx512` needs.
     unsafe { super::grad_drive::<Avx512, 4>(g, taps, runs) }
 }
 
+/// The AVX2 build of the gradient tile.
+///
+/// # Safety
+/// As [`super::grad_drive`]; the CPU has AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn grad_avx2(g: &super::GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
+    // SAFETY: the caller's contract, which includes the CPU features `Avx2` needs.
     unsafe { super::grad_drive::<Avx2, 1>(g, taps, runs) }
 }

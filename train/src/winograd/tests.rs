@@ -42,7 +42,7 @@ fn winograd_matches_the_direct_convolution() {
         let taps: Vec<isize> = (-1..=1)
             .flat_map(|dy| (-1..=1).map(move |dx| dy * row + dx))
             .collect();
-        let residual = noise(4, n * g * conv.c_pad);
+        let residual = noise(4, n * g * conv.c_pad());
         // Outputs here have a spread of about 8 (up to 576 products of uniform
         // [-1, 1] noise); F(4×4, 3×3) measured up to 1.8e-4 off, F(2×2, 3×3) 3e-5.
         let tolerance = match tile {
@@ -50,7 +50,7 @@ fn winograd_matches_the_direct_convolution() {
             Tile::F4 => 5e-4,
         };
         for kernel in Kernel::available() {
-            let mut want = vec![0.0; n * g * conv.c_pad];
+            let mut want = vec![0.0; n * g * conv.c_pad()];
             convolve(
                 kernel,
                 &conv,
@@ -60,12 +60,12 @@ fn winograd_matches_the_direct_convolution() {
                     taps: &taps,
                     cells: &cells,
                     out: &mut want,
-                    out_stride: conv.c_pad,
+                    out_stride: conv.c_pad(),
                     residual: Some(&residual),
                     relu: true,
                 },
             );
-            let mut got = vec![0.0; n * g * conv.c_pad];
+            let mut got = vec![0.0; n * g * conv.c_pad()];
             let io = Io {
                 x: &x,
                 x_stride: stride,
