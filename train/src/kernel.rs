@@ -699,4 +699,7 @@ pub(crate) fn noise(seed: u64, len: usize) -> Vec<f32> {
 }
 
 #[cfg(test)]
+mod checks;
+
+#[cfg(test)]
 mod tests;

@@ -949,4 +949,7 @@ unsafe fn on_avx2<O: BlockOp>(op: &O) {
 }
 
 #[cfg(test)]
+mod checks;
+
+#[cfg(test)]
 mod tests;

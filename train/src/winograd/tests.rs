@@ -4,10 +4,12 @@ use super::*;
 use crate::kernel::noise;
 
 /// Both tilings against the direct kernel on odd and even boards, with a narrow
-/// input (stride padded to whole vectors), residual and ReLU, for every kernel build.
+/// input (stride padded to whole vectors), output channels padded, residual and
+/// ReLU, for every kernel build.
 #[test]
 fn winograd_matches_the_direct_convolution() {
     let cases = [
+        (5, 3, 7, 20),
         (5, 3, 7, 64),
         (7, 7, 32, 32),
         (8, 6, 64, 48),
