@@ -233,10 +233,8 @@ impl CpuTrainer {
         CpuTrainer::with_kernel(net, shape, game, cfg, Kernel::detect())
     }
 
-    /// As [`CpuTrainer::new`], with a given kernel build (see [`Kernel::available`]).
-    ///
-    /// # Panics
-    /// If this CPU cannot run `kernel`.
+    /// As [`CpuTrainer::new`], with a given kernel build (see [`Kernel::available`]; a
+    /// `Kernel` exists only for a build this CPU runs).
     pub fn with_kernel(
         net: &Net,
         shape: &NetConfig,
@@ -244,7 +242,6 @@ impl CpuTrainer {
         cfg: &TrainConfig,
         kernel: Kernel,
     ) -> CpuTrainer {
-        assert!(kernel.is_supported(), "this CPU cannot run {kernel:?}");
         let (width, height) = game.grid();
         let grid = Grid { width, height };
         let g = grid.cells();
@@ -1077,7 +1074,8 @@ impl Builder {
         let [c_out, c_in, k, _] = conv.weight.val().dims();
         let zero = vec![0.0; c_out];
         let packed = Packed::new(c_out, c_in, k, &values(conv.weight.val()), &zero);
-        let w = self.add(format!("{name}.weight"), packed.w);
+        let c_pad = packed.c_pad();
+        let w = self.add(format!("{name}.weight"), packed.into_weights());
         let bias = conv
             .bias
             .as_ref()
@@ -1086,7 +1084,7 @@ impl Builder {
             k,
             c_in,
             c_out,
-            c_pad: packed.c_pad,
+            c_pad,
             w,
             bias,
         }
@@ -1194,14 +1192,7 @@ fn prepared(values: &[Vec<f32>], c: &Conv) -> Op {
     if let Some(b) = c.bias {
         bias[..c.c_out].copy_from_slice(&values[b]);
     }
-    let packed = Packed {
-        c_in: c.c_in,
-        c_out: c.c_out,
-        c_pad: c.c_pad,
-        taps: c.k * c.k,
-        w: values[c.w].clone(),
-        bias,
-    };
+    let packed = Packed::from_packed(c.c_in, c.c_out, c.k * c.k, values[c.w].clone(), bias);
     if c.k == 3 {
         Op::Winograd(Winograd::with_tile(&packed, TILE))
     } else {
@@ -1224,14 +1215,7 @@ fn transposed(values: &[Vec<f32>], c: &Conv) -> Op {
             }
         }
     }
-    let packed = Packed {
-        c_in: c.c_out,
-        c_out: c.c_in,
-        c_pad,
-        taps,
-        w: t,
-        bias: vec![0.0; c_pad],
-    };
+    let packed = Packed::from_packed(c.c_out, c.c_in, taps, t, vec![0.0; c_pad]);
     if c.k == 3 {
         Op::Winograd(Winograd::with_tile(&packed, TILE))
     } else {
@@ -1586,7 +1570,7 @@ impl Geometry {
                     taps: &[0],
                     cells: &self.task_cells[..m * self.area],
                     out,
-                    out_stride: p.c_pad,
+                    out_stride: p.c_pad(),
                     residual,
                     relu: false,
                 },
@@ -1683,7 +1667,7 @@ impl Geometry {
         let g = self.g;
         let os = match op {
             Op::Winograd(w) => w.c_pad(),
-            Op::Direct(p) => p.c_pad,
+            Op::Direct(p) => p.c_pad(),
         };
         let (plain, bn, out, gpool) = match src {
             Src::Plain(x, xs) => (Some((x, xs)), None, None, None),

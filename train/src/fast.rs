@@ -170,15 +170,9 @@ impl FastNet {
         FastNet::with_kernel(model, Kernel::detect())
     }
 
-    /// Folds a loaded model for a given kernel (see [`Kernel::available`]).
-    ///
-    /// # Panics
-    /// If this CPU cannot run `kernel`.
+    /// Folds a loaded model for a given kernel (see [`Kernel::available`]; a `Kernel`
+    /// exists only for a build this CPU runs).
     pub fn with_kernel(model: &LoadedModel, kernel: Kernel) -> FastNet {
-        assert!(
-            kernel.is_supported(),
-            "this CPU cannot run the {kernel:?} kernel"
-        );
         let net: &Net = &model.net;
         let (width, height) = model.game.grid();
         let grid = Grid { width, height };
@@ -280,7 +274,8 @@ impl FastNet {
                    out: &mut Vec<f32>,
                    residual: Option<&[f32]>,
                    relu: bool| {
-            let out = sized(out, n * g * conv.c_pad);
+            let cp = conv.c_pad();
+            let out = sized(out, n * g * cp);
             convolve(
                 kernel,
                 conv,
@@ -289,9 +284,9 @@ impl FastNet {
                     x_stride,
                     taps: &[0],
                     cells: &s.cells,
-                    out: &mut out[..n * g * conv.c_pad],
-                    out_stride: conv.c_pad,
-                    residual: residual.map(|r| &r[..n * g * conv.c_pad]),
+                    out: &mut out[..n * g * cp],
+                    out_stride: cp,
+                    residual: residual.map(|r| &r[..n * g * cp]),
                     relu,
                 },
             );
@@ -329,19 +324,19 @@ impl FastNet {
             std::mem::swap(&mut s.h, &mut s.y);
         }
         s.winograd = wino;
-        let hp = self.policy_conv.c_pad;
+        let hp = self.policy_conv.c_pad();
         run(&self.policy_conv, &s.h, c, &mut s.policy, None, true);
-        let pooled = self.board_mean(&s.policy, hp, self.policy_conv.c_out, n);
+        let pooled = self.board_mean(&s.policy, hp, self.policy_conv.c_out(), n);
         run(&self.policy_out, &s.policy, hp, &mut s.planes, None, false);
-        let hv = self.value_conv.c_pad;
+        let hv = self.value_conv.c_pad();
         run(&self.value_conv, &s.h, c, &mut s.value, None, true);
-        let vmean = self.board_mean(&s.value, hv, self.value_conv.c_out, n);
+        let vmean = self.board_mean(&s.value, hv, self.value_conv.c_out(), n);
         let pass = self.pass_out.forward(&pooled, false);
         let hidden = self.value_fc.forward(&vmean, true);
         let wdl = self.wdl_out.forward(&hidden, false);
         let score = self.score_out.forward(&hidden, false);
-        let slots = self.policy_out.c_out;
-        let ps = self.policy_out.c_pad;
+        let slots = self.policy_out.c_out();
+        let ps = self.policy_out.c_pad();
         let size = self.game.policy_size();
         let out = (0..n)
             .map(|i| {

@@ -10,13 +10,22 @@
 //! with AVX-512F intrinsics, with AVX2 + FMA intrinsics (two registers per vector), and
 //! with plain arrays for any target. The fastest build the CPU supports is chosen at
 //! run time.
+//!
+//! Soundness: a [`Kernel`] value exists only for a build whose CPU features were
+//! detected, so the entry points need no feature check of their own; [`Packed`] keeps
+//! its sizes consistent (private fields, checked constructors); and every entry point
+//! checks, with overflow-checked arithmetic and before any raw access, that each
+//! position it reads or writes lies in its buffers. The tiles then form only in-bounds
+//! pointers (strides past the last row use `wrapping_add`).
+
+use std::fmt;
 
 /// Output channels are padded to a multiple of this (one AVX-512 vector of `f32`).
 pub const LANES: usize = 16;
 
-/// Which build of the convolution tile runs.
+/// The instruction sets the convolution tile is built for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kernel {
+pub enum Isa {
     /// AVX-512F intrinsics: 6 cells × 64 channels per tile.
     Avx512,
     /// AVX2 + FMA intrinsics: 6 cells × 16 channels per tile.
@@ -25,15 +34,18 @@ pub enum Kernel {
     Portable,
 }
 
-impl Kernel {
-    /// Whether this CPU can run the kernel.
+impl Isa {
+    /// Every build, fastest first.
+    pub const ALL: [Isa; 3] = [Isa::Avx512, Isa::Avx2, Isa::Portable];
+
+    /// Whether this CPU can run the build (detected at run time).
     pub fn is_supported(self) -> bool {
         match self {
-            Kernel::Portable => true,
+            Isa::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            Isa::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => {
+            Isa::Avx2 => {
                 std::arch::is_x86_feature_detected!("avx2")
                     && std::arch::is_x86_feature_detected!("fma")
             }
@@ -41,62 +53,77 @@ impl Kernel {
             _ => false,
         }
     }
+}
+
+/// A build of the convolution tile that this CPU can run: a value exists only once the
+/// CPU features of its [`Isa`] were detected ([`Kernel::new`], [`Kernel::detect`],
+/// [`Kernel::available`] are the only ways to get one), and the kernels' safe entry
+/// points rely on that to run its instructions.
+///
+/// ```compile_fail
+/// // No `Kernel` without the run-time check: the field is private.
+/// let _ = train::kernel::Kernel(train::kernel::Isa::Avx512);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Kernel(Isa);
+
+impl fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Kernel {
+    /// The build for `isa`, if this CPU can run it.
+    ///
+    /// ```
+    /// use train::kernel::{Isa, Kernel};
+    /// assert!(Kernel::new(Isa::Portable).is_some());
+    /// ```
+    pub fn new(isa: Isa) -> Option<Kernel> {
+        Kernel::made(isa, |_| true)
+    }
+
+    /// The one place a `Kernel` is made: `isa` if the CPU supports it and `allowed`
+    /// agrees. `allowed` can only withhold a build (the tests use it to stand for a CPU
+    /// with fewer features), never skip the detection.
+    fn made(isa: Isa, allowed: impl Fn(Isa) -> bool) -> Option<Kernel> {
+        (isa.is_supported() && allowed(isa)).then_some(Kernel(isa))
+    }
 
     /// The fastest kernel this CPU supports.
     pub fn detect() -> Kernel {
         Kernel::available()[0]
     }
 
-    /// Every kernel this CPU can run, fastest first (for tests that check each one).
+    /// Every kernel this CPU can run, fastest first (for tests that check each one);
+    /// [`Isa::Portable`] always.
     pub fn available() -> Vec<Kernel> {
-        [Kernel::Avx512, Kernel::Avx2, Kernel::Portable]
+        Kernel::available_where(|_| true)
+    }
+
+    /// [`Kernel::available`] with the builds `allowed` refuses withheld.
+    fn available_where(allowed: impl Fn(Isa) -> bool) -> Vec<Kernel> {
+        Isa::ALL
             .into_iter()
-            .filter(|k| k.is_supported())
+            .filter_map(|isa| Kernel::made(isa, &allowed))
             .collect()
     }
-}
 
-/// A convolution (or a dense layer: one tap) packed for the kernel.
-pub struct Packed {
-    /// Input channels read.
-    pub c_in: usize,
-    /// Output channels.
-    pub c_out: usize,
-    /// `c_out` rounded up to a multiple of [`LANES`]: the row length of `w` and `bias`.
-    pub c_pad: usize,
-    /// Taps (1 or k·k).
-    pub taps: usize,
-    /// Weights `[tap][c_in][c_pad]`, zero in the padding columns.
-    pub w: Vec<f32>,
-    /// Bias `[c_pad]`.
-    pub bias: Vec<f32>,
-}
-
-impl Packed {
-    /// Packs weights given as `[c_out][c_in][k][k]` (PyTorch order) with a bias.
-    pub fn new(c_out: usize, c_in: usize, k: usize, w: &[f32], bias: &[f32]) -> Packed {
-        let c_pad = c_out.div_ceil(LANES) * LANES;
-        let taps = k * k;
-        let mut pw = vec![0.0; taps * c_in * c_pad];
-        for o in 0..c_out {
-            for i in 0..c_in {
-                for t in 0..taps {
-                    pw[(t * c_in + i) * c_pad + o] = w[(o * c_in + i) * taps + t];
-                }
-            }
-        }
-        let mut pb = vec![0.0; c_pad];
-        pb[..c_out].copy_from_slice(&bias[..c_out]);
-        Packed {
-            c_in,
-            c_out,
-            c_pad,
-            taps,
-            w: pw,
-            bias: pb,
-        }
+    /// The instruction set of this build.
+    pub fn isa(self) -> Isa {
+        self.0
     }
 }
+
+/// `rows · stride + width`, the end of the last of `rows + 1` rows, or `None` on
+/// overflow (for bounds checks that a huge index cannot wrap past).
+pub(crate) fn row_end(rows: usize, stride: usize, width: usize) -> Option<usize> {
+    rows.checked_mul(stride)?.checked_add(width)
+}
+
+mod packed;
+pub use packed::Packed;
 
 /// Where a convolution reads and writes: channel-last buffers, offsets in `f32`s.
 pub struct Job<'a> {
@@ -121,66 +148,85 @@ pub struct Job<'a> {
 /// Applies `conv` to `job`'s cells with `kernel`.
 ///
 /// # Panics
-/// If the CPU cannot run `kernel`, if a tap of a listed cell falls outside `x`, or a
-/// cell outside `out`.
+/// If `job.taps` does not have `conv`'s tap count, a stride is below the channels read
+/// or written per cell, a tap of a listed cell falls outside `x` or a cell outside
+/// `out`, or `residual` is shorter than `out`.
 pub fn convolve(kernel: Kernel, conv: &Packed, job: Job<'_>) {
+    assert_eq!(conv.taps(), job.taps.len(), "tap count of the convolution");
     assert!(
-        kernel.is_supported(),
-        "this CPU cannot run the {kernel:?} kernel"
+        conv.c_in() <= job.x_stride,
+        "input stride {} below the {} input channels",
+        job.x_stride,
+        conv.c_in()
     );
-    assert_eq!(conv.taps, job.taps.len(), "tap count");
-    assert!(conv.c_in <= job.x_stride && conv.c_pad <= job.out_stride);
-    // `Packed`'s fields are public: check that they agree before any raw read.
     assert!(
-        conv.c_pad.is_multiple_of(LANES)
-            && conv.w.len() >= conv.taps * conv.c_in * conv.c_pad
-            && conv.bias.len() >= conv.c_pad,
-        "packed convolution with inconsistent sizes"
+        conv.c_pad() <= job.out_stride,
+        "output stride {} below the {} padded output channels",
+        job.out_stride,
+        conv.c_pad()
     );
-    // Exact bounds: a cell's row may be followed by other data (interleaved layouts).
-    for &c in job.cells {
+    // Rows grow with the cell, so the smallest and largest cells bound every row read or
+    // written. Exact bounds (a cell's row may be followed by other data: interleaved
+    // layouts), in overflow-checked arithmetic so that no huge index wraps into range.
+    let (lo, hi) = job
+        .cells
+        .iter()
+        .fold((usize::MAX, 0), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+    if !job.cells.is_empty() {
         assert!(
-            c * job.out_stride + conv.c_pad <= job.out.len(),
-            "output cell {c} out of range"
+            row_end(hi, job.out_stride, conv.c_pad()).is_some_and(|end| end <= job.out.len()),
+            "output cell {hi} out of range"
         );
         for &t in job.taps {
-            let s = c as isize + t;
             assert!(
-                s >= 0 && s as usize * job.x_stride + conv.c_in <= job.x.len(),
-                "tap of cell {c} out of range"
+                lo.checked_add_signed(t).is_some(),
+                "tap {t} of cell {lo} out of range"
+            );
+            assert!(
+                hi.checked_add_signed(t)
+                    .and_then(|s| row_end(s, job.x_stride, conv.c_in()))
+                    .is_some_and(|end| end <= job.x.len()),
+                "tap {t} of cell {hi} out of range"
             );
         }
     }
     if let Some(r) = job.residual {
         assert!(r.len() >= job.out.len(), "residual smaller than the output");
     }
+    // Offsets in floats; wrapping, as the tiles add them to a cell's (wrapping) row start
+    // and only the sum, checked above, must be exact.
     let taps: Vec<isize> = job
         .taps
         .iter()
-        .map(|&t| t * job.x_stride as isize)
+        .map(|&t| t.wrapping_mul(job.x_stride as isize))
         .collect();
     let ctx = Ctx {
         x: job.x.as_ptr(),
         x_stride: job.x_stride,
         taps: &taps,
-        c_in: conv.c_in,
-        w: conv.w.as_ptr(),
-        w_stride: conv.c_pad,
-        bias: conv.bias.as_ptr(),
+        c_in: conv.c_in(),
+        w: conv.weights().as_ptr(),
+        w_stride: conv.c_pad(),
+        bias: conv.bias().as_ptr(),
         out: job.out.as_mut_ptr(),
         out_stride: job.out_stride,
         residual: job.residual.map_or(std::ptr::null(), |r| r.as_ptr()),
         relu: job.relu,
     };
-    // SAFETY: every pointer the tiles form is a listed cell (checked above to lie in
-    // `out`) plus a column below `c_pad`, or a cell plus a tap (checked to lie in `x`)
-    // plus a column below `c_in`; the CPU features of each build were detected.
+    // SAFETY: the tiles read and write only (see `tile6`, `store_row`):
+    // - `out` and `residual` at a listed cell's row, columns below `c_pad`: checked above
+    //   for the largest cell to lie in `out`, and `residual` is at least as long;
+    // - `x` at a listed cell plus a tap, columns below `c_in`: checked above for the
+    //   smallest cell (not before `x`) and the largest (not past it);
+    // - `w` below `taps · c_in · c_pad` and `bias` below `c_pad`: `Packed`'s invariant,
+    //   with `c_pad` a multiple of `LANES` so that whole vectors stay inside.
+    // `kernel` exists only if the CPU has its features.
     unsafe {
-        match kernel {
+        match kernel.isa() {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => x86::run_avx512(&ctx, job.cells),
+            Isa::Avx512 => x86::run_avx512(&ctx, job.cells),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => x86::run_avx2(&ctx, job.cells),
+            Isa::Avx2 => x86::run_avx2(&ctx, job.cells),
             _ => run_portable(&ctx, job.cells),
         }
     }
@@ -207,7 +253,7 @@ pub struct GradJob<'a> {
     /// Output channels rounded up to a multiple of [`LANES`]: columns read from `dy` and
     /// written to `out`.
     pub c_pad: usize,
-    /// The gradient, `[tap][c_in][c_pad]` (the layout of [`Packed::w`]), accumulated into.
+    /// The gradient, `[tap][c_in][c_pad]` (the layout of [`Packed::weights`]), accumulated into.
     pub out: &'a mut [f32],
 }
 
@@ -216,30 +262,58 @@ pub struct GradJob<'a> {
 /// `NV · 16` output channels in registers while the positions stream by.
 ///
 /// # Panics
-/// If the CPU cannot run `kernel`, or a position of a run (or a tap of it) falls outside
-/// the buffers.
+/// If `c_pad` is not a multiple of [`LANES`] or exceeds `dy_stride`, `c_in` exceeds
+/// `x_stride`, `out` is shorter than `taps · c_in · c_pad`, or a position of a run (or a
+/// tap of it) falls outside the buffers. Empty runs are ignored wherever they start.
 pub fn weight_gradient(kernel: Kernel, job: GradJob<'_>) {
     assert!(
-        kernel.is_supported(),
-        "this CPU cannot run the {kernel:?} kernel"
+        job.c_pad.is_multiple_of(LANES),
+        "gradient columns {} not a multiple of {LANES}",
+        job.c_pad
     );
-    assert!(job.c_pad.is_multiple_of(LANES) && job.c_pad <= job.dy_stride);
-    assert!(job.out.len() >= job.taps.len() * job.c_in * job.c_pad);
-    assert!(job.c_in <= job.x_stride);
+    assert!(
+        job.c_pad <= job.dy_stride,
+        "gradient columns {} exceed the output gradient's stride {}",
+        job.c_pad,
+        job.dy_stride
+    );
+    assert!(
+        job.c_in <= job.x_stride,
+        "input stride {} below the {} input channels",
+        job.x_stride,
+        job.c_in
+    );
+    assert!(
+        job.taps
+            .len()
+            .checked_mul(job.c_in)
+            .and_then(|v| v.checked_mul(job.c_pad))
+            .is_some_and(|need| need <= job.out.len()),
+        "weight gradient smaller than [{}][{}][{}]",
+        job.taps.len(),
+        job.c_in,
+        job.c_pad
+    );
+    // The rows of a run are consecutive, so its first and last positions bound them all
+    // (overflow-checked arithmetic: no huge index wraps into range).
     for &(first, count) in job.runs {
         if count == 0 {
             continue;
         }
-        let last = first + count - 1;
+        let last = first.checked_add(count - 1);
         assert!(
-            last * job.dy_stride + job.c_pad <= job.dy.len(),
-            "run at {first} out of range"
+            last.and_then(|l| row_end(l, job.dy_stride, job.c_pad))
+                .is_some_and(|end| end <= job.dy.len()),
+            "run of {count} at {first} out of range"
         );
         for &t in job.taps {
             assert!(
-                first as isize + t >= 0
-                    && (last as isize + t) as usize * job.x_stride + job.c_in <= job.x.len(),
-                "tap of run at {first} out of range"
+                first.checked_add_signed(t).is_some()
+                    && last
+                        .and_then(|l| l.checked_add_signed(t))
+                        .and_then(|s| row_end(s, job.x_stride, job.c_in))
+                        .is_some_and(|end| end <= job.x.len()),
+                "tap {t} of the run of {count} at {first} out of range"
             );
         }
     }
@@ -252,15 +326,20 @@ pub fn weight_gradient(kernel: Kernel, job: GradJob<'_>) {
         c_pad: job.c_pad,
         out: job.out.as_mut_ptr(),
     };
-    // SAFETY: every position read is a run's position (checked to lie in `dy`, and with
-    // each tap in `xt`'s rows), every write a tap, channel and column below the sizes
-    // checked for `out`; the CPU features of each build were detected.
+    // SAFETY: the tiles (see `grad_tile6`) skip empty runs and read and write only:
+    // - `dy` at a run's positions, columns below `c_pad`: checked above for the run's
+    //   last position, and `c_pad <= dy_stride` puts the earlier ones below it;
+    // - `x` at a run's positions plus a tap, channels below `c_in`: checked above for the
+    //   first (not before `x`) and the last (not past it);
+    // - `out` below `taps · c_in · c_pad`: checked above, with `c_pad` a multiple of
+    //   `LANES` so that whole vectors stay inside.
+    // `kernel` exists only if the CPU has its features.
     unsafe {
-        match kernel {
+        match kernel.isa() {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => x86::grad_avx512(&g, job.taps, job.runs),
+            Isa::Avx512 => x86::grad_avx512(&g, job.taps, job.runs),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => x86::grad_avx2(&g, job.taps, job.runs),
+            Isa::Avx2 => x86::grad_avx2(&g, job.taps, job.runs),
             _ => grad_drive::<Lanes, 1>(&g, job.taps, job.runs),
         }
     }
@@ -280,6 +359,10 @@ struct GradCtx {
 /// Runs the gradient tile for every tap, group of 6 input channels (the last group
 /// repeats its last channel: both copies compute the same sum from the same start, so
 /// the repeated store is harmless) and block of at most `MAX_NV` vectors of columns.
+///
+/// # Safety
+/// The bounds `weight_gradient` checks hold for `g`, `taps` and `runs`, and the CPU can
+/// run `V`.
 #[inline(always)]
 unsafe fn grad_drive<V: Vector, const MAX_NV: usize>(
     g: &GradCtx,
@@ -293,7 +376,9 @@ unsafe fn grad_drive<V: Vector, const MAX_NV: usize>(
             let mut v0 = 0;
             while v0 < vectors {
                 let nv = (vectors - v0).min(MAX_NV);
-                // SAFETY: as for `weight_gradient`.
+                // SAFETY: `t` is a tap, `ids` channels below `c_in` and `v0 + nv` at most
+                // `c_pad / LANES`, as `grad_tile6` requires; the rest is this function's
+                // contract.
                 unsafe {
                     match nv {
                         1 => grad_tile6::<V, 1>(g, t, off, &ids, v0, runs),
@@ -308,7 +393,12 @@ unsafe fn grad_drive<V: Vector, const MAX_NV: usize>(
     }
 }
 
-/// 6 input channels × `NV` vectors of output channels of tap `t`, summed over the runs.
+/// 6 input channels × `NV` vectors of output channels of tap `t` (offset `off`
+/// positions), summed over the runs.
+///
+/// # Safety
+/// As [`grad_drive`], with `t` below the tap count, `ids` below `c_in` and
+/// `v0 + NV <= c_pad / LANES`.
 #[inline(always)]
 unsafe fn grad_tile6<V: Vector, const NV: usize>(
     g: &GradCtx,
@@ -318,34 +408,49 @@ unsafe fn grad_tile6<V: Vector, const NV: usize>(
     v0: usize,
     runs: &[(usize, usize)],
 ) {
-    unsafe {
-        let col = v0 * LANES;
-        let dst = |r: usize| g.out.add((t * g.c_in + ids[r]) * g.c_pad + col);
-        let load =
-            |r: usize| -> [V; NV] { std::array::from_fn(|v| V::load(dst(r).add(v * LANES))) };
-        let (mut a0, mut a1, mut a2, mut a3, mut a4, mut a5) =
-            (load(0), load(1), load(2), load(3), load(4), load(5));
-        // The 6 channels of a position are adjacent: one cache line serves the broadcasts.
-        let src = |r: usize| g.x.offset(off * g.x_stride as isize + ids[r] as isize);
-        let (s0, s1, s2, s3, s4, s5) = (src(0), src(1), src(2), src(3), src(4), src(5));
-        for &(first, count) in runs {
+    let col = v0 * LANES;
+    // SAFETY: tap `t`, channel `ids[r]` and columns `col..col + NV · LANES` lie in the
+    // gradient, `[taps][c_in][c_pad]`, which `out` holds (`weight_gradient`'s check).
+    let dst = |r: usize| unsafe { g.out.add((t * g.c_in + ids[r]) * g.c_pad + col) };
+    // SAFETY: as for `dst`; the CPU runs `V` (the caller's contract).
+    let load = |r: usize| -> [V; NV] {
+        std::array::from_fn(|v| unsafe { V::load(dst(r).add(v * LANES)) })
+    };
+    let (mut a0, mut a1, mut a2, mut a3, mut a4, mut a5) =
+        (load(0), load(1), load(2), load(3), load(4), load(5));
+    for &(first, count) in runs {
+        if count == 0 {
+            // Unchecked (`weight_gradient` skips empty runs): form no pointer from it.
+            continue;
+        }
+        // SAFETY: the run is not empty, so `weight_gradient` checked that its positions
+        // plus `off` lie in `x` (channels below `c_in`, `ids` among them) and its
+        // positions in `dy` (columns below `c_pad`); `first + off` is the first such row
+        // and so fits. Each step moves both pointers one row on with `wrapping_add`, as
+        // the step after the last row may leave the buffers; they are read only while
+        // on a position of the run.
+        unsafe {
+            let mut xp = g.x.add(first.wrapping_add_signed(off) * g.x_stride);
             let mut dp = g.dy.add(first * g.dy_stride + col);
-            for p in first..first + count {
+            for _ in 0..count {
                 let w: [V; NV] = std::array::from_fn(|v| V::load(dp.add(v * LANES)));
-                let q = p * g.x_stride;
-                fma_row(*s0.add(q), &w, &mut a0);
-                fma_row(*s1.add(q), &w, &mut a1);
-                fma_row(*s2.add(q), &w, &mut a2);
-                fma_row(*s3.add(q), &w, &mut a3);
-                fma_row(*s4.add(q), &w, &mut a4);
-                fma_row(*s5.add(q), &w, &mut a5);
-                dp = dp.add(g.dy_stride);
+                // The 6 channels of a position are adjacent: one cache line serves the
+                // broadcasts.
+                fma_row(*xp.add(ids[0]), &w, &mut a0);
+                fma_row(*xp.add(ids[1]), &w, &mut a1);
+                fma_row(*xp.add(ids[2]), &w, &mut a2);
+                fma_row(*xp.add(ids[3]), &w, &mut a3);
+                fma_row(*xp.add(ids[4]), &w, &mut a4);
+                fma_row(*xp.add(ids[5]), &w, &mut a5);
+                xp = xp.wrapping_add(g.x_stride);
+                dp = dp.wrapping_add(g.dy_stride);
             }
         }
-        for (r, acc) in [a0, a1, a2, a3, a4, a5].iter().enumerate() {
-            for (v, a) in acc.iter().enumerate() {
-                a.store(dst(r).add(v * LANES));
-            }
+    }
+    for (r, acc) in [a0, a1, a2, a3, a4, a5].iter().enumerate() {
+        for (v, a) in acc.iter().enumerate() {
+            // SAFETY: as for `load`.
+            unsafe { a.store(dst(r).add(v * LANES)) };
         }
     }
 }
@@ -367,14 +472,25 @@ struct Ctx<'a> {
 }
 
 /// 16 lanes of `f32` (one [`LANES`]-wide column block) in the registers of one build.
+///
+/// # Safety
+/// Every method needs a CPU that runs the build's instructions (for the x86 builds,
+/// the features named in their `target_feature`s; a [`Kernel`] of the build proves it);
+/// `load` and `store` need `p` valid for reading (writing) `LANES` floats, unaligned.
 pub(crate) trait Vector: Copy {
+    /// The `LANES` floats at `p`.
     unsafe fn load(p: *const f32) -> Self;
+    /// Writes the `LANES` floats to `p`.
     unsafe fn store(self, p: *mut f32);
+    /// `a` in every lane.
     unsafe fn splat(a: f32) -> Self;
     /// `a · w + acc`.
     unsafe fn mul_add(a: Self, w: Self, acc: Self) -> Self;
+    /// `self + other`.
     unsafe fn add(self, other: Self) -> Self;
+    /// `self − other`.
     unsafe fn sub(self, other: Self) -> Self;
+    /// `max(self, 0)`.
     unsafe fn relu(self) -> Self;
 }
 
@@ -385,10 +501,12 @@ pub(crate) struct Lanes([f32; LANES]);
 impl Vector for Lanes {
     #[inline(always)]
     unsafe fn load(p: *const f32) -> Self {
+        // SAFETY: `p` is valid for reading `LANES` floats (the trait's contract).
         unsafe { Lanes(std::ptr::read_unaligned(p as *const [f32; LANES])) }
     }
     #[inline(always)]
     unsafe fn store(self, p: *mut f32) {
+        // SAFETY: `p` is valid for writing `LANES` floats (the trait's contract).
         unsafe { std::ptr::write_unaligned(p as *mut [f32; LANES], self.0) }
     }
     #[inline(always)]
@@ -431,132 +549,14 @@ impl Vector for Lanes {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod x86 {
-    use super::Vector;
-    use std::arch::x86_64::*;
+pub(crate) mod x86;
 
-    /// Two AVX2 registers.
-    #[derive(Clone, Copy)]
-    pub(crate) struct Avx2(__m256, __m256);
-
-    impl Vector for Avx2 {
-        #[inline]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn load(p: *const f32) -> Self {
-            unsafe { Avx2(_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8))) }
-        }
-        #[inline]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn store(self, p: *mut f32) {
-            unsafe {
-                _mm256_storeu_ps(p, self.0);
-                _mm256_storeu_ps(p.add(8), self.1);
-            }
-        }
-        #[inline]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn splat(a: f32) -> Self {
-            let v = _mm256_set1_ps(a);
-            Avx2(v, v)
-        }
-        #[inline]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn mul_add(a: Self, w: Self, acc: Self) -> Self {
-            Avx2(
-                _mm256_fmadd_ps(a.0, w.0, acc.0),
-                _mm256_fmadd_ps(a.1, w.1, acc.1),
-            )
-        }
-        #[inline]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn add(self, other: Self) -> Self {
-            Avx2(
-                _mm256_add_ps(self.0, other.0),
-                _mm256_add_ps(self.1, other.1),
-            )
-        }
-        #[inline]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn sub(self, other: Self) -> Self {
-            Avx2(
-                _mm256_sub_ps(self.0, other.0),
-                _mm256_sub_ps(self.1, other.1),
-            )
-        }
-        #[inline]
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn relu(self) -> Self {
-            let z = _mm256_setzero_ps();
-            Avx2(_mm256_max_ps(self.0, z), _mm256_max_ps(self.1, z))
-        }
-    }
-
-    /// One AVX-512 register.
-    #[derive(Clone, Copy)]
-    pub(crate) struct Avx512(__m512);
-
-    impl Vector for Avx512 {
-        #[inline]
-        #[target_feature(enable = "avx512f")]
-        unsafe fn load(p: *const f32) -> Self {
-            unsafe { Avx512(_mm512_loadu_ps(p)) }
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f")]
-        unsafe fn store(self, p: *mut f32) {
-            unsafe { _mm512_storeu_ps(p, self.0) }
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f")]
-        unsafe fn splat(a: f32) -> Self {
-            Avx512(_mm512_set1_ps(a))
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f")]
-        unsafe fn mul_add(a: Self, w: Self, acc: Self) -> Self {
-            Avx512(_mm512_fmadd_ps(a.0, w.0, acc.0))
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f")]
-        unsafe fn add(self, other: Self) -> Self {
-            Avx512(_mm512_add_ps(self.0, other.0))
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f")]
-        unsafe fn sub(self, other: Self) -> Self {
-            Avx512(_mm512_sub_ps(self.0, other.0))
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f")]
-        unsafe fn relu(self) -> Self {
-            Avx512(_mm512_max_ps(self.0, _mm512_setzero_ps()))
-        }
-    }
-
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn run_avx512(ctx: &super::Ctx, cells: &[usize]) {
-        // 6 cells × 4 vectors = 24 accumulators, + 4 weights + 1 broadcast of 32 registers.
-        unsafe { super::drive::<Avx512, 4>(ctx, cells) }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn run_avx2(ctx: &super::Ctx, cells: &[usize]) {
-        // 6 cells × 2 registers = 12 accumulators, + 2 weights + 1 broadcast of 16.
-        unsafe { super::drive::<Avx2, 1>(ctx, cells) }
-    }
-
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn grad_avx512(g: &super::GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
-        unsafe { super::grad_drive::<Avx512, 4>(g, taps, runs) }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn grad_avx2(g: &super::GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
-        unsafe { super::grad_drive::<Avx2, 1>(g, taps, runs) }
-    }
-}
-
+/// The portable build of the tile.
+///
+/// # Safety
+/// As [`drive`].
 unsafe fn run_portable(ctx: &Ctx, cells: &[usize]) {
+    // SAFETY: the caller's contract; `Lanes` runs on any CPU.
     unsafe { drive::<Lanes, 1>(ctx, cells) }
 }
 
@@ -564,6 +564,9 @@ unsafe fn run_portable(ctx: &Ctx, cells: &[usize]) {
 /// channels: cells in groups of 6 (the last group repeats its last cell, which is
 /// harmless as every write of a cell writes the same values), channel blocks innermost
 /// so that a group's inputs stay in L1.
+///
+/// # Safety
+/// The bounds `convolve` checks hold for `ctx` and `cells`, and the CPU can run `V`.
 #[inline(always)]
 unsafe fn drive<V: Vector, const MAX_NV: usize>(ctx: &Ctx, cells: &[usize]) {
     let vectors = ctx.w_stride / LANES;
@@ -573,7 +576,8 @@ unsafe fn drive<V: Vector, const MAX_NV: usize>(ctx: &Ctx, cells: &[usize]) {
         let mut v0 = 0;
         while v0 < vectors {
             let nv = (vectors - v0).min(MAX_NV);
-            // SAFETY: as for `convolve`.
+            // SAFETY: `ids` are listed cells and `v0 + nv` at most `c_pad / LANES`, as
+            // `tile6` requires; the rest is this function's contract.
             unsafe {
                 match nv {
                     1 => tile6::<V, 1>(ctx, &ids, v0),
@@ -588,8 +592,12 @@ unsafe fn drive<V: Vector, const MAX_NV: usize>(ctx: &Ctx, cells: &[usize]) {
 }
 
 /// `acc[v] += a · w[v]` for one cell's row of accumulators.
+///
+/// # Safety
+/// The CPU can run `V`.
 #[inline(always)]
 unsafe fn fma_row<V: Vector, const NV: usize>(a: f32, w: &[V; NV], acc: &mut [V; NV]) {
+    // SAFETY: the caller's contract (no memory is accessed).
     unsafe {
         let a = V::splat(a);
         for v in 0..NV {
@@ -599,12 +607,19 @@ unsafe fn fma_row<V: Vector, const NV: usize>(a: f32, w: &[V; NV], acc: &mut [V;
 }
 
 /// Adds the residual, applies the ReLU and stores one cell's row.
+///
+/// # Safety
+/// As [`tile6`], with `id` one of its cells and `col` its first column.
 #[inline(always)]
 unsafe fn store_row<V: Vector, const NV: usize>(ctx: &Ctx, id: usize, col: usize, acc: &[V; NV]) {
-    unsafe {
-        let o = id * ctx.out_stride + col;
-        for (v, &a) in acc.iter().enumerate() {
-            let i = o + v * LANES;
+    let o = id * ctx.out_stride + col;
+    for (v, &a) in acc.iter().enumerate() {
+        let i = o + v * LANES;
+        // SAFETY: `id` is a listed cell and `col + NV · LANES <= c_pad`, so `i..i + LANES`
+        // lies in the cell's row of `out` (`convolve` checked the largest cell's, which
+        // ends after every other's) and of `residual` (unless null), at least as long; the CPU
+        // runs `V` (the caller's contract).
+        unsafe {
             let mut y = a;
             if !ctx.residual.is_null() {
                 y = y.add(V::load(ctx.residual.add(i)));
@@ -620,16 +635,31 @@ unsafe fn store_row<V: Vector, const NV: usize>(ctx: &Ctx, id: usize, col: usize
 /// 6 cells × `NV` vectors of output channels starting at vector `v0`. The six rows
 /// of accumulators are separate arrays (not one 2-D array) so that the compiler keeps
 /// them all in registers.
+///
+/// # Safety
+/// As [`drive`], with `ids` listed cells and `v0 + NV <= c_pad / LANES`.
 #[inline(always)]
 unsafe fn tile6<V: Vector, const NV: usize>(ctx: &Ctx, ids: &[usize; 6], v0: usize) {
-    unsafe {
-        let col = v0 * LANES;
-        let b: [V; NV] = std::array::from_fn(|v| V::load(ctx.bias.add(col + v * LANES)));
-        let (mut a0, mut a1, mut a2, mut a3, mut a4, mut a5) = (b, b, b, b, b, b);
-        for (t, &off) in ctx.taps.iter().enumerate() {
-            let mut wp = ctx.w.add(t * ctx.c_in * ctx.w_stride + col);
-            let src = |r: usize| ctx.x.offset((ids[r] * ctx.x_stride) as isize + off);
-            let (s0, s1, s2, s3, s4, s5) = (src(0), src(1), src(2), src(3), src(4), src(5));
+    let col = v0 * LANES;
+    // SAFETY: `col + NV · LANES <= c_pad`, the bias's length (`Packed`'s invariant); the
+    // CPU runs `V` (the caller's contract).
+    let b: [V; NV] = std::array::from_fn(|v| unsafe { V::load(ctx.bias.add(col + v * LANES)) });
+    let (mut a0, mut a1, mut a2, mut a3, mut a4, mut a5) = (b, b, b, b, b, b);
+    for (t, &off) in ctx.taps.iter().enumerate() {
+        // The start of cell `ids[r]` plus the tap in floats, `(ids[r] + tap) · x_stride`:
+        // `convolve`'s checks of the smallest and largest cells put it (with `c_in` more
+        // floats) in `x`, so the wrapping sum of the two products is exact.
+        let row = |r: usize| ids[r].wrapping_mul(ctx.x_stride).wrapping_add_signed(off);
+        // SAFETY: the rows lie in `x` with their first `c_in` channels (see `row`). The weight pointer steps a row of `w_stride` floats per
+        // input channel, with `wrapping_add` as the start of the tap (when `c_in` is 0)
+        // and the step after the last channel may leave `w`; it is read only at channel
+        // `c < c_in`, at `(t · c_in + c) · c_pad + col + v · LANES`, which with its
+        // `LANES` floats lies below `taps · c_in · c_pad` (`Packed`'s invariant). The CPU
+        // runs `V` (the caller's contract).
+        unsafe {
+            let (s0, s1, s2) = (ctx.x.add(row(0)), ctx.x.add(row(1)), ctx.x.add(row(2)));
+            let (s3, s4, s5) = (ctx.x.add(row(3)), ctx.x.add(row(4)), ctx.x.add(row(5)));
+            let mut wp = ctx.w.wrapping_add(t * ctx.c_in * ctx.w_stride + col);
             for c in 0..ctx.c_in {
                 let w: [V; NV] = std::array::from_fn(|v| V::load(wp.add(v * LANES)));
                 fma_row(*s0.add(c), &w, &mut a0);
@@ -638,9 +668,13 @@ unsafe fn tile6<V: Vector, const NV: usize>(ctx: &Ctx, ids: &[usize; 6], v0: usi
                 fma_row(*s3.add(c), &w, &mut a3);
                 fma_row(*s4.add(c), &w, &mut a4);
                 fma_row(*s5.add(c), &w, &mut a5);
-                wp = wp.add(ctx.w_stride);
+                wp = wp.wrapping_add(ctx.w_stride);
             }
         }
+    }
+    // SAFETY: `ids` are listed cells and `col` the first column of this tile's vectors;
+    // the rest is this function's contract.
+    unsafe {
         store_row(ctx, ids[0], col, &a0);
         store_row(ctx, ids[1], col, &a1);
         store_row(ctx, ids[2], col, &a2);
@@ -665,165 +699,7 @@ pub(crate) fn noise(seed: u64, len: usize) -> Vec<f32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod checks;
 
-    /// Every kernel build against a plain convolution with zero padding, for odd channel
-    /// counts (padding columns), 1×1 and 3×3, with and without residual and ReLU.
-    #[test]
-    fn kernels_match_a_plain_convolution() {
-        let (w, h, n) = (5usize, 4usize, 3usize);
-        let g = (w + 2) * (h + 2);
-        for (c_in, c_out, k) in [(7, 64, 3), (64, 17, 1), (5, 40, 3), (33, 128, 3), (3, 3, 1)] {
-            let weights = noise(1, c_out * c_in * k * k);
-            let bias = noise(2, c_out);
-            let conv = Packed::new(c_out, c_in, k, &weights, &bias);
-            let x_stride = c_in + 1;
-            // Input: interior cells random, border zero.
-            let raw = noise(3, n * h * w * c_in);
-            let mut x = vec![0.0; n * g * x_stride];
-            let mut cells = Vec::new();
-            for p in 0..n {
-                for y in 0..h {
-                    for xx in 0..w {
-                        let cell = p * g + (y + 1) * (w + 2) + xx + 1;
-                        cells.push(cell);
-                        for c in 0..c_in {
-                            x[cell * x_stride + c] = raw[((p * h + y) * w + xx) * c_in + c];
-                        }
-                    }
-                }
-            }
-            let residual = noise(4, n * g * conv.c_pad);
-            let taps: Vec<isize> = if k == 1 {
-                vec![0]
-            } else {
-                (-1..=1)
-                    .flat_map(|dy| (-1..=1).map(move |dx| dy * (w as isize + 2) + dx))
-                    .collect()
-            };
-            for kernel in Kernel::available() {
-                for (with_residual, relu) in [(false, false), (true, true)] {
-                    let mut out = vec![f32::NAN; n * g * conv.c_pad];
-                    convolve(
-                        kernel,
-                        &conv,
-                        Job {
-                            x: &x,
-                            x_stride,
-                            taps: &taps,
-                            cells: &cells,
-                            out: &mut out,
-                            out_stride: conv.c_pad,
-                            residual: with_residual.then_some(&residual[..]),
-                            relu,
-                        },
-                    );
-                    for &cell in &cells {
-                        for o in 0..c_out {
-                            let mut want = bias[o];
-                            for (t, &off) in taps.iter().enumerate() {
-                                let src = (cell as isize + off) as usize;
-                                for c in 0..c_in {
-                                    want +=
-                                        weights[(o * c_in + c) * k * k + t] * x[src * x_stride + c];
-                                }
-                            }
-                            if with_residual {
-                                want += residual[cell * conv.c_pad + o];
-                            }
-                            if relu {
-                                want = want.max(0.0);
-                            }
-                            let got = out[cell * conv.c_pad + o];
-                            assert!(
-                                (got - want).abs() < 1e-4,
-                                "{kernel:?} {c_in}->{c_out} k{k}: cell {cell} channel {o}: {got} vs {want}"
-                            );
-                        }
-                    }
-                    // Border cells are never written.
-                    let written = out.iter().filter(|v| !v.is_nan()).count();
-                    assert_eq!(written, cells.len() * conv.c_pad, "{kernel:?}");
-                }
-            }
-        }
-    }
-
-    /// The weight-gradient tile against a plain sum, for 1×1 and 3×3 taps and channel
-    /// counts that exercise the padding and the repeated last channel group.
-    #[test]
-    fn weight_gradients_match_a_plain_sum() {
-        let (w, h, n) = (5usize, 4usize, 3usize);
-        let g = (w + 2) * (h + 2);
-        let positions = n * g;
-        for (c_in, c_out, k) in [(7usize, 64usize, 3usize), (64, 17, 1), (33, 128, 3)] {
-            let c_pad = c_out.next_multiple_of(LANES);
-            let x_stride = c_in + 3;
-            let mut x = noise(5, positions * x_stride);
-            let mut dy = noise(6, positions * c_pad);
-            let mut runs = Vec::new();
-            for p in 0..n {
-                for y in 0..h {
-                    runs.push((p * g + (y + 1) * (w + 2) + 1, w));
-                }
-            }
-            // Zero borders, and zero padding columns of dy.
-            let interior = |q: usize| runs.iter().any(|&(f, c)| (f..f + c).contains(&q));
-            for q in 0..positions {
-                for c in 0..c_in {
-                    if !interior(q) {
-                        x[q * x_stride + c] = 0.0;
-                    }
-                }
-                for o in c_out..c_pad {
-                    dy[q * c_pad + o] = 0.0;
-                }
-            }
-            let taps: Vec<isize> = if k == 1 {
-                vec![0]
-            } else {
-                (-1..=1)
-                    .flat_map(|dy| (-1..=1).map(move |dx| dy * (w as isize + 2) + dx))
-                    .collect()
-            };
-            let start = noise(7, taps.len() * c_in * c_pad);
-            for kernel in Kernel::available() {
-                let mut out = start.clone();
-                weight_gradient(
-                    kernel,
-                    GradJob {
-                        x: &x,
-                        x_stride,
-                        c_in,
-                        taps: &taps,
-                        runs: &runs,
-                        dy: &dy,
-                        dy_stride: c_pad,
-                        c_pad,
-                        out: &mut out,
-                    },
-                );
-                for (t, &off) in taps.iter().enumerate() {
-                    for i in 0..c_in {
-                        for o in 0..c_pad {
-                            let at = (t * c_in + i) * c_pad + o;
-                            let mut want = start[at];
-                            for &(f, c) in &runs {
-                                for q in f..f + c {
-                                    let s = (q as isize + off) as usize;
-                                    want += x[s * x_stride + i] * dy[q * c_pad + o];
-                                }
-                            }
-                            assert!(
-                                (out[at] - want).abs() < 1e-3,
-                                "{kernel:?} {c_in}->{c_out} k{k}: tap {t} [{i}][{o}]: {} vs {want}",
-                                out[at]
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -19,7 +19,7 @@
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::x86::{Avx2, Avx512};
 use crate::kernel::{
-    GradJob, Job, Kernel, LANES, Lanes, Packed, Vector, convolve, weight_gradient,
+    GradJob, Isa, Job, Kernel, LANES, Lanes, Packed, Vector, convolve, weight_gradient,
 };
 
 /// A board grid with a zero border: one cell on the top and left, and enough on the
@@ -35,13 +35,28 @@ pub struct Grid {
 
 impl Grid {
     /// Columns of the bordered grid.
+    ///
+    /// # Panics
+    /// If the count overflows `usize`.
     pub fn row(self) -> usize {
-        self.width.next_multiple_of(4) + 2
+        Grid::bordered(self.width)
     }
 
     /// Cells of one position's bordered grid.
+    ///
+    /// # Panics
+    /// If the count overflows `usize`.
     pub fn cells(self) -> usize {
-        self.row() * (self.height.next_multiple_of(4) + 2)
+        self.row()
+            .checked_mul(Grid::bordered(self.height))
+            .expect("board too large")
+    }
+
+    /// A side rounded up to whole 4×4 blocks, plus the border.
+    fn bordered(side: usize) -> usize {
+        side.checked_next_multiple_of(4)
+            .and_then(|s| s.checked_add(2))
+            .expect("board too large")
     }
 
     /// The bordered-grid cell of board cell (x, y).
@@ -110,25 +125,26 @@ pub struct Winograd {
 }
 
 impl Winograd {
-    /// Transforms a packed 3×3 convolution for `tile`.
+    /// Transforms a packed 3×3 convolution for `tile`. (`Packed` keeps its sizes
+    /// consistent, so the transformed convolution's are too: every `u` packs `c_out`
+    /// channels to the bias's `c_pad`, a multiple of [`LANES`].)
     ///
     /// # Panics
     /// If `conv` is not 3×3.
     pub fn with_tile(conv: &Packed, tile: Tile) -> Winograd {
         assert_eq!(
-            conv.taps, 9,
+            conv.taps(),
+            9,
             "Winograd F(m x m, 3x3) needs a 3x3 convolution"
         );
-        let (c_in, c_out) = (conv.c_in, conv.c_out);
+        let (c_in, c_out, c_pad, w) = (conv.c_in(), conv.c_out(), conv.c_pad(), conv.weights());
         let (g_mat, n) = (tile.g(), tile.n());
         // u[k][o][i], k = n·row + column of the n×n transformed filter.
         let mut u = vec![vec![0.0f32; c_out * c_in]; n * n];
         let mut gg = vec![[0.0f64; 3]; n];
         for o in 0..c_out {
             for i in 0..c_in {
-                let g = |r: usize, c: usize| {
-                    f64::from(conv.w[((r * 3 + c) * c_in + i) * conv.c_pad + o])
-                };
+                let g = |r: usize, c: usize| f64::from(w[((r * 3 + c) * c_in + i) * c_pad + o]);
                 // G g: n×3, then (G g) Gᵀ: n×n, in f64 so that U is rounded once.
                 for (a, row) in gg.iter_mut().enumerate() {
                     for (c, v) in row.iter_mut().enumerate() {
@@ -150,11 +166,12 @@ impl Winograd {
             u: u.iter()
                 .map(|w| Packed::new(c_out, c_in, 1, w, &zero))
                 .collect(),
-            bias: conv.bias.clone(),
+            bias: conv.bias().to_vec(),
         }
     }
 
-    /// Output floats per cell this convolution writes (`c_out` rounded up).
+    /// Output floats per cell this convolution writes (`c_out` rounded up to a multiple
+    /// of [`LANES`]).
     pub fn c_pad(&self) -> usize {
         self.bias.len()
     }
@@ -195,6 +212,13 @@ fn output_cells(grid: Grid, m: usize, stride: usize, out: &mut Vec<([usize; 16],
     }));
 }
 
+/// Whether a buffer of `len` floats holds `a · b · c` (without overflow).
+fn holds(len: usize, a: usize, b: usize, c: usize) -> bool {
+    a.checked_mul(b)
+        .and_then(|v| v.checked_mul(c))
+        .is_some_and(|need| need <= len)
+}
+
 /// Where a Winograd convolution reads and writes (channel-last bordered grids).
 pub struct Io<'a> {
     /// Input activations, `x_stride` floats per cell; border cells zero.
@@ -213,7 +237,9 @@ pub struct Io<'a> {
 /// Applies `conv` to `n` positions on `grid`.
 ///
 /// # Panics
-/// If a buffer is smaller than `n` positions of `grid`, or `kernel` cannot run here.
+/// If a buffer is smaller than `n` positions of `grid` (`io.x` at `x_stride` floats per
+/// cell, `out` and `residual` at [`Winograd::c_pad`]), or `x_stride` is below the input
+/// channels rounded up to a multiple of [`LANES`].
 pub fn convolve3x3(
     kernel: Kernel,
     conv: &Winograd,
@@ -230,6 +256,9 @@ pub fn convolve3x3(
 
 /// The one-dimensional transforms of a tiling, on vectors of 16 channels. Arrays are
 /// sized for the largest tiling; entries past `N` (or `M`) are unused.
+///
+/// # Safety
+/// The transforms touch no memory; they need only a CPU that runs `V`.
 trait Transforms {
     /// Output block side.
     const M: usize;
@@ -252,6 +281,7 @@ impl Transforms for F2 {
 
     #[inline(always)]
     unsafe fn input<V: Vector>(d: [V; 6]) -> [V; 6] {
+        // SAFETY: vector arithmetic only; the CPU runs `V` (the caller's contract).
         unsafe {
             [
                 d[0].sub(d[2]),
@@ -266,6 +296,7 @@ impl Transforms for F2 {
 
     #[inline(always)]
     unsafe fn output<V: Vector>(m: [V; 6]) -> [V; 4] {
+        // SAFETY: vector arithmetic only; the CPU runs `V` (the caller's contract).
         unsafe {
             [
                 m[0].add(m[1]).add(m[2]),
@@ -278,6 +309,7 @@ impl Transforms for F2 {
 
     #[inline(always)]
     unsafe fn output_grad<V: Vector>(y: [V; 4]) -> [V; 6] {
+        // SAFETY: vector arithmetic only; the CPU runs `V` (the caller's contract).
         unsafe {
             // A = Aᵀ transposed: rows [1 0], [1 1], [1 −1], [0 −1].
             let zero = V::splat(0.0);
@@ -302,6 +334,7 @@ impl Transforms for F4 {
 
     #[inline(always)]
     unsafe fn input<V: Vector>(d: [V; 6]) -> [V; 6] {
+        // SAFETY: vector arithmetic only; the CPU runs `V` (the caller's contract).
         unsafe {
             let (four, five) = (V::splat(4.0), V::splat(-5.0));
             let m4 = V::splat(-4.0);
@@ -324,6 +357,7 @@ impl Transforms for F4 {
 
     #[inline(always)]
     unsafe fn output<V: Vector>(m: [V; 6]) -> [V; 4] {
+        // SAFETY: vector arithmetic only; the CPU runs `V` (the caller's contract).
         unsafe {
             // Aᵀ = [1 1 1 1 1 0; 0 1 −1 2 −2 0; 0 1 1 4 4 0; 0 1 −1 8 −8 1].
             let (a, b) = (m[1].add(m[2]), m[1].sub(m[2]));
@@ -339,6 +373,7 @@ impl Transforms for F4 {
 
     #[inline(always)]
     unsafe fn output_grad<V: Vector>(y: [V; 4]) -> [V; 6] {
+        // SAFETY: vector arithmetic only; the CPU runs `V` (the caller's contract).
         unsafe {
             // A = Aᵀ transposed: rows [1 0 0 0], [1 1 1 1], [1 −1 1 −1], [1 2 4 8],
             // [1 −2 4 −8], [0 0 0 1].
@@ -359,8 +394,9 @@ impl Transforms for F4 {
 /// [`gradient_taps`] turns the sum into the gradient of the 3×3 weights.
 ///
 /// # Panics
-/// If a buffer is smaller than `n` positions of `grid`, `du` smaller than
-/// `(m+2)² · c_in · c_pad`, or `kernel` cannot run here.
+/// If a buffer is smaller than `n` positions of `grid`, `x_stride` is below `c_in`
+/// rounded up to a multiple of [`LANES`], `c_pad` is not a multiple of [`LANES`] or
+/// exceeds `dy_stride`, or `du` is smaller than `(m+2)² · c_in · c_pad`.
 #[allow(clippy::too_many_arguments)]
 pub fn gradient3x3(
     kernel: Kernel,
@@ -406,9 +442,22 @@ fn gradient<T: Transforms>(
     let (m, nn) = (T::M, T::N);
     let k_all = nn * nn;
     let g = grid.cells();
-    assert!(c_pad.is_multiple_of(LANES) && c_pad <= dy_stride);
-    assert!(dy.len() >= n * g * dy_stride);
-    assert!(du.len() >= k_all * c_in * c_pad);
+    assert!(
+        c_pad.is_multiple_of(LANES),
+        "gradient columns {c_pad} not a multiple of {LANES}"
+    );
+    assert!(
+        c_pad <= dy_stride,
+        "gradient columns {c_pad} exceed the output gradient's stride {dy_stride}"
+    );
+    assert!(
+        holds(dy.len(), n, g, dy_stride),
+        "output gradient smaller than {n} positions"
+    );
+    assert!(
+        holds(du.len(), k_all, c_in, c_pad),
+        "gradient smaller than [{k_all}][{c_in}][{c_pad}]"
+    );
     let lanes = transform_inputs::<T>(kernel, grid, n, (x, x_stride, c_in), scratch);
     let (bx, by) = (grid.width.div_ceil(m), grid.height.div_ceil(m));
     let blocks = n * bx * by;
@@ -427,9 +476,13 @@ fn gradient<T: Transforms>(
                 dst: dst.as_mut_ptr(),
                 tiling: std::marker::PhantomData,
             };
-            // SAFETY: every cell offset plus `c_pad` lies in the position's grid of `dy`
-            // (asserted sizes: the grid covers whole output blocks), `dst` holds
-            // N² · c_pad.
+            // SAFETY: `output_grad_block` reads `dy` at `yp` plus a cell's offset (`cell ·
+            // dy_stride` for a cell of the block, inside the grid: `transform_inputs`
+            // asserted that the grid holds every block)
+            // plus a column below `c_pad <= dy_stride`, so inside the position's
+            // `g · dy_stride` floats, which `dy` holds for every position below `n`
+            // (checked above); it writes `dst`, N² · c_pad floats, at `k · c_pad` plus a
+            // column below `c_pad`, a multiple of `LANES` (checked above).
             unsafe { dispatch(kernel, &op) };
         }
     }
@@ -451,7 +504,7 @@ fn gradient<T: Transforms>(
     }
 }
 
-/// Adds to `dw` (`[tap][c_in][c_pad]`, the layout of [`Packed::w`]) the 3×3 weight
+/// Adds to `dw` (`[tap][c_in][c_pad]`, the layout of [`Packed::weights`]) the 3×3 weight
 /// gradient `Gᵀ dU G` of a gradient summed by [`gradient3x3`].
 pub fn gradient_taps(tile: Tile, du: &[f32], c_in: usize, c_pad: usize, dw: &mut [f32]) {
     let (gm, nn) = (tile.g(), tile.n());
@@ -490,6 +543,11 @@ pub fn gradient_taps(tile: Tile, du: &[f32], c_in: usize, c_pad: usize, dw: &mut
 
 /// `dM = A dY Aᵀ` for one block, 16 channels at a time: `cells[i]` is the offset of
 /// output cell i (row-major in the block), `dst` receives `[k][c_pad]`.
+///
+/// # Safety
+/// `c_pad` is a multiple of [`LANES`]; `dy + cells[i]` is valid for reading `c_pad`
+/// floats for the M² cells of the block; `dst` is valid for writing N² · `c_pad`; the CPU
+/// runs `V`.
 #[inline(always)]
 unsafe fn output_grad_block<T: Transforms, V: Vector>(
     dy: *const f32,
@@ -498,6 +556,9 @@ unsafe fn output_grad_block<T: Transforms, V: Vector>(
     dst: *mut f32,
 ) {
     let (mo, nn) = (T::M, T::N);
+    // SAFETY: reads at `cells[r · M + c] + ch` for r, c < M and writes at
+    // `k · c_pad + ch`, k < N², each of `LANES` floats with `ch + LANES <= c_pad`: the
+    // function's contract.
     unsafe {
         let zero = V::splat(0.0);
         for ch in (0..c_pad).step_by(LANES) {
@@ -538,17 +599,20 @@ fn transform_inputs<T: Transforms>(
     let (m, nn) = (T::M, T::N);
     let k_all = nn * nn;
     let (g, row) = (grid.cells(), grid.row());
-    assert!(x.len() >= n * g * x_stride && c_in <= x_stride);
+    assert!(
+        holds(x.len(), n, g, x_stride),
+        "input smaller than {n} positions"
+    );
     let (bx, by) = (grid.width.div_ceil(m), grid.height.div_ceil(m));
-    // The bordered grid holds every input block (see `Grid`).
-    debug_assert!(m * bx + 2 <= row && (m * by + 2) * row <= g);
+    // The bordered grid holds every input block (see `Grid`): a block's last cell is
+    // `(m · by + 1) · row + m · bx + 1`, below `g` by these.
+    assert!(m * bx + 2 <= row && (m * by + 2) * row <= g);
     // Transforms run on whole vectors of 16 channels: lanes past `c_in` carry whatever the
     // input holds there and are never read by the products.
-    let lanes = c_in.next_multiple_of(LANES);
-    assert!(
-        lanes <= x_stride,
-        "input stride must cover whole vectors of channels"
-    );
+    let lanes = c_in
+        .checked_next_multiple_of(LANES)
+        .filter(|&lanes| lanes <= x_stride)
+        .expect("input stride must cover whole vectors of channels");
     let Scratch { v, sources, .. } = scratch;
     v.resize(n * bx * by * k_all * lanes, 0.0);
     // The input cells of each block position, as float offsets within a position's grid.
@@ -574,9 +638,12 @@ fn transform_inputs<T: Transforms>(
                 dst: dst.as_mut_ptr(),
                 tiling: std::marker::PhantomData,
             };
-            // SAFETY: every source offset plus `lanes` lies in the position's grid of
-            // `x` (asserted sizes: the input block lies inside the bordered grid), `dst`
-            // holds N² · lanes.
+            // SAFETY: `input_block` reads `x` at `xp` plus a source offset (`cell ·
+            // x_stride` for a cell of the block, inside the grid: checked above) plus a
+            // channel below `lanes <= x_stride` (checked above), so inside the position's
+            // `g · x_stride` floats, which `x` holds for every position below `n` (checked
+            // above); it writes `dst`, N² · lanes floats, at `k · lanes` plus a channel
+            // below `lanes`, a multiple of `LANES`.
             unsafe { dispatch(kernel, &op) };
         }
     }
@@ -595,9 +662,15 @@ fn run<T: Transforms>(
     let (m, nn) = (T::M, T::N);
     let k_all = nn * nn;
     let g = grid.cells();
-    assert!(io.out.len() >= n * g * c_pad);
+    assert!(
+        holds(io.out.len(), n, g, c_pad),
+        "output smaller than {n} positions"
+    );
     if let Some(r) = io.residual {
-        assert!(r.len() >= n * g * c_pad);
+        assert!(
+            holds(r.len(), n, g, c_pad),
+            "residual smaller than {n} positions"
+        );
     }
     let (bx, by) = (grid.width.div_ceil(m), grid.height.div_ceil(m));
     let blocks = n * bx * by;
@@ -645,8 +718,14 @@ fn run<T: Transforms>(
                 dst: &dst,
                 tiling: std::marker::PhantomData,
             };
-            // SAFETY: the output cells lie in `out` and `residual` (asserted sizes),
-            // `mb` holds N² · c_pad, the bias c_pad.
+            // SAFETY: `output_block` reads `mb`, N² · c_pad floats, at `k · c_pad` plus a
+            // column below `c_pad`, and the bias, `c_pad` floats, below `c_pad`: `c_pad`
+            // is the bias's length, a multiple of `LANES` (`Packed`'s invariant, kept by
+            // `with_tile`). It writes `out` (and reads `residual`, unless null) at `base`
+            // plus a board cell's offset (`cell · c_pad`, cell below `g`, which
+            // `transform_inputs` asserted holds every block) plus a column below `c_pad`,
+            // so below `(p + 1) · g · c_pad`,
+            // which both hold for every position below `n` (checked above).
             unsafe { dispatch(kernel, &op) };
         }
     }
@@ -664,6 +743,11 @@ struct Dst<'a> {
 
 /// `V = Bᵀ d B` for one input block, 16 channels at a time: `src[i]` is the offset of
 /// input cell i (row-major in the block), `dst` receives `[k][lanes]`.
+///
+/// # Safety
+/// `lanes` is a multiple of [`LANES`]; `x + src[i]` is valid for reading `lanes` floats
+/// for the N² cells of the block; `dst` is valid for writing N² · `lanes`; the CPU runs
+/// `V`.
 #[inline(always)]
 unsafe fn input_block<T: Transforms, V: Vector>(
     x: *const f32,
@@ -672,6 +756,8 @@ unsafe fn input_block<T: Transforms, V: Vector>(
     dst: *mut f32,
 ) {
     let nn = T::N;
+    // SAFETY: reads at `src[r · N + c] + ch` for r, c < N and writes at `k · lanes + ch`,
+    // k < N², each of `LANES` floats with `ch + LANES <= lanes`: the function's contract.
     unsafe {
         let zero = V::splat(0.0);
         for ch in (0..lanes).step_by(LANES) {
@@ -703,6 +789,12 @@ unsafe fn input_block<T: Transforms, V: Vector>(
 
 /// `Y = Aᵀ M A` for one block, plus bias, residual and ReLU, stored to the block's board
 /// cells.
+///
+/// # Safety
+/// `c_pad` is a multiple of [`LANES`]; `m` is valid for reading N² · `c_pad` floats and
+/// `bias` `c_pad`; for each cell i set in `dst.on_board`, `dst.out + dst.cells[i]` is
+/// valid for writing `c_pad` floats (and `dst.residual + dst.cells[i]`, unless null, for
+/// reading them); the CPU runs `V`.
 #[inline(always)]
 unsafe fn output_block<T: Transforms, V: Vector>(
     m: *const f32,
@@ -711,6 +803,9 @@ unsafe fn output_block<T: Transforms, V: Vector>(
     dst: &Dst<'_>,
 ) {
     let (mo, nn) = (T::M, T::N);
+    // SAFETY: reads `m` at `k · c_pad + ch`, k < N², and `bias` at `ch`; reads `residual`
+    // and writes `out` at `cells[i] + ch` for board cells i only; each of `LANES` floats
+    // with `ch + LANES <= c_pad`: the function's contract.
     unsafe {
         let zero = V::splat(0.0);
         for ch in (0..c_pad).step_by(LANES) {
@@ -754,6 +849,8 @@ unsafe fn output_block<T: Transforms, V: Vector>(
 
 /// A block transform, run with the vectors of one kernel build.
 trait BlockOp {
+    /// Runs the transform.
+    ///
     /// # Safety
     /// As the transform's function: its pointers valid for what it reads and writes,
     /// and the CPU able to run `V`.
@@ -772,6 +869,7 @@ struct InputOp<'a, T> {
 impl<T: Transforms> BlockOp for InputOp<'_, T> {
     #[inline(always)]
     unsafe fn run<V: Vector>(&self) {
+        // SAFETY: `run`'s contract is the transform's.
         unsafe { input_block::<T, V>(self.x, self.src, self.lanes, self.dst) }
     }
 }
@@ -788,6 +886,7 @@ struct OutputOp<'a, T> {
 impl<T: Transforms> BlockOp for OutputOp<'_, T> {
     #[inline(always)]
     unsafe fn run<V: Vector>(&self) {
+        // SAFETY: `run`'s contract is the transform's.
         unsafe { output_block::<T, V>(self.m, self.c_pad, self.bias, self.dst) }
     }
 }
@@ -804,6 +903,7 @@ struct OutputGradOp<'a, T> {
 impl<T: Transforms> BlockOp for OutputGradOp<'_, T> {
     #[inline(always)]
     unsafe fn run<V: Vector>(&self) {
+        // SAFETY: `run`'s contract is the transform's.
         unsafe { output_grad_block::<T, V>(self.dy, self.cells, self.c_pad, self.dst) }
     }
 }
@@ -811,178 +911,45 @@ impl<T: Transforms> BlockOp for OutputGradOp<'_, T> {
 /// Runs `op` with the vectors of `kernel`, compiled for its instruction set.
 ///
 /// # Safety
-/// As [`BlockOp::run`]; the CPU must support `kernel`.
+/// As [`BlockOp::run`], less the CPU's features: `kernel` proves them.
 unsafe fn dispatch<O: BlockOp>(kernel: Kernel, op: &O) {
+    // SAFETY: `op`'s pointers are the caller's contract; a `Kernel` of an instruction set
+    // exists only on a CPU that has its features, and `Lanes` runs on any.
     unsafe {
-        match kernel {
+        match kernel.isa() {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => on_avx512(op),
+            Isa::Avx512 => on_avx512(op),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => on_avx2(op),
+            Isa::Avx2 => on_avx2(op),
             _ => op.run::<Lanes>(),
         }
     }
 }
 
+/// `op` with AVX-512 vectors.
+///
+/// # Safety
+/// As [`BlockOp::run`]; the CPU has AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn on_avx512<O: BlockOp>(op: &O) {
+    // SAFETY: the caller's contract, which includes the CPU features `Avx512` needs.
     unsafe { op.run::<Avx512>() }
 }
 
+/// `op` with AVX2 vectors.
+///
+/// # Safety
+/// As [`BlockOp::run`]; the CPU has AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn on_avx2<O: BlockOp>(op: &O) {
+    // SAFETY: the caller's contract, which includes the CPU features `Avx2` needs.
     unsafe { op.run::<Avx2>() }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kernel::noise;
+mod checks;
 
-    /// Both tilings against the direct kernel on odd and even boards, with a narrow
-    /// input (stride padded to whole vectors), residual and ReLU, for every kernel build.
-    #[test]
-    fn winograd_matches_the_direct_convolution() {
-        let cases = [
-            (5, 3, 7, 64),
-            (7, 7, 32, 32),
-            (8, 6, 64, 48),
-            (9, 9, 64, 64),
-        ];
-        for ((width, height, c_in, c_out), tile) in cases
-            .into_iter()
-            .flat_map(|c| [(c, Tile::F2), (c, Tile::F4)])
-        {
-            let grid = Grid { width, height };
-            let n = 3;
-            let g = grid.cells();
-            let weights = noise(1, c_out * c_in * 9);
-            let bias = noise(2, c_out);
-            let conv = Packed::new(c_out, c_in, 3, &weights, &bias);
-            let wino = Winograd::with_tile(&conv, tile);
-            let stride = c_in.next_multiple_of(LANES);
-            let raw = noise(3, n * g * stride);
-            let mut x = vec![0.0; n * g * stride];
-            let mut cells = Vec::new();
-            for p in 0..n {
-                for y in 0..height {
-                    for xx in 0..width {
-                        let cell = p * g + grid.cell(xx, y);
-                        cells.push(cell);
-                        x[cell * stride..cell * stride + c_in]
-                            .copy_from_slice(&raw[cell * stride..cell * stride + c_in]);
-                    }
-                }
-            }
-            let row = grid.row() as isize;
-            let taps: Vec<isize> = (-1..=1)
-                .flat_map(|dy| (-1..=1).map(move |dx| dy * row + dx))
-                .collect();
-            let residual = noise(4, n * g * conv.c_pad);
-            // Outputs here have a spread of about 8 (up to 576 products of uniform
-            // [-1, 1] noise); F(4×4, 3×3) measured up to 1.8e-4 off, F(2×2, 3×3) 3e-5.
-            let tolerance = match tile {
-                Tile::F2 => 1e-4,
-                Tile::F4 => 5e-4,
-            };
-            for kernel in Kernel::available() {
-                let mut want = vec![0.0; n * g * conv.c_pad];
-                convolve(
-                    kernel,
-                    &conv,
-                    Job {
-                        x: &x,
-                        x_stride: stride,
-                        taps: &taps,
-                        cells: &cells,
-                        out: &mut want,
-                        out_stride: conv.c_pad,
-                        residual: Some(&residual),
-                        relu: true,
-                    },
-                );
-                let mut got = vec![0.0; n * g * conv.c_pad];
-                let io = Io {
-                    x: &x,
-                    x_stride: stride,
-                    out: &mut got,
-                    residual: Some(&residual),
-                    relu: true,
-                };
-                convolve3x3(kernel, &wino, grid, n, io, &mut Scratch::default());
-                for (i, (a, b)) in got.iter().zip(&want).enumerate() {
-                    assert!(
-                        (a - b).abs() < tolerance,
-                        "{tile:?} {kernel:?} {width}x{height} {c_in}->{c_out}: float {i}: {a} vs {b}"
-                    );
-                }
-            }
-        }
-    }
-
-    /// The weight gradient in the Winograd domain, brought back to the 3×3 taps, against
-    /// the direct weight gradient, for both tilings, odd and even boards and every kernel
-    /// build.
-    #[test]
-    fn winograd_weight_gradient_matches_the_direct_one() {
-        for (width, height, c_in, c_out) in
-            [(5, 3, 7, 64), (7, 7, 32, 32), (8, 8, 64usize, 48usize)]
-        {
-            let grid = Grid { width, height };
-            let (n, g, row) = (3, grid.cells(), grid.row());
-            let xs = c_in.next_multiple_of(LANES);
-            let c_pad = c_out.next_multiple_of(LANES);
-            let (mut x, mut dy) = (vec![0.0; n * g * xs], vec![0.0; n * g * c_pad]);
-            let (rx, ry) = (noise(5, n * g * xs), noise(6, n * g * c_pad));
-            let mut runs = Vec::new();
-            for p in 0..n {
-                for y in 0..height {
-                    runs.push((p * g + grid.cell(0, y), width));
-                    for xx in 0..width {
-                        let cell = p * g + grid.cell(xx, y);
-                        x[cell * xs..][..c_in].copy_from_slice(&rx[cell * xs..][..c_in]);
-                        dy[cell * c_pad..][..c_out].copy_from_slice(&ry[cell * c_pad..][..c_out]);
-                    }
-                }
-            }
-            let taps: Vec<isize> = (-1..=1)
-                .flat_map(|dy| (-1..=1).map(move |dx| dy * row as isize + dx))
-                .collect();
-            for kernel in Kernel::available() {
-                let mut want = vec![0.0; 9 * c_in * c_pad];
-                weight_gradient(
-                    kernel,
-                    GradJob {
-                        x: &x,
-                        x_stride: xs,
-                        c_in,
-                        taps: &taps,
-                        runs: &runs,
-                        dy: &dy,
-                        dy_stride: c_pad,
-                        c_pad,
-                        out: &mut want,
-                    },
-                );
-                for tile in [Tile::F2, Tile::F4] {
-                    let k_all = tile.n() * tile.n();
-                    let mut du = vec![0.0; k_all * c_in * c_pad];
-                    let mut scratch = Scratch::default();
-                    let (xi, yi) = ((&x[..], xs, c_in), (&dy[..], c_pad, c_pad));
-                    gradient3x3(kernel, tile, grid, n, xi, yi, &mut du, &mut scratch);
-                    let mut got = vec![0.0; 9 * c_in * c_pad];
-                    gradient_taps(tile, &du, c_in, c_pad, &mut got);
-                    // Sums of up to 3 · 35 products of uniform [-1, 1] noise.
-                    for (i, (a, b)) in got.iter().zip(&want).enumerate() {
-                        assert!(
-                            (a - b).abs() < 1e-3,
-                            "{tile:?} {kernel:?} {width}x{height} {c_in}->{c_out}: float {i}: {a} vs {b}"
-                        );
-                    }
-                }
-            }
-        }
-    }
-}
+#[cfg(test)]
+mod tests;
