@@ -130,7 +130,7 @@ fn play_game(
     opening: State,
     seed: u64,
     cfg: &MatchConfig,
-) -> (Vec<String>, Option<Side>, String) {
+) -> Result<(Vec<String>, Option<Side>, String), (Side, PlayerError)> {
     let forfeit = |side: Side, e: &dyn std::fmt::Display| {
         (
             Some(side.other()),
@@ -147,13 +147,18 @@ fn play_game(
             Ok(mut p) => {
                 if let Err(e) = p.new_game() {
                     let (w, r) = forfeit(side, &e);
-                    return (vec![], w, r);
+                    return Ok((vec![], w, r));
                 }
                 players.push(p)
             }
+            // A network that stopped loading mid-match (its run's best was replaced by
+            // a broken one) cannot play at all: the match ends, no forfeits counted.
+            Err(e @ (PlayerError::Model(_) | PlayerError::WrongGame { .. })) => {
+                return Err((side, e));
+            }
             Err(e) => {
                 let (w, r) = forfeit(side, &e);
-                return (vec![], w, r);
+                return Ok((vec![], w, r));
             }
         }
     }
@@ -161,10 +166,10 @@ fn play_game(
     let mut moves = Vec::new();
     loop {
         if let Some(r) = s.result() {
-            return (moves, r.winner, r.reason.name().to_string());
+            return Ok((moves, r.winner, r.reason.name().to_string()));
         }
         if moves.len() as u32 >= cfg.max_plies {
-            return (moves, None, "move-cap".into());
+            return Ok((moves, None, "move-cap".into()));
         }
         let side = s.side_to_move();
         match players[side.index()].choose(&s) {
@@ -175,11 +180,11 @@ fn play_game(
             Ok(mv) => {
                 let text = s.move_to_string(mv);
                 let (w, r) = forfeit(side, &format!("illegal move {text}"));
-                return (moves, w, r);
+                return Ok((moves, w, r));
             }
             Err(e) => {
                 let (w, r) = forfeit(side, &e);
-                return (moves, w, r);
+                return Ok((moves, w, r));
             }
         }
     }
@@ -213,10 +218,11 @@ pub fn run_match(
     on_game: &(dyn Fn(&GameRecord) + Sync),
 ) -> Result<(Vec<GameRecord>, MatchStats), MatchError> {
     for p in [a, b] {
-        p.check(cfg.game).map_err(|source| MatchError::Player {
-            name: p.to_string(),
-            source,
-        })?;
+        p.check(cfg.game, cfg.timeouts)
+            .map_err(|source| MatchError::Player {
+                name: p.to_string(),
+                source,
+            })?;
     }
     let openings = if cfg.openings.is_empty() {
         generate_openings(
@@ -237,7 +243,7 @@ pub fn run_match(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))
         .build()?;
-    let pairs: Vec<[GameRecord; 2]> = pool.install(|| {
+    let pairs: Result<Vec<[GameRecord; 2]>, MatchError> = pool.install(|| {
         (cfg.first_pair..cfg.first_pair + cfg.pairs)
             .into_par_iter()
             .map(|pair| {
@@ -246,7 +252,13 @@ pub fn run_match(
                 let game = |a_is_x: bool| {
                     let (x, o) = if a_is_x { (a, b) } else { (b, a) };
                     let seed = pair_seed ^ u64::from(a_is_x);
-                    let (moves, winner, reason) = play_game(x, o, opening, seed, cfg);
+                    let (moves, winner, reason) =
+                        play_game(x, o, opening, seed, cfg).map_err(|(side, source)| {
+                            MatchError::Player {
+                                name: if side == Side::X { x } else { o }.to_string(),
+                                source,
+                            }
+                        })?;
                     let rec = GameRecord {
                         pair,
                         a_is_x,
@@ -258,12 +270,13 @@ pub fn run_match(
                         reason,
                     };
                     on_game(&rec);
-                    rec
+                    Ok::<_, MatchError>(rec)
                 };
-                [game(true), game(false)]
+                Ok([game(true)?, game(false)?])
             })
             .collect()
     });
+    let pairs = pairs?;
     let mut stats = MatchStats::default();
     for [g1, g2] in &pairs {
         for g in [g1, g2] {

@@ -55,6 +55,14 @@ pub enum PlayerError {
     /// A network could not be found or loaded.
     #[error("{0}")]
     Model(String),
+    /// An external engine that cannot play this game, or refused its options.
+    #[error("engine {engine} cannot play here: {why}")]
+    Refused {
+        /// The program.
+        engine: String,
+        /// Why.
+        why: String,
+    },
     /// A network of another game.
     #[error("model {model} is for game {model_game}, not {game}")]
     WrongGame {
@@ -263,11 +271,15 @@ impl Default for Timeouts {
 
 impl PlayerSpec {
     /// Checks, before any game starts, that this player can play `game`: an MCTS
-    /// player's model must load and be a model of `game`. External engines are not
-    /// started here (one that fails mid-match forfeits its games).
-    pub fn check(&self, game: Game) -> Result<(), PlayerError> {
+    /// player's model must load and be a model of `game`; an external engine must start,
+    /// complete its handshake and accept `game` and its options (it is stopped again; one
+    /// that fails later, mid-match, forfeits its games).
+    pub fn check(&self, game: Game, timeouts: Timeouts) -> Result<(), PlayerError> {
         match self {
-            PlayerSpec::Mcts { net, .. } => build_evaluator(net, game).map(|_| ()),
+            PlayerSpec::Mcts { net, .. } => build_evaluator(net, game).map(drop),
+            PlayerSpec::Uai { path, options } => {
+                UaiPlayer::start(path.clone(), options.clone(), game, timeouts).map(drop)
+            }
             _ => Ok(()),
         }
     }
@@ -293,9 +305,12 @@ impl PlayerSpec {
                 *time,
                 seed,
             )),
-            PlayerSpec::Uai { path, options } => {
-                Box::new(UaiPlayer::start(path.clone(), options.clone(), timeouts)?)
-            }
+            PlayerSpec::Uai { path, options } => Box::new(UaiPlayer::start(
+                path.clone(),
+                options.clone(),
+                game,
+                timeouts,
+            )?),
         })
     }
 }

@@ -6,7 +6,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
-use engine::{Move, State};
+use engine::{Game, Move, State};
 
 use crate::player::{Player, PlayerError, Timeouts};
 
@@ -21,10 +21,14 @@ pub struct UaiPlayer {
 }
 
 impl UaiPlayer {
-    /// Starts the engine and completes the `uai` / `isready` handshake.
+    /// Starts the engine and completes the `uai` / `isready` handshake for `game`: an
+    /// engine with a `Game` option is set to it (one whose option does not list it is
+    /// refused), an engine without one must be playing standard `ataxx`, and an engine
+    /// that answers an option with `info string error` is refused.
     pub fn start(
         path: PathBuf,
         options: Vec<(String, String)>,
+        game: Game,
         timeouts: Timeouts,
     ) -> Result<UaiPlayer, PlayerError> {
         let mut child = Command::new(&path)
@@ -48,7 +52,7 @@ impl UaiPlayer {
             }
         });
         let mut go = vec![];
-        let mut set = vec![];
+        let mut set: Vec<(String, String)> = vec![];
         let mut move_budget = Duration::from_millis(100);
         for (k, v) in options {
             match k.as_str() {
@@ -73,12 +77,41 @@ impl UaiPlayer {
             timeouts,
         };
         p.send("uai")?;
-        p.wait_for("uaiok", timeouts.startup)?;
+        let hello = p.wait_for("uaiok", timeouts.startup)?;
+        let refuse = |why: String| PlayerError::Refused {
+            engine: path.display().to_string(),
+            why,
+        };
+        let game_name = game.to_string();
+        let user_sets_game = set.iter().any(|(k, _)| k.eq_ignore_ascii_case("game"));
+        match game_option(&hello) {
+            Some(games) if !user_sets_game => {
+                if !games.contains(&game_name) {
+                    return Err(refuse(format!(
+                        "its Game option offers {}, not {game_name}",
+                        games.join(", ")
+                    )));
+                }
+                set.insert(0, ("Game".into(), game_name));
+            }
+            None if !user_sets_game && game_name != "ataxx" => {
+                return Err(refuse(format!(
+                    "it has no Game option, so it plays standard ataxx, not {game_name}"
+                )));
+            }
+            _ => {}
+        }
         for (k, v) in set {
             p.send(&format!("setoption name {k} value {v}"))?;
         }
         p.send("isready")?;
-        p.wait_for("readyok", timeouts.startup)?;
+        let answer = p.wait_for("readyok", timeouts.startup)?;
+        if let Some(e) = answer.iter().find(|l| l.contains("info string error")) {
+            return Err(refuse(format!(
+                "it answered its options with `{}`",
+                e.trim()
+            )));
+        }
         Ok(p)
     }
 
@@ -88,14 +121,24 @@ impl UaiPlayer {
         Ok(())
     }
 
-    /// Waits for a line starting with `prefix`; returns it.
-    fn wait_for(&mut self, prefix: &'static str, within: Duration) -> Result<String, PlayerError> {
+    /// Waits for a line starting with `prefix`; returns every line read, that one last.
+    fn wait_for(
+        &mut self,
+        prefix: &'static str,
+        within: Duration,
+    ) -> Result<Vec<String>, PlayerError> {
         let deadline = std::time::Instant::now() + within;
+        let mut read = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok(line) if line.trim_start().starts_with(prefix) => return Ok(line),
-                Ok(_) => continue,
+                Ok(line) => {
+                    let done = line.trim_start().starts_with(prefix);
+                    read.push(line);
+                    if done {
+                        return Ok(read);
+                    }
+                }
                 Err(RecvTimeoutError::Timeout) => return Err(PlayerError::Timeout(within, prefix)),
                 Err(RecvTimeoutError::Disconnected) => return Err(PlayerError::Exited),
             }
@@ -114,12 +157,33 @@ impl Player for UaiPlayer {
         self.send(&format!("position fen {}", state.text()))?;
         let go = self.go.clone();
         self.send(&go)?;
-        let line = self.wait_for("bestmove", self.move_budget + self.timeouts.per_move)?;
+        let lines = self.wait_for("bestmove", self.move_budget + self.timeouts.per_move)?;
+        let line = lines.last().map_or("", String::as_str);
         let text = line.split_whitespace().nth(1).unwrap_or("").to_string();
         state
             .parse_move(&text)
             .map_err(|_| PlayerError::IllegalMove(text))
     }
+}
+
+/// The games an engine's `option name Game type combo default … var …` line offers (its
+/// default and every `var`), if it has such an option.
+fn game_option(hello: &[String]) -> Option<Vec<String>> {
+    hello.iter().find_map(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let is_game = words.len() >= 4
+            && words[0] == "option"
+            && words[1] == "name"
+            && words[2].eq_ignore_ascii_case("game")
+            && words[3] == "type";
+        is_game.then(|| {
+            words
+                .windows(2)
+                .filter(|w| w[0] == "var" || w[0] == "default")
+                .map(|w| w[1].to_string())
+                .collect()
+        })
+    })
 }
 
 impl Drop for UaiPlayer {

@@ -252,7 +252,11 @@ fn run_match(args: &[&str]) -> (bool, String) {
         .unwrap();
     (
         out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
     )
 }
 
@@ -306,24 +310,81 @@ fn matches_against_external_engines_forfeit_broken_ones() {
         "{out}"
     );
 
-    // Dies at the first `go`; and a program that does not exist.
+    // Dies at the first `go`: it forfeits every game, the match goes on.
     let crash = script(
         "crash",
         "while read l; do case \"$l\" in uai) echo uaiok;; isready) echo readyok;; go*) exit 3;; esac; done",
     );
-    for spec in [
-        format!("uai:{}", crash.display()),
-        "uai:/nonexistent/engine".to_string(),
+    let spec = format!("uai:{}", crash.display());
+    let (ok, out) = run_match(&[
+        "--a", &spec, "--b", "greedy", "--games", "2", "--pgn", pgn, "--quiet",
+    ]);
+    assert!(ok, "{out}");
+    assert!(
+        out.lines().last().unwrap().starts_with("score 0.000"),
+        "{spec}: {out}"
+    );
+
+    // An engine that cannot play at all is refused before the first game, in a match
+    // and in a gate (no verdict over forfeits): a program that does not exist or exits at
+    // once, one without a Game option in a Hexxagon match, one that answers its options
+    // with an error.
+    let no_game = script(
+        "nogame",
+        "while read l; do case \"$l\" in uai) echo uaiok;; isready) echo readyok;; quit) exit 0;; esac; done",
+    );
+    let refuses = script(
+        "refuses",
+        "while read l; do case \"$l\" in uai) echo uaiok;; setoption*) echo 'info string error: no such option';; isready) echo readyok;; quit) exit 0;; esac; done",
+    );
+    for (spec, game, expect) in [
+        (
+            "uai:/nonexistent/engine".to_string(),
+            "ataxx",
+            "/nonexistent/engine",
+        ),
+        ("uai:/bin/false".to_string(), "ataxx", "/bin/false"),
+        (
+            format!("uai:{}", no_game.display()),
+            "hexxagon",
+            "no Game option",
+        ),
+        (
+            format!("uai:{}:Hash=8", refuses.display()),
+            "ataxx",
+            "no such option",
+        ),
     ] {
         let (ok, out) = run_match(&[
-            "--a", &spec, "--b", "greedy", "--games", "2", "--pgn", pgn, "--quiet",
+            "--a", &spec, "--b", "greedy", "--games", "2", "--game", game, "--pgn", pgn, "--quiet",
         ]);
-        assert!(ok, "{out}");
+        assert!(!ok && out.contains(expect), "{spec}: {out}");
+        let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+            .args([
+                "gate",
+                "--game",
+                game,
+                "--candidate",
+                "random",
+                "--incumbent",
+                &spec,
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
         assert!(
-            out.lines().last().unwrap().starts_with("score 0.000"),
-            "{spec}: {out}"
+            !out.status.success() && text.contains(expect),
+            "{spec}: {text}"
         );
     }
+    // Our own engine plays Hexxagon once the match sets its Game option.
+    let spec = format!("uai:{}:depth=1", own.display());
+    let (ok, out) = run_match(&[
+        "--a", &spec, "--b", "random", "--games", "2", "--game", "hexxagon", "--pgn", pgn,
+        "--quiet",
+    ]);
+    assert!(ok, "{out}");
+    assert!(!out.contains("forfeit"), "{out}");
 }
 
 #[test]
