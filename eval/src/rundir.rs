@@ -60,6 +60,13 @@ impl RunLock {
             path: path.clone(),
             source,
         };
+        // Writing through a link would truncate whatever it points to.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a link or a folder): remove it, flipzero makes its own",
+            )));
+        }
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -113,8 +120,9 @@ impl Drop for RunLock {
 }
 
 /// Removes the hidden temporary files (`.NAME.PID.tmp`) that killed atomic writes left
-/// directly in `dir`. Call it only while holding the run's lock: then no other writer
-/// is mid-write there. Returns the removed paths.
+/// directly in `dir`: those whose writer, the process PID on this machine, is gone. A
+/// temporary file of a live process (a `flipzero report` writing beside a run) is kept,
+/// and so is any whose writer cannot be told (no `/proc`). Returns the removed paths.
 pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -123,15 +131,30 @@ pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         let p = e.path();
-        if name.starts_with('.')
-            && name.ends_with(".tmp")
-            && p.is_file()
-            && std::fs::remove_file(&p).is_ok()
-        {
+        let dead = temp_writer(&name).is_some_and(|pid| !process_alive(pid));
+        if dead && p.is_file() && std::fs::remove_file(&p).is_ok() {
             removed.push(p);
         }
     }
     removed
+}
+
+/// The PID in a temporary file name `.NAME.PID.tmp` (as `selfplay::data::temp_path`
+/// makes them).
+fn temp_writer(name: &str) -> Option<u32> {
+    let stem = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    stem.rsplit_once('.')?.1.parse().ok()
+}
+
+/// Whether process `pid` runs on this machine; `true` when that cannot be told.
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    Path::new("/proc").join(pid.to_string()).exists()
 }
 
 /// What is wrong with a run directory's `models/best`.

@@ -507,9 +507,27 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     let saved_path = dir.join("config.toml");
     let text = toml::to_string(&cfg)?;
     let header = "# The effective config of this run (written by flipzero run; every key is\n# documented in configs/default.toml).\n";
-    match std::fs::read_to_string(&saved_path) {
-        Ok(saved) => {
-            let old = RunConfig::from_text(&saved, &saved_path.display().to_string(), &[])?;
+    let saved = match std::fs::read_to_string(&saved_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(e),
+        Err(e) if !a.force => {
+            return Err(e).with_context(|| {
+                format!(
+                    "cannot read {}; pass --force to replace it with the given config",
+                    saved_path.display()
+                )
+            });
+        }
+        Err(e) => Err(e),
+        Ok(text) => match RunConfig::from_text(&text, &saved_path.display().to_string(), &[]) {
+            Ok(old) => Ok(old),
+            Err(e) if !a.force => {
+                return Err(e.context("pass --force to replace it with the given config"));
+            }
+            Err(e) => Err(std::io::Error::other(e.to_string())),
+        },
+    };
+    match saved {
+        Ok(old) => {
             let diffs = old.differences(&cfg);
             if !diffs.is_empty() && !a.force {
                 bail!(
@@ -528,7 +546,28 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     }
     let game: engine::Game = cfg.selfplay.game.parse()?;
     if eval::current_best(&dir)?.is_none() {
-        eval::promote(&dir, BOOTSTRAP_BEST)?;
+        // A run with evaluated generations has a best; if models/best went missing, the
+        // last finished verdict names it again (bootstrap would let the next network in
+        // without a gate).
+        let generations = match eval::report::read_generations(&dir) {
+            Ok(g) => g,
+            Err(eval::report::ReportError::NotARun(_)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let recorded = generations
+            .into_iter()
+            .filter_map(|g| g.eval.filter(|e| e.finished))
+            .next_back()
+            .map(|e| (e.best, e.candidate));
+        match recorded {
+            Some((best, generation)) => {
+                eval::promote(&dir, &best)?;
+                eprintln!(
+                    "models/best was missing: restored to {best} (the best after {generation}, eval/{generation}.json)"
+                );
+            }
+            None => eval::promote(&dir, BOOTSTRAP_BEST)?,
+        }
     }
     let p = Pipeline {
         cfg,

@@ -178,13 +178,31 @@ fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
     let before = std::fs::read_to_string(run.join("eval").join("gen-0001.json")).unwrap();
     for stale in [
         ".metrics.csv.999999.tmp",
-        "models/.best.999999.tmp",
-        "eval/.gen-0001.json.9.tmp",
+        "models/.best.999998.tmp",
+        "eval/.gen-0001.json.999997.tmp",
     ] {
         std::fs::write(run.join(stale), "partial").unwrap();
     }
+    // A temporary file of a live writer (here: this test process, standing in for a
+    // `flipzero report` running beside the run) is left alone.
+    let live = run.join(format!(".report.md.{}.tmp", std::process::id()));
+    std::fs::write(&live, "in progress").unwrap();
+    // A lost models/best is restored from the last verdict, not reset to bootstrap.
+    let best_before = std::fs::read_to_string(run.join("models/best")).unwrap();
+    std::fs::remove_file(run.join("models/best")).unwrap();
     let out = flipzero(&run, &[], None);
     assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("models/best was missing"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(run.join("models/best")).unwrap(),
+        best_before
+    );
+    assert!(live.exists(), "a live writer's temporary file was removed");
+    std::fs::remove_file(&live).unwrap();
     check_run(&run);
     assert_eq!(
         before,
@@ -290,6 +308,19 @@ fn a_second_run_on_one_directory_is_refused_until_the_first_dies() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // A run.lock that is a link is refused, and what it points to is untouched.
+    let linked = fresh("lock-link");
+    std::fs::create_dir_all(&linked).unwrap();
+    let precious = linked.with_extension("precious");
+    std::fs::write(&precious, "keep me").unwrap();
+    std::os::unix::fs::symlink(&precious, linked.join("run.lock")).unwrap();
+    let out = flipzero(&linked, &[], None);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("not a regular file"), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
+    let _ = std::fs::remove_dir_all(&linked);
+    let _ = std::fs::remove_file(&precious);
+
     let lock = run.join("run.lock");
     let t = Instant::now();
     while !std::fs::read_to_string(&lock).is_ok_and(|s| s.contains("PID")) {
@@ -469,6 +500,24 @@ fn a_different_config_is_refused_unless_forced() {
     assert!(out.status.success(), "{}", text(&out));
     let saved = std::fs::read_to_string(run.join("config.toml")).unwrap();
     assert!(saved.contains("learning_rate = 0.01"), "{saved}");
+    // A saved config that cannot be read is never overwritten silently; --force replaces it.
+    for garbage in [&b"\xff\xfe not text"[..], b"[run\ngenerations = "] {
+        std::fs::write(run.join("config.toml"), garbage).unwrap();
+        let out = flipzero(&run, &["--set", "train.learning_rate=0.01"], None);
+        assert!(!out.status.success(), "{}", text(&out));
+        assert!(
+            text(&out).contains("config.toml") && text(&out).contains("--force"),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(std::fs::read(run.join("config.toml")).unwrap(), garbage);
+        let out = flipzero(
+            &run,
+            &["--set", "train.learning_rate=0.01", "--force"],
+            None,
+        );
+        assert!(out.status.success(), "{}", text(&out));
+    }
     let _ = std::fs::remove_dir_all(&run);
 }
 
