@@ -123,6 +123,9 @@ pub fn generate_openings(
     out
 }
 
+/// A played game: its moves, the winner (`None`: a draw) and why it ended.
+type Played = (Vec<String>, Option<Side>, String);
+
 /// Plays one game; a player that fails (error, timeout, illegal move) forfeits.
 fn play_game(
     x: &PlayerSpec,
@@ -130,7 +133,7 @@ fn play_game(
     opening: State,
     seed: u64,
     cfg: &MatchConfig,
-) -> Result<(Vec<String>, Option<Side>, String), (Side, PlayerError)> {
+) -> Result<Played, (Side, PlayerError)> {
     let forfeit = |side: Side, e: &dyn std::fmt::Display| {
         (
             Some(side.other()),
