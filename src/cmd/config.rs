@@ -99,7 +99,9 @@ impl RunConfig {
                 );
             }
         }
-        let file_only = all.clone();
+        // The file alone first, so that its own errors name the file; then each
+        // override in turn, so that an error it causes names that override alone.
+        let mut cfg = RunConfig::from_table(&all, origin)?;
         for s in sets {
             let (k, v) = s
                 .split_once('=')
@@ -123,14 +125,9 @@ impl RunConfig {
                 bail!("{origin}: `{table}` must be a table");
             };
             t.insert(key.to_string(), parse_value(v.trim()));
+            cfg = RunConfig::from_table(&all, &format!("--set {s}"))?;
         }
-        // The file alone first, so that its own errors name the file, and errors that
-        // only the overrides cause name the overrides.
-        RunConfig::from_table(&file_only, origin)?;
-        if sets.is_empty() {
-            return RunConfig::from_table(&all, origin);
-        }
-        RunConfig::from_table(&all, &format!("--set {}", sets.join(", --set ")))
+        Ok(cfg)
     }
 
     /// The config of parsed tables, validated; errors begin with `origin`.
@@ -231,6 +228,34 @@ impl RunConfig {
 
 /// Settings that may change when a run is resumed: extending or shortening the loop.
 const RESUMABLE_KEYS: [&str; 2] = ["run.generations", "run.time_budget_minutes"];
+
+/// The config of a command that reads one table (`train`, `gate`): `--set` may name its
+/// keys bare (`steps=300`) or with the table (`train.steps=300`); a key of another
+/// table is refused, as the command would ignore it. The whole file is validated. With
+/// no file: the built-in configs/default.toml when `builtin`, else every table's
+/// defaults.
+pub fn load_table(
+    path: Option<&PathBuf>,
+    sets: &[String],
+    table: &str,
+    builtin: bool,
+) -> anyhow::Result<RunConfig> {
+    let mut qualified = Vec::with_capacity(sets.len());
+    for s in sets {
+        let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
+        match key.split_once('.') {
+            None => qualified.push(format!("{table}.{}", s.trim_start())),
+            Some((t, _)) if t == table => qualified.push(s.clone()),
+            Some((t, _)) => bail!(
+                "--set {s}: this command reads only [{table}] settings, not [{t}] (use `flipzero run` for the whole pipeline)"
+            ),
+        }
+    }
+    match path {
+        None if !builtin => RunConfig::from_text("", "defaults", &qualified),
+        _ => load_config(path, &qualified),
+    }
+}
 
 /// Loads the config named by the arguments (or the built-in default).
 pub fn load_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<RunConfig> {

@@ -35,35 +35,11 @@ pub struct TrainArgs {
     quiet: bool,
 }
 
-/// Reads the `[train]` table of a config file, then applies `key=value` overrides.
+/// The `[train]` table of a config file (the whole file is validated), then `--set`
+/// overrides (`steps=300` or `train.steps=300`); without a file, the built-in defaults
+/// of `[train]`.
 pub fn load_train_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<TrainConfig> {
-    let mut table = match path {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read config {}", p.display()))?;
-            let all: toml::Table = toml::from_str(&text)
-                .with_context(|| format!("{}: not valid TOML", p.display()))?;
-            match all.get("train") {
-                Some(toml::Value::Table(t)) => t.clone(),
-                Some(_) => bail!("{}: `train` must be a table", p.display()),
-                None => toml::Table::new(),
-            }
-        }
-        None => toml::Table::new(),
-    };
-    for s in sets {
-        let (k, v) = s
-            .split_once('=')
-            .with_context(|| format!("--set {s}: expected KEY=VALUE"))?;
-        let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
-            .ok()
-            .and_then(|t| t.get("v").cloned())
-            .unwrap_or_else(|| toml::Value::String(v.to_string()));
-        table.insert(k.trim().to_string(), value);
-    }
-    let cfg: TrainConfig = toml::Value::Table(table).try_into().context("in [train]")?;
-    cfg.validate()?;
-    Ok(cfg)
+    Ok(super::config::load_table(path, sets, "train", false)?.train)
 }
 
 fn data_game(dirs: &[PathBuf]) -> anyhow::Result<engine::Game> {

@@ -159,15 +159,22 @@ fn user_errors_print_the_chain_without_a_backtrace() {
 
 #[test]
 fn a_closed_output_pipe_ends_quietly() {
-    // `flipzero perft --divide | head -0`: the reader is gone before the first line.
+    // `flipzero … | head -0`: the reader is gone before the first line is written (the
+    // UAI engine writes only when asked, so the order is certain).
+    use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-        .args(["perft", "--depth", "3", "--divide"])
+        .arg("uai")
+        .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(b"uai\nisready\n");
+    let _ = stdin.flush();
     let out = child.wait_with_output().unwrap();
+    drop(stdin);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.is_empty(), "{err}");
     assert_eq!(out.status.code(), Some(141));
@@ -260,4 +267,71 @@ fn gate_operating_characteristic_of_the_shipped_configs() {
         "0.1",
     ]);
     assert!(!ok && err.contains("--operating-characteristic"), "{err}");
+}
+
+#[test]
+fn config_errors_name_the_file_or_the_override_at_fault() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad-selfplay.toml");
+    std::fs::write(&bad, "[selfplay]\nsimulations = 0\n[train]\nsteps = 10\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    let train = |extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "--data",
+            "/nonexistent/data",
+            "--out",
+            "/nonexistent/out",
+        ];
+        args.extend_from_slice(extra);
+        flipzero(&args)
+    };
+    // A bad value, bare or with the table, is blamed on that override.
+    for set in ["steps=abc", "train.steps=abc"] {
+        let (ok, _, err) = train(&["--set", set]);
+        assert!(!ok);
+        assert!(
+            err.contains("--set train.steps=abc") && err.contains("[train]"),
+            "{err}"
+        );
+    }
+    // The whole file is checked, and its errors name it.
+    let (ok, _, err) = train(&["--config", bad]);
+    assert!(!ok);
+    assert!(
+        err.contains(bad) && err.contains("selfplay.simulations"),
+        "{err}"
+    );
+    // Settings the command would ignore are refused.
+    let (ok, _, err) = train(&["--set", "selfplay.games=1"]);
+    assert!(!ok && err.contains("only [train]"), "{err}");
+    let (ok, _, err) = flipzero(&[
+        "gate",
+        "--candidate",
+        "random",
+        "--incumbent",
+        "greedy",
+        "--set",
+        "selfplay.games=1",
+    ]);
+    assert!(!ok && err.contains("only [gate]"), "{err}");
+    // Of several overrides, only the one at fault is named.
+    let (ok, _, err) = flipzero(&[
+        "run",
+        "--dry-run",
+        "--set",
+        "run.generations=1",
+        "--set",
+        "gate.alpha=0.7",
+        "--set",
+        "selfplay.games=8",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("--set gate.alpha=0.7"), "{err}");
+    assert!(
+        !err.contains("generations=1") && !err.contains("games=8"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
