@@ -146,11 +146,62 @@ pub fn read_metadata(dir: &Path) -> Result<ModelMeta, TrainError> {
             ),
         });
     }
-    meta.game().map_err(|m| TrainError::Checkpoint {
+    let game = meta.game().map_err(|m| TrainError::Checkpoint {
         path: dir.join("model.json"),
         message: m,
     })?;
+    check_shape(&meta, game).map_err(|message| TrainError::Checkpoint {
+        path: dir.join("model.json"),
+        message,
+    })?;
     Ok(meta)
+}
+
+/// Checks what model.json says against its game and the limits a `[train]` config
+/// allows, before any weight is allocated: an edited or foreign file is refused, not
+/// run (a network of 10⁸ blocks would exhaust memory; a policy of another size would
+/// index out of range).
+fn check_shape(meta: &ModelMeta, game: Game) -> Result<(), String> {
+    let n = &meta.network;
+    let limits = [
+        ("network.blocks", n.blocks, 1, 64),
+        ("network.channels", n.channels, 4, 1024),
+        ("network.head_channels", n.head_channels, 1, 1024),
+        ("network.value_hidden", n.value_hidden, 1, 4096),
+        ("network.gpool_every", n.gpool_every, 0, 64),
+    ];
+    for (key, v, lo, hi) in limits {
+        if !(lo..=hi).contains(&v) {
+            return Err(format!("{key} = {v} is out of range: {lo}..={hi}"));
+        }
+    }
+    let want = ModelMeta::new(game, n, 0, 0);
+    let fields = [
+        ("network.in_planes", n.in_planes, PLANES),
+        (
+            "network.policy_planes",
+            n.policy_planes,
+            game.policy_planes(),
+        ),
+        ("width", meta.width, want.width),
+        ("height", meta.height, want.height),
+        ("policy_size", meta.policy_size, want.policy_size),
+        ("policy_planes", meta.policy_planes, want.policy_planes),
+        ("input_planes", meta.input_planes.len(), PLANES),
+    ];
+    for (key, found, expected) in fields {
+        if found != expected {
+            return Err(format!(
+                "{key} = {found}, but a {game} network of this version has {expected}"
+            ));
+        }
+    }
+    if meta.input_planes != want.input_planes || meta.jump_offsets != want.jump_offsets {
+        return Err(format!(
+            "input planes or jump offsets differ from those of {game} in this version"
+        ));
+    }
+    Ok(())
 }
 
 /// A trained model loaded for inference (CPU).

@@ -712,10 +712,29 @@ fn write_checkpoint(
 /// The newest checkpoint of a model directory, if any: its folder and state.
 pub fn latest_checkpoint(out: &Path) -> Result<Option<(PathBuf, CheckpointState)>, TrainError> {
     let latest = out.join("checkpoints").join("latest");
-    let Ok(name) = std::fs::read_to_string(&latest) else {
-        return Ok(None);
+    let name = match std::fs::read_to_string(&latest) {
+        Ok(name) => name,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(TrainError::Io {
+                path: latest,
+                source,
+            });
+        }
     };
-    let dir = out.join("checkpoints").join(name.trim());
+    // Only a checkpoint folder of this model: `step-` and digits, nothing that leads out.
+    let name = name.trim();
+    let digits = name.strip_prefix("step-").unwrap_or("");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(TrainError::Checkpoint {
+            path: latest,
+            message: format!(
+                "names `{}`, not a checkpoint folder (step-NNNNNNNN)",
+                name.chars().take(40).collect::<String>()
+            ),
+        });
+    }
+    let dir = out.join("checkpoints").join(name);
     let state_path = dir.join("state.json");
     let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
     let state: CheckpointState =

@@ -413,3 +413,40 @@ fn a_full_disk_stops_training_and_leaves_no_temporaries() {
     assert!(left.is_empty(), "left behind: {left:?}");
     assert!(!latest, "no checkpoint was completed, none may be named");
 }
+
+#[test]
+fn edited_metadata_and_checkpoint_pointers_are_refused() {
+    let d = data("ataxx");
+    let cfg = small_config(20);
+    let out = temp("edited");
+    assert!(!run(&cfg, &d, &out, false, Some(10)).unwrap().finished);
+    // checkpoints/latest: unreadable, or naming anything but a checkpoint folder.
+    let latest = out.join("checkpoints/latest");
+    for bad in [&b"\xff\xfe"[..], b"../../..\n", b"step-\n", b"/etc\n"] {
+        std::fs::write(&latest, bad).unwrap();
+        let e = run(&cfg, &d, &out, true, None).unwrap_err().to_string();
+        assert!(e.contains("checkpoints/latest"), "{bad:?}: {e}");
+    }
+    std::fs::write(&latest, "step-00000010\n").unwrap();
+    assert!(run(&cfg, &d, &out, true, None).unwrap().finished);
+    // model.json edited: every shape field is checked against the game and the limits.
+    let json = std::fs::read_to_string(out.join("model.json")).unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let edits: [(&str, serde_json::Value, &str); 5] = [
+        ("/network/blocks", 100_000_000.into(), "network.blocks"),
+        ("/game", "hexxagon".into(), "a hexxagon network"),
+        ("/policy_size", 7.into(), "policy_size"),
+        ("/network/policy_planes", 1.into(), "network.policy_planes"),
+        ("/width", 8.into(), "width"),
+    ];
+    for (pointer, value, expect) in edits {
+        let mut m = meta.clone();
+        *m.pointer_mut(pointer).unwrap() = value;
+        std::fs::write(out.join("model.json"), m.to_string()).unwrap();
+        let e = train::load_model(&out).err().unwrap().to_string();
+        assert!(
+            e.contains("model.json") && e.contains(expect),
+            "{pointer}: {e}"
+        );
+    }
+}
