@@ -93,7 +93,7 @@ pub fn run(a: PlayArgs) -> anyhow::Result<()> {
     println!("{}", draw(&state));
     let mut history: Vec<State> = vec![];
     let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    let mut lines = stdin.lock().split(b'\n');
     loop {
         if let Some(r) = state.result() {
             let verdict = match r.winner {
@@ -126,6 +126,10 @@ pub fn run(a: PlayArgs) -> anyhow::Result<()> {
             return Ok(());
         };
         let line = line?;
+        let Ok(line) = String::from_utf8(line) else {
+            println!("that line is not valid UTF-8 text; type a move such as g2, or `help`");
+            continue;
+        };
         let input = line.trim();
         match input {
             "" => {}

@@ -437,11 +437,10 @@ fn a_new_go_stops_the_running_search() {
 #[test]
 fn searches_never_block_the_input_loop() {
     let mut s = Session::start();
-    // A bare `go`; only the clock of the side not to move (x moves first, on `btime`);
-    // a deep fixed depth.
+    // A bare `go`; a long move time; a deep fixed depth.
     let searches = [
         ("go", "position startpos"),
-        ("go wtime 100000 winc 1000", "setoption name Hash value 8"),
+        ("go movetime 100000", "setoption name Hash value 8"),
         ("go depth 60", "uainewgame"),
         ("go nodes 1000000000", "go depth 1"),
     ];
@@ -726,4 +725,68 @@ fn stop_ends_an_mcts_search() {
     let lines = s.within("bestmove", PROMPT);
     assert!(legal_at_start("ataxx", &move_of(&lines)), "{lines:?}");
     s.quit();
+}
+
+#[test]
+fn every_go_is_answered_with_a_bestmove() {
+    // What the engine cannot use is reported and left out, never left unanswered; a clock
+    // for the side not to move only (x moves first, on `btime`) means an empty clock.
+    let mut s = Session::start();
+    for go in [
+        "go wtime 100000 winc 1000",
+        "go searchmoves f2 g2 depth 3",
+        "go ponder movetime 50",
+        "go movetime 99999999999999999999999 depth 2",
+        "go nodes 18446744073709551615 depth 2",
+        "go depth two movetime 50",
+        "go mate 3 depth 2",
+        "go bogus depth 2",
+    ] {
+        s.send("position startpos");
+        s.send(go);
+        let lines = s.within("bestmove", Duration::from_secs(5));
+        let mv = move_of(&lines);
+        assert!(legal_at_start("ataxx", &mv), "{go}: {lines:?}");
+    }
+    // A perft too deep for the loop is refused at once; the loop still answers.
+    s.send("perft 12");
+    s.send("isready");
+    let lines = s.within("readyok", PROMPT);
+    assert!(lines.iter().any(|l| l.contains("perft 12")), "{lines:?}");
+    s.quit();
+}
+
+#[test]
+fn the_game_can_be_chosen_at_start() {
+    let dir = temp("start-game");
+    write_model(&dir, "ataxx/assimilation");
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["uai", "--game", "ataxx/assimilation", "--model"])
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["uai", "--model"])
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("ataxx/assimilation"),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["uai", "--game", "othello"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -179,6 +179,25 @@ fn info_line(r: &SearchReport, pos: &State) -> String {
     )
 }
 
+/// A `go` value: digits, with a `-` that counts as 0 (some GUIs send a negative time when
+/// a flag falls) and anything beyond `u64` saturating.
+fn number(v: &str) -> Option<u64> {
+    let digits = v.strip_prefix('-').unwrap_or(v);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(if v.starts_with('-') {
+        0
+    } else {
+        digits.parse().unwrap_or(u64::MAX)
+    })
+}
+
+/// At most 40 characters of a GUI's word, control characters escaped.
+fn shown(word: &str) -> String {
+    word.chars().take(40).flat_map(char::escape_debug).collect()
+}
+
 /// The parameters of a `go` command.
 #[derive(Default, Debug)]
 pub(super) struct GoParams {
@@ -194,33 +213,67 @@ pub(super) struct GoParams {
 }
 
 impl GoParams {
-    pub(super) fn parse(rest: &str) -> Result<GoParams, String> {
+    /// Parses the arguments of `go`. What it cannot use (`ponder`, `searchmoves …`,
+    /// unknown words, values that are not numbers) comes back as warnings and is left
+    /// out: a `go` is always answered with a `bestmove`, as a GUI waits for one.
+    pub(super) fn parse(rest: &str) -> (GoParams, Vec<String>) {
+        const KEYS: [&str; 10] = [
+            "wtime",
+            "btime",
+            "winc",
+            "binc",
+            "movestogo",
+            "movetime",
+            "depth",
+            "nodes",
+            "infinite",
+            "ponder",
+        ];
         let mut p = GoParams::default();
-        let mut it = rest.split_whitespace();
-        while let Some(k) = it.next() {
-            if k == "infinite" {
-                p.infinite = true;
-                continue;
-            }
-            let v = it.next().ok_or_else(|| format!("`go {k}` needs a value"))?;
-            // Some GUIs send negative remaining time when a flag falls; treat it as zero.
-            let n: i64 = v
-                .parse()
-                .map_err(|_| format!("`go {k} {v}`: not a number"))?;
-            let n = n.max(0) as u64;
+        let mut warnings = Vec::new();
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let mut i = 0;
+        while i < words.len() {
+            let k = words[i];
+            i += 1;
             match k {
-                "wtime" => p.wtime = Some(n),
-                "btime" => p.btime = Some(n),
-                "winc" => p.winc = n,
-                "binc" => p.binc = n,
-                "movestogo" => p.movestogo = Some(n.max(1)),
-                "movetime" => p.movetime = Some(n),
-                "depth" => p.depth = Some(n.clamp(1, 64) as u32),
-                "nodes" => p.nodes = Some(n.max(1)),
-                _ => return Err(format!("unknown `go` parameter `{k}`")),
+                "infinite" => p.infinite = true,
+                "ponder" => {
+                    warnings.push("`go ponder` is not supported: searching normally".into())
+                }
+                "searchmoves" | "mate" => {
+                    // Skip the arguments, up to the next keyword.
+                    while i < words.len() && !KEYS.contains(&words[i]) {
+                        i += 1;
+                    }
+                    warnings.push(format!("`go {k}` is not supported: ignored"));
+                }
+                "wtime" | "btime" | "winc" | "binc" | "movestogo" | "movetime" | "depth"
+                | "nodes" => {
+                    let Some(v) = words.get(i) else {
+                        warnings.push(format!("`go {k}` needs a value: ignored"));
+                        continue;
+                    };
+                    i += 1;
+                    let Some(n) = number(v) else {
+                        warnings.push(format!("`go {k} {}`: not a number, ignored", shown(v)));
+                        continue;
+                    };
+                    match k {
+                        "wtime" => p.wtime = Some(n),
+                        "btime" => p.btime = Some(n),
+                        "winc" => p.winc = n,
+                        "binc" => p.binc = n,
+                        "movestogo" => p.movestogo = Some(n.max(1)),
+                        "movetime" => p.movetime = Some(n),
+                        "depth" => p.depth = Some(n.clamp(1, 64) as u32),
+                        _ => p.nodes = Some(n.max(1)),
+                    }
+                }
+                _ => warnings.push(format!("unknown `go` parameter `{}`: ignored", shown(k))),
             }
         }
-        Ok(p)
+        (p, warnings)
     }
 
     /// Search limits. In UAI for Ataxx (libataxx, cuteataxx) the first player `x` is
@@ -232,6 +285,9 @@ impl GoParams {
         } else {
             (self.wtime, self.winc)
         };
+        // A clock for the other side only: ours is taken as empty (move at once, as
+        // Stockfish does), not as unlimited.
+        let left = left.or_else(|| (self.wtime.or(self.btime)).map(|_| 0));
         let clock = left.map(|left| {
             // Keep a safety margin for process and pipe latency; spend a share of what is
             // left plus most of the increment, never more than half of the clock.

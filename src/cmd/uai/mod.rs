@@ -35,9 +35,17 @@ pub struct UaiArgs {
     /// MCTS simulations per move; 0 = as many as the clock allows (option `Simulations`).
     #[arg(long, default_value_t = 0)]
     simulations: u32,
+    /// The Ataxx rule set at start (the `Game` option changes it), e.g. ataxx/assimilation;
+    /// a --model must be of this game.
+    #[arg(long, default_value = "ataxx")]
+    game: String,
 }
 
 const DEFAULT_HASH_MB: usize = 16;
+
+/// The deepest `perft` the UAI loop runs (it blocks the loop; 6 plies of Ataxx take
+/// well under a second).
+const MAX_UAI_PERFT: u32 = 6;
 
 struct Engine {
     game: Game,
@@ -65,7 +73,10 @@ fn error(msg: impl std::fmt::Display) {
 
 /// Runs the UAI loop on standard input until `quit` or end of input.
 pub fn run(a: UaiArgs) -> anyhow::Result<()> {
-    let game: Game = "ataxx".parse()?;
+    let game: Game = a.game.parse()?;
+    if !matches!(game, Game::Ataxx(_)) {
+        anyhow::bail!("--game {game}: UAI plays the Ataxx family (ataxx, ataxx/assimilation, …)");
+    }
     let player = parse_player(&a.player, game).map_err(anyhow::Error::msg)?;
     let model = match &a.model {
         Some(dir) => Some((
@@ -138,8 +149,14 @@ impl Engine {
             }
             "perft" => {
                 self.stop();
+                // perft cannot be stopped: kept short enough not to hold up the loop.
                 match rest.trim().parse::<u32>() {
-                    Ok(d) => say(&format!("nodes {}", self.position.perft(d))),
+                    Ok(d) if d <= MAX_UAI_PERFT => {
+                        say(&format!("nodes {}", self.position.perft(d)))
+                    }
+                    Ok(d) => error(format!(
+                        "`perft {d}`: at most {MAX_UAI_PERFT} here (deeper: `flipzero perft --depth {d}`)"
+                    )),
                     Err(_) => error(format!("`perft {rest}`: expected a depth")),
                 }
             }
@@ -250,10 +267,10 @@ impl Engine {
     }
 
     fn go(&mut self, rest: &str) {
-        let params = match GoParams::parse(rest) {
-            Ok(p) => p,
-            Err(msg) => return error(msg),
-        };
+        let (params, warnings) = GoParams::parse(rest);
+        for w in warnings {
+            error(w);
+        }
         if self.position.legal_moves().is_empty() {
             error("the game is over");
             return say("bestmove 0000");
