@@ -24,7 +24,8 @@ pub struct SelfplayArgs {
     /// shallow alpha-beta value).
     #[arg(long)]
     evaluator: Option<BuiltinEvaluator>,
-    /// A trained model directory to play with (instead of --evaluator).
+    /// A trained model directory (or a run directory, for its best network) to play with
+    /// instead of --evaluator; its game is the default of --game.
     #[arg(long, conflicts_with = "evaluator")]
     model: Option<PathBuf>,
     /// Worker threads.
@@ -63,6 +64,19 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
         Some(p) => load_selfplay_config(p)?,
         None => SelfplayConfig::default(),
     };
+    let model_dir = match &a.model {
+        Some(p) => match eval::resolve_net(p)? {
+            eval::ResolvedNet::Model(dir) => Some(dir),
+            eval::ResolvedNet::Bootstrap => anyhow::bail!(
+                "{} is a run whose best is still the bootstrap evaluator: use --evaluator bootstrap",
+                p.display()
+            ),
+        },
+        None => None,
+    };
+    if let (Some(dir), None, None) = (&model_dir, &a.game, &a.config) {
+        cfg.game = train::read_metadata(dir)?.game;
+    }
     if let Some(g) = a.game {
         cfg.game = g;
     }
@@ -97,7 +111,7 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
     let positions = AtomicU64::new(0);
     let start = Instant::now();
     let evaluator = cfg.evaluator;
-    let model = match &a.model {
+    let model = match &model_dir {
         Some(dir) => {
             let m = train::load_model(dir)?;
             if m.game != game {

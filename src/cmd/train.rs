@@ -138,7 +138,7 @@ pub fn export(a: ExportArgs) -> anyhow::Result<()> {
 /// Arguments of `flipzero infer`.
 #[derive(Args)]
 pub struct InferArgs {
-    /// Model directory.
+    /// Model directory, or a run directory for its best network.
     #[arg(long)]
     model: PathBuf,
     /// Position in the game's text format (`startpos` for the start).
@@ -153,7 +153,14 @@ pub struct InferArgs {
 
 /// Runs one position through the network and prints JSON.
 pub fn infer(a: InferArgs) -> anyhow::Result<()> {
-    let model = train::load_model(&a.model)?;
+    let dir = match eval::resolve_net(&a.model)? {
+        eval::ResolvedNet::Model(dir) => dir,
+        eval::ResolvedNet::Bootstrap => bail!(
+            "{} is a run whose best is still the bootstrap evaluator: no network to run",
+            a.model.display()
+        ),
+    };
+    let model = train::load_model(&dir)?;
     if let Some(g) = &a.game {
         let game: engine::Game = g.parse()?;
         if game != model.game {

@@ -278,6 +278,37 @@ fn models_of_another_game_are_refused(run: &Path) {
         );
     }
     assert!(!pgn.exists(), "games were played");
+    // A run directory stands for its best network in infer and selfplay too.
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["infer", "--position", "startpos", "--model"])
+        .arg(run)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("\"wdl\""), "{}", text(&out));
+    let shards = run.with_extension("shards");
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args([
+            "selfplay",
+            "--games",
+            "2",
+            "--threads",
+            "1",
+            "--quiet",
+            "--model",
+        ])
+        .arg(run)
+        .arg("--out")
+        .arg(&shards)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("game ataxx") && text(&out).contains("games 2"),
+        "{}",
+        text(&out)
+    );
+    let _ = std::fs::remove_dir_all(&shards);
     // A missing model, likewise: an error, not a verdict over forfeited games.
     let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
         .args([
