@@ -33,6 +33,11 @@ pub struct TrainArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Print the network the settings describe (its tensors, parameter count and
+    /// floating-point operations per position) and the effective [train] table, then
+    /// exit without reading data (the game: --game, else the data's, else ataxx).
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// The `[train]` table of a config file (the whole file is validated), then `--set`
@@ -60,6 +65,15 @@ fn data_game(dirs: &[PathBuf]) -> anyhow::Result<engine::Game> {
 /// Runs training.
 pub fn run(a: TrainArgs) -> anyhow::Result<()> {
     let cfg = load_train_config(a.config.as_ref(), &a.set)?;
+    if a.dry_run {
+        let game: engine::Game = match &a.game {
+            Some(g) => g.parse()?,
+            None => data_game(&a.data).unwrap_or(engine::Game::Ataxx(engine::Rules::ATAXX)),
+        };
+        println!("{}", cfg.net_config(game).describe(game));
+        println!("\n[train]\n{}", toml::to_string(&cfg)?);
+        return Ok(());
+    }
     let game = match &a.game {
         Some(g) => g.parse()?,
         None => data_game(&a.data)?,

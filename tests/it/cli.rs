@@ -357,3 +357,51 @@ fn play_reports_input_that_is_not_text_and_goes_on() {
     assert!(text.contains("not valid UTF-8"), "{text}");
     assert!(text.contains("random plays"), "the game went on: {text}");
 }
+
+#[test]
+fn train_dry_run_describes_the_configured_network() {
+    let (ok, out, err) = flipzero(&[
+        "train",
+        "--data",
+        "/nonexistent",
+        "--out",
+        "/nonexistent/out",
+        "--dry-run",
+        "--game",
+        "othello",
+        "--set",
+        "blocks=2",
+        "--set",
+        "gpool_every=0",
+        "--set",
+        "train.head_channels=16",
+        "--set",
+        "value_hidden=8",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("network for othello (8x8 grid)"), "{out}");
+    assert!(out.contains("2 residual blocks of 32 channels"), "{out}");
+    assert!(out.contains("global pooling in blocks: none"), "{out}");
+    assert!(
+        out.contains("policy (16 channels, 1 policy planes + pass)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("blocks.1.b.conv.weight       [32, 32, 3, 3]"),
+        "{out}"
+    );
+    assert!(!out.contains("gpool.weight"), "{out}");
+    assert!(out.contains("head_channels = 16"), "{out}");
+    // Out of range: refused, naming the key.
+    let (ok, _, err) = flipzero(&[
+        "train",
+        "--data",
+        "/nonexistent",
+        "--out",
+        "/nonexistent/out",
+        "--dry-run",
+        "--set",
+        "head_channels=0",
+    ]);
+    assert!(!ok && err.contains("train.head_channels = 0"), "{err}");
+}

@@ -2080,6 +2080,32 @@ mod tests {
         }
     }
 
+    /// `net` with every BatchNorm's γ in [0.5, 1.5], β in [-0.5, 0.5], running mean in
+    /// [-0.5, 0.5] and running variance in [0.5, 1.5], drawn from `seed`.
+    fn randomize_batch_norm(mut net: Net, device: &Device, seed: u64) -> Net {
+        let mut k = seed * 100;
+        let mut draw = |c: usize, centre: f32| {
+            k += 1;
+            let v: Vec<f32> = noise(k, c).iter().map(|x| centre + 0.5 * x).collect();
+            Tensor::<1>::from_data(TensorData::new(v, [c]), device)
+        };
+        let mut bn = |b: &mut burn::nn::BatchNorm| {
+            let c = b.gamma.dims()[0];
+            b.gamma = Param::from_tensor(draw(c, 1.0));
+            b.beta = Param::from_tensor(draw(c, 0.0));
+            b.running_mean = RunningState::new(draw(c, 0.0));
+            b.running_var = RunningState::new(draw(c, 1.0));
+        };
+        bn(&mut net.stem.bn);
+        for b in &mut net.blocks {
+            bn(&mut b.a.bn);
+            bn(&mut b.b.bn);
+        }
+        bn(&mut net.policy_conv.bn);
+        bn(&mut net.value_conv.bn);
+        net
+    }
+
     /// Burn's gradients of `net`'s parameters, by the trainer's names.
     fn burn_grads(net: &Net, grads: &GradientsParams) -> HashMap<String, Vec<f32>> {
         let mut out = HashMap::new();
@@ -2159,14 +2185,27 @@ mod tests {
     /// whole vectors and a batch that is not a whole number of tasks.
     #[test]
     fn gradients_match_burn_autodiff() {
-        for game in ["ataxx", "othello"] {
+        // Four architectures: gpool every other block, none, every block; narrow and
+        // wide heads; BatchNorm γ, β and running statistics random (fresh ones are 1, 0,
+        // 0, 1, which would hide a γ or β mistake).
+        let archs = [
+            (3, 24, 2, 8, 16),
+            (2, 16, 0, 12, 8),
+            (4, 20, 1, 6, 10),
+            (1, 40, 1, 20, 32),
+        ];
+        for (game, (blocks, channels, gpool_every, head_channels, value_hidden)) in
+            ["ataxx", "othello", "ataxx", "othello"]
+                .into_iter()
+                .zip(archs)
+        {
             let game: Game = game.parse().unwrap();
             let shape = NetConfig {
-                blocks: 3,
-                channels: 24,
-                gpool_every: 2,
-                head_channels: 8,
-                value_hidden: 16,
+                blocks,
+                channels,
+                gpool_every,
+                head_channels,
+                value_hidden,
                 in_planes: PLANES,
                 policy_planes: game.policy_planes(),
             };
@@ -2174,7 +2213,7 @@ mod tests {
             let batch = random_batch(game, 40, 8);
             let device = Device::flex().autodiff();
             device.seed(3);
-            let net = shape.init(&device);
+            let net = randomize_batch_norm(shape.init(&device), &device, blocks as u64 + 10);
             let mut worst = 0.0f64;
             for kernel in Kernel::available() {
                 let mut trainer = CpuTrainer::with_kernel(&net, &shape, game, &cfg, kernel);
@@ -2219,8 +2258,8 @@ mod tests {
                         burn_net.stem.bn.running_mean.value_sync(),
                     ),
                     (
-                        mine.blocks[2].b.bn.running_var.value(),
-                        burn_net.blocks[2].b.bn.running_var.value_sync(),
+                        mine.blocks[blocks - 1].b.bn.running_var.value(),
+                        burn_net.blocks[blocks - 1].b.bn.running_var.value_sync(),
                     ),
                     (
                         mine.value_conv.bn.running_var.value(),
@@ -2235,7 +2274,7 @@ mod tests {
                     }
                 }
             }
-            eprintln!("{game}: largest relative gradient error {worst:.2e}");
+            eprintln!("{game} {shape:?}: largest relative gradient error {worst:.2e}");
         }
     }
 }

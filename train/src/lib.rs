@@ -5,6 +5,7 @@
 
 pub mod cpu_training;
 pub mod data;
+pub mod describe;
 pub mod encode;
 pub mod export;
 pub mod fast;

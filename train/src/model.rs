@@ -68,7 +68,8 @@ impl NetConfig {
                 .map(|i| ResBlock {
                     a: conv_bn(c, c, 3),
                     b: conv_bn(c, c, 3),
-                    gpool: (self.gpool_every > 0 && i % self.gpool_every == self.gpool_every - 1)
+                    gpool: self
+                        .has_gpool(i)
                         .then(|| Conv2dConfig::new([c, c], [1, 1]).init(device)),
                 })
                 .collect(),

@@ -45,6 +45,13 @@ pub struct TrainConfig {
     pub blocks: Option<usize>,
     /// Channels, overriding the preset.
     pub channels: Option<usize>,
+    /// Every n-th residual block adds a global-pooling bias (0 = none), overriding the
+    /// preset (3).
+    pub gpool_every: Option<usize>,
+    /// Channels of the policy and value heads, overriding the preset (32).
+    pub head_channels: Option<usize>,
+    /// Hidden units of the value head, overriding the preset (64).
+    pub value_hidden: Option<usize>,
     /// Samples per step.
     pub batch_size: usize,
     /// Steps to train (the total, when resuming).
@@ -87,6 +94,9 @@ impl Default for TrainConfig {
             net: "tiny".into(),
             blocks: None,
             channels: None,
+            gpool_every: None,
+            head_channels: None,
+            value_hidden: None,
             batch_size: 256,
             steps: 500,
             optimizer: OptimizerKind::Adamw,
@@ -163,6 +173,15 @@ impl TrainConfig {
         if let Some(c) = self.channels {
             check("channels", c, (4..=1024).contains(&c), "4..=1024")?;
         }
+        if let Some(g) = self.gpool_every {
+            check("gpool_every", g, g <= 64, "0 (none) ..=64")?;
+        }
+        if let Some(h) = self.head_channels {
+            check("head_channels", h, (1..=1024).contains(&h), "1..=1024")?;
+        }
+        if let Some(v) = self.value_hidden {
+            check("value_hidden", v, (1..=4096).contains(&v), "1..=4096")?;
+        }
         check(
             "batch_size",
             self.batch_size,
@@ -225,6 +244,15 @@ impl TrainConfig {
         }
         if let Some(c) = self.channels {
             n.channels = c;
+        }
+        if let Some(g) = self.gpool_every {
+            n.gpool_every = g;
+        }
+        if let Some(h) = self.head_channels {
+            n.head_channels = h;
+        }
+        if let Some(v) = self.value_hidden {
+            n.value_hidden = v;
         }
         n
     }
