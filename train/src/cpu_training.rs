@@ -306,6 +306,25 @@ impl CpuTrainer {
         self.geo.kernel
     }
 
+    /// The trained tensors of `shape`'s description (`NetConfig::tensors`) that this
+    /// trainer does not train, and those it trains that the description lacks: empty
+    /// when it covers the network exactly. A layer added to the network and not to this
+    /// engine shows up here instead of going silently untrained.
+    pub fn uncovered(&self, shape: &NetConfig) -> Vec<String> {
+        let described: Vec<String> = shape
+            .tensors()
+            .into_iter()
+            .filter(|t| t.trained)
+            .map(|t| t.name)
+            .collect();
+        let missing = described.iter().filter(|n| !self.names.contains(n));
+        let extra = self.names.iter().filter(|n| !described.contains(n));
+        missing
+            .map(|n| format!("{n} (not trained by the CPU engine)"))
+            .chain(extra.map(|n| format!("{n} (not in the network's description)")))
+            .collect()
+    }
+
     /// One training step on `batch` at learning rate `lr`: forward, backward, optimizer.
     /// Returns the loss and metrics in the order of [`crate::training::losses`].
     pub fn step(&mut self, batch: &Batch, lr: f64) -> [f32; 6] {
@@ -2217,6 +2236,16 @@ mod tests {
             let mut worst = 0.0f64;
             for kernel in Kernel::available() {
                 let mut trainer = CpuTrainer::with_kernel(&net, &shape, game, &cfg, kernel);
+                assert_eq!(trainer.uncovered(&shape), Vec::<String>::new());
+                let other = NetConfig {
+                    gpool_every: if gpool_every == 0 { 1 } else { 0 },
+                    ..shape.clone()
+                };
+                let gaps = trainer.uncovered(&other);
+                assert!(
+                    !gaps.is_empty() && gaps.iter().all(|g| g.contains("gpool")),
+                    "{gaps:?}"
+                );
                 let ours = trainer.forward_backward(&batch);
                 let burn_net = net.clone();
                 let (loss, theirs) =

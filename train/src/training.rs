@@ -304,6 +304,9 @@ pub enum TrainError {
     /// No training rows.
     #[error("no training positions found in {0}")]
     NoData(String),
+    /// The chosen training engine cannot run this network.
+    #[error("{0}")]
+    Unsupported(String),
     /// A checkpoint or model file is unreadable or does not match.
     #[error("{path}: {message}")]
     Checkpoint {
@@ -574,10 +577,24 @@ const CPU_OPTIM: &str = "optim.bin";
 const BURN_OPTIM: &str = "optim.bpk";
 
 impl Engine {
-    /// A fresh engine for `cfg` from `net` (weights on any device).
-    fn new(cfg: &TrainConfig, game: Game, shape: &NetConfig, net: Net) -> Engine {
-        if cfg.device == "cpu" {
-            Engine::Cpu(Box::new(CpuTrainer::new(&net, shape, game, cfg)))
+    /// A fresh engine for `cfg` from `net` (weights on any device). The CPU engine must
+    /// cover every trained tensor of the network's description, or it is refused.
+    fn new(
+        cfg: &TrainConfig,
+        game: Game,
+        shape: &NetConfig,
+        net: Net,
+    ) -> Result<Engine, TrainError> {
+        Ok(if cfg.device == "cpu" {
+            let trainer = CpuTrainer::new(&net, shape, game, cfg);
+            let gaps = trainer.uncovered(shape);
+            if !gaps.is_empty() {
+                return Err(TrainError::Unsupported(format!(
+                    "the CPU training engine cannot train this network: {}; set train.device = \"flex\" to train it with Burn",
+                    gaps.join(", ")
+                )));
+            }
+            Engine::Cpu(Box::new(trainer))
         } else {
             let device = training_device(&cfg.device).expect("validated").autodiff();
             // Loaded through a record, as from a file, so that the parameters are tracked
@@ -587,7 +604,7 @@ impl Engine {
                 optim: cfg.optimizer(),
                 device,
             }))
-        }
+        })
     }
 
     /// One step; the loss and metrics.
@@ -649,7 +666,7 @@ impl Engine {
             weights.as_deref(),
             &Device::flex(),
         )?;
-        let mut engine = Engine::new(cfg, game, shape, net);
+        let mut engine = Engine::new(cfg, game, shape, net)?;
         let path = dir.join(match &engine {
             Engine::Cpu(_) => CPU_OPTIM,
             Engine::Burn(_) => BURN_OPTIM,
@@ -860,7 +877,7 @@ pub fn train(
                 Some(init) => crate::export::load_init(init, game, &net_cfg)?,
                 None => net_cfg.init(&flex),
             };
-            Engine::new(cfg, game, &net_cfg, net)
+            Engine::new(cfg, game, &net_cfg, net)?
         }
     };
     trim_metrics(&metrics_path, start)?;
