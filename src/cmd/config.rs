@@ -99,9 +99,7 @@ impl RunConfig {
                 );
             }
         }
-        // The file alone first, so that its own errors name the file; then each
-        // override in turn, so that an error it causes names that override alone.
-        let mut cfg = RunConfig::from_table(&all, origin)?;
+        let file_only = all.clone();
         for s in sets {
             let (k, v) = s
                 .split_once('=')
@@ -125,9 +123,28 @@ impl RunConfig {
                 bail!("{origin}: `{table}` must be a table");
             };
             t.insert(key.to_string(), parse_value(v.trim()));
-            cfg = RunConfig::from_table(&all, &format!("--set {s}"))?;
         }
-        Ok(cfg)
+        // Validated once, with every override applied (a rule over two keys must not
+        // depend on their order, and an override may mend the file). An error is blamed
+        // on the file when the file alone has it, else on the overrides it names.
+        match RunConfig::from_table(&all, origin) {
+            Ok(cfg) => Ok(cfg),
+            Err(e) if sets.is_empty() => Err(e),
+            Err(e) => {
+                if let Err(file_error) = RunConfig::from_table(&file_only, origin)
+                    && file_error.to_string() == e.to_string()
+                {
+                    return Err(file_error);
+                }
+                Err(anyhow::anyhow!(
+                    "{}{}",
+                    blame(sets, &format!("{e:#}")),
+                    format!("{e:#}")
+                        .strip_prefix(origin)
+                        .unwrap_or(&format!(": {e:#}"))
+                ))
+            }
+        }
     }
 
     /// The config of parsed tables, validated; errors begin with `origin`.
@@ -255,6 +272,43 @@ pub fn load_table(
         None if !builtin => RunConfig::from_text("", "defaults", &qualified),
         _ => load_config(path, &qualified),
     }
+}
+
+/// The `--set` overrides an error message is about: those whose key it names, else those
+/// of the table it names, else all of them.
+fn blame(sets: &[String], error: &str) -> String {
+    let key = |s: &String| {
+        s.split_once('=')
+            .map_or(s.as_str(), |(k, _)| k)
+            .trim()
+            .to_string()
+    };
+    let pick = |f: &dyn Fn(&String) -> bool| -> Vec<String> {
+        sets.iter()
+            .filter(|s| f(s))
+            .map(|s| format!("--set {s}"))
+            .collect()
+    };
+    let by_key = pick(&|s| {
+        let k = key(s);
+        let bare = k.split_once('.').map_or(k.as_str(), |(_, b)| b);
+        error.contains(&k) || error.contains(&format!("`{bare}`"))
+    });
+    if !by_key.is_empty() {
+        return by_key.join(", ");
+    }
+    let by_table = pick(&|s| {
+        let k = key(s);
+        let table = k.split_once('.').map_or("", |(t, _)| t);
+        error.contains(&format!("[{table}]")) || error.contains(&format!("{table}."))
+    });
+    if !by_table.is_empty() {
+        return by_table.join(", ");
+    }
+    sets.iter()
+        .map(|s| format!("--set {s}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Loads the config named by the arguments (or the built-in default).

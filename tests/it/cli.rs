@@ -333,6 +333,12 @@ fn config_errors_name_the_file_or_the_override_at_fault() {
         !err.contains("generations=1") && !err.contains("games=8"),
         "{err}"
     );
+    // A rule over two keys holds for the overrides together, in either order.
+    for (a, b) in [("elo0=50", "elo1=80"), ("elo1=80", "elo0=50")] {
+        let (ok, out, err) =
+            flipzero(&["gate", "--operating-characteristic", "--set", a, "--set", b]);
+        assert!(ok && out.starts_with("elo -60 promote"), "{a} {b}: {err}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
