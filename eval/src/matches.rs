@@ -212,21 +212,24 @@ pub enum MatchError {
 
 /// Plays a paired match of `a` against `b`, calling `on_game` as each game ends (from
 /// any worker thread). Records come back in pair order; stats are from A's view.
-/// Both players are checked first ([`PlayerSpec::check`]); a player that fails during
-/// the match (an external engine that crashes) forfeits the game instead.
+/// Both players are checked first ([`PlayerSpec::check`]) and a run directory is pinned
+/// to its best network of the moment ([`PlayerSpec::pinned`]); a player that fails
+/// during the match (an external engine that crashes) forfeits the game instead.
 pub fn run_match(
     a: &PlayerSpec,
     b: &PlayerSpec,
     cfg: &MatchConfig,
     on_game: &(dyn Fn(&GameRecord) + Sync),
 ) -> Result<(Vec<GameRecord>, MatchStats), MatchError> {
-    for p in [a, b] {
+    let pin = |p: &PlayerSpec| {
         p.check(cfg.game, cfg.timeouts)
+            .and_then(|()| p.pinned())
             .map_err(|source| MatchError::Player {
                 name: p.to_string(),
                 source,
-            })?;
-    }
+            })
+    };
+    let (a, b) = (&pin(a)?, &pin(b)?);
     let openings = if cfg.openings.is_empty() {
         generate_openings(
             cfg.game,

@@ -284,6 +284,27 @@ impl PlayerSpec {
         }
     }
 
+    /// This player with a run directory replaced by the network that is its best now,
+    /// so that every game of a match plays that network even if the run promotes
+    /// another meanwhile.
+    pub fn pinned(&self) -> Result<PlayerSpec, PlayerError> {
+        Ok(match self {
+            PlayerSpec::Mcts {
+                net: NetSource::Path(p),
+                sims,
+                time,
+            } => PlayerSpec::Mcts {
+                net: match crate::mcts_player::resolve_net(p)? {
+                    crate::mcts_player::ResolvedNet::Model(dir) => NetSource::Path(dir),
+                    crate::mcts_player::ResolvedNet::Bootstrap => NetSource::Bootstrap,
+                },
+                sims: *sims,
+                time: *time,
+            },
+            other => other.clone(),
+        })
+    }
+
     /// A fresh player for `game`; `seed` drives its random choices (tie-breaks, random
     /// moves).
     pub fn build(

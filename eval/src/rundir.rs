@@ -40,17 +40,6 @@ pub struct RunLock {
     path: PathBuf,
 }
 
-/// This machine's name, for the lock's holder line.
-fn host_name() -> String {
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "unknown host".into())
-}
-
 impl RunLock {
     /// Locks `dir` (which must exist) for `role` (e.g. `run`). A directory held by a
     /// live process is refused with the holder's PID and host.
@@ -97,7 +86,7 @@ impl RunLock {
         let line = format!(
             "flipzero {role}, PID {} on host {}, since {started} (Unix time)\n",
             std::process::id(),
-            host_name()
+            selfplay::data::host_name()
         );
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;
@@ -119,10 +108,12 @@ impl Drop for RunLock {
     }
 }
 
-/// Removes the hidden temporary files (`.NAME.PID.tmp`) that killed atomic writes left
-/// directly in `dir`: those whose writer, the process PID on this machine, is gone. A
-/// temporary file of a live process (a `flipzero report` writing beside a run) is kept,
-/// and so is any whose writer cannot be told (no `/proc`). Returns the removed paths.
+/// Removes the hidden temporary files (`.NAME.HOST.PID.tmp`, as
+/// `selfplay::data::temp_path` names them) that killed atomic writes left directly in
+/// `dir`: those written on this machine by a process that is gone. A temporary file of a
+/// live process (a `flipzero report` writing beside a run), of another machine sharing
+/// the directory, or whose writer cannot be told (no `/proc`), is kept. Returns the
+/// removed paths.
 pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -131,7 +122,7 @@ pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         let p = e.path();
-        let dead = temp_writer(&name).is_some_and(|pid| !process_alive(pid));
+        let dead = local_temp_writer(&name).is_some_and(|pid| !process_alive(pid));
         if dead && p.is_file() && std::fs::remove_file(&p).is_ok() {
             removed.push(p);
         }
@@ -139,11 +130,14 @@ pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
     removed
 }
 
-/// The PID in a temporary file name `.NAME.PID.tmp` (as `selfplay::data::temp_path`
-/// makes them).
-fn temp_writer(name: &str) -> Option<u32> {
+/// The PID in a temporary file name `.NAME.HOST.PID.tmp` written on this machine.
+fn local_temp_writer(name: &str) -> Option<u32> {
     let stem = name.strip_prefix('.')?.strip_suffix(".tmp")?;
-    stem.rsplit_once('.')?.1.parse().ok()
+    let (rest, pid) = stem.rsplit_once('.')?;
+    let (_, host) = rest.rsplit_once('.')?;
+    (host == selfplay::data::host_name())
+        .then(|| pid.parse().ok())
+        .flatten()
 }
 
 /// Whether process `pid` runs on this machine; `true` when that cannot be told.

@@ -83,9 +83,18 @@ impl UaiPlayer {
             why,
         };
         let game_name = game.to_string();
-        let user_sets_game = set.iter().any(|(k, _)| k.eq_ignore_ascii_case("game"));
+        // The match's game is the engine's: a Game option among the player's options
+        // must name it too, and is then the one sent.
+        if let Some((_, v)) = set.iter().find(|(k, _)| k.eq_ignore_ascii_case("game"))
+            && v.parse::<Game>().ok() != Some(game)
+        {
+            return Err(refuse(format!(
+                "its options set Game={v}, but the match plays {game_name}"
+            )));
+        }
+        set.retain(|(k, _)| !k.eq_ignore_ascii_case("game"));
         match game_option(&hello) {
-            Some(games) if !user_sets_game => {
+            Some(games) => {
                 if !games.contains(&game_name) {
                     return Err(refuse(format!(
                         "its Game option offers {}, not {game_name}",
@@ -94,12 +103,12 @@ impl UaiPlayer {
                 }
                 set.insert(0, ("Game".into(), game_name));
             }
-            None if !user_sets_game && game_name != "ataxx" => {
+            None if game_name != "ataxx" => {
                 return Err(refuse(format!(
                     "it has no Game option, so it plays standard ataxx, not {game_name}"
                 )));
             }
-            _ => {}
+            None => {}
         }
         for (k, v) in set {
             p.send(&format!("setoption name {k} value {v}"))?;

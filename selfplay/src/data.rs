@@ -219,14 +219,48 @@ fn write_parquet(
 }
 
 /// The temporary name a file is written under before [`commit`]: hidden, beside the
-/// final name, unique to the process.
+/// final name, unique to the machine and the process (`.NAME.HOST.PID.tmp`), so that a
+/// clean-up can tell whose it is on a directory shared between machines.
 pub fn temp_path(path: &Path) -> PathBuf {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    dir.join(format!(".{name}.{}.tmp", std::process::id()))
+    dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        host_name(),
+        std::process::id()
+    ))
+}
+
+/// This machine's name as file names and lock files carry it: letters, digits, `-` and
+/// `_` only (anything else becomes `_`), `unknown-host` when it cannot be read.
+pub fn host_name() -> &'static str {
+    static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        let raw = ["/proc/sys/kernel/hostname", "/etc/hostname"]
+            .iter()
+            .find_map(|p| std::fs::read_to_string(p).ok())
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .unwrap_or_default();
+        let name: String = raw
+            .trim()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if name.is_empty() {
+            "unknown-host".into()
+        } else {
+            name
+        }
+    })
 }
 
 /// Publishes a fully written temporary file: fsync it, rename it to `path`, and fsync

@@ -176,17 +176,21 @@ fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
     // The same command again finds every generation finished, and removes what killed
     // writes left behind (check_run finds no .tmp file).
     let before = std::fs::read_to_string(run.join("eval").join("gen-0001.json")).unwrap();
+    let host = selfplay::data::host_name();
     for stale in [
-        ".metrics.csv.999999.tmp",
-        "models/.best.999998.tmp",
-        "eval/.gen-0001.json.999997.tmp",
+        format!(".metrics.csv.{host}.999999.tmp"),
+        format!("models/.best.{host}.999998.tmp"),
+        format!("eval/.gen-0001.json.{host}.999997.tmp"),
     ] {
         std::fs::write(run.join(stale), "partial").unwrap();
     }
     // A temporary file of a live writer (here: this test process, standing in for a
-    // `flipzero report` running beside the run) is left alone.
-    let live = run.join(format!(".report.md.{}.tmp", std::process::id()));
+    // `flipzero report` running beside the run), or of another machine sharing the
+    // directory, is left alone.
+    let live = run.join(format!(".report.md.{host}.{}.tmp", std::process::id()));
     std::fs::write(&live, "in progress").unwrap();
+    let other = run.join(".report.md.some-other-host.999996.tmp");
+    std::fs::write(&other, "in progress elsewhere").unwrap();
     // A lost models/best is restored from the last verdict, not reset to bootstrap.
     let best_before = std::fs::read_to_string(run.join("models/best")).unwrap();
     std::fs::remove_file(run.join("models/best")).unwrap();
@@ -202,7 +206,12 @@ fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
         best_before
     );
     assert!(live.exists(), "a live writer's temporary file was removed");
+    assert!(
+        other.exists(),
+        "another machine's temporary file was removed"
+    );
     std::fs::remove_file(&live).unwrap();
+    std::fs::remove_file(&other).unwrap();
     check_run(&run);
     assert_eq!(
         before,

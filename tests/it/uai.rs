@@ -354,6 +354,11 @@ fn matches_against_external_engines_forfeit_broken_ones() {
             "ataxx",
             "no such option",
         ),
+        (
+            format!("uai:{}:Game=ataxx", own.display()),
+            "ataxx/assimilation",
+            "Game=ataxx",
+        ),
     ] {
         let (ok, out) = run_match(&[
             "--a", &spec, "--b", "greedy", "--games", "2", "--game", game, "--pgn", pgn, "--quiet",

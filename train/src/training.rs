@@ -373,7 +373,7 @@ pub fn load_net(
     let bytes = std::fs::read(path).map_err(io(path))?;
     if let Some(want) = digest {
         let found = sha256_hex(&bytes);
-        if found != want {
+        if !found.eq_ignore_ascii_case(want) {
             return Err(TrainError::Checkpoint {
                 path: path.to_path_buf(),
                 message: format!(
@@ -673,7 +673,7 @@ impl Engine {
         });
         let bytes = std::fs::read(&path).map_err(io(&path))?;
         if let Some(want) = known(&digests.optimizer)
-            && sha256_hex(&bytes) != want
+            && !sha256_hex(&bytes).eq_ignore_ascii_case(&want)
         {
             return Err(TrainError::Checkpoint {
                 path,
