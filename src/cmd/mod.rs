@@ -9,6 +9,7 @@ pub mod play;
 pub mod report;
 pub mod run;
 pub mod selfplay;
+pub mod serve;
 pub mod train;
 pub mod uai;
 
