@@ -43,6 +43,8 @@ function route() {
     $("page-" + p).classList.toggle("active", p === page);
     $("nav-" + p).classList.toggle("active", p === page);
   }
+  if (page === "games" && document.body.dataset.ready === "true") refreshGames().catch(showError);
+  if (page === "dashboard" && document.body.dataset.ready === "true") refreshDashboard().catch(showError);
 }
 window.addEventListener("hashchange", route);
 

@@ -65,7 +65,10 @@ pub fn routes(state: Arc<AppState>) -> Router {
     Router::new()
         .nest("/api", api)
         .route("/", get(|| async { asset("index.html") }))
-        .route("/assets/{file}", get(|Path(f): Path<String>| async move { asset(&f) }))
+        .route(
+            "/assets/{file}",
+            get(|Path(f): Path<String>| async move { asset(&f) }),
+        )
         .fallback(|| async { ApiError::NotFound("no such page".into()) })
         .with_state(state)
 }
@@ -91,10 +94,10 @@ async fn check_token(State(s): Shared, req: Request, next: Next) -> Response {
             .headers()
             .get(TOKEN_HEADER)
             .and_then(|v| v.to_str().ok());
-        let query = req.uri().query().and_then(|q| {
-            q.split('&')
-                .find_map(|kv| kv.strip_prefix("token="))
-        });
+        let query = req
+            .uri()
+            .query()
+            .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")));
         let given = header.or(query).unwrap_or("");
         if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
             return ApiError::Unauthorized.into_response();
@@ -124,7 +127,10 @@ async fn list_runs(State(s): Shared) -> Result<Json<Vec<RunEntry>>, ApiError> {
     blocking(move || Ok(s.runs.list())).await.map(Json)
 }
 
-async fn run_dashboard(State(s): Shared, Path(run): Path<String>) -> Result<Json<RunDashboard>, ApiError> {
+async fn run_dashboard(
+    State(s): Shared,
+    Path(run): Path<String>,
+) -> Result<Json<RunDashboard>, ApiError> {
     blocking(move || {
         let dir = s.runs.dir(&run)?;
         runs::dashboard(&run, dir)
@@ -149,18 +155,26 @@ async fn run_games(
     if let Some(r) = &q.result
         && !["1-0", "0-1", "1/2-1/2"].contains(&r.as_str())
     {
-        return Err(ApiError::BadRequest(format!("result `{r}`: expected 1-0, 0-1 or 1/2-1/2")));
+        return Err(ApiError::BadRequest(format!(
+            "result `{r}`: expected 1-0, 0-1 or 1/2-1/2"
+        )));
     }
     if let Some(src) = &q.source
         && !["selfplay", "gate", "anchor"].contains(&src.as_str())
     {
-        return Err(ApiError::BadRequest(format!("source `{src}`: expected selfplay, gate or anchor")));
+        return Err(ApiError::BadRequest(format!(
+            "source `{src}`: expected selfplay, gate or anchor"
+        )));
     }
     blocking(move || {
         let dir = s.runs.dir(&run)?.to_path_buf();
-        let gens = eval::report::read_generations(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let gens =
+            eval::report::read_generations(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
         let mut out = vec![];
-        for g in gens.iter().filter(|g| q.generation.is_none_or(|n| n == g.generation)) {
+        for g in gens
+            .iter()
+            .filter(|g| q.generation.is_none_or(|n| n == g.generation))
+        {
             let want = |src: &str| q.source.as_deref().is_none_or(|s| s == src);
             if want("selfplay") && g.selfplay.is_some() {
                 for (id, rows) in s.shards.games(&dir, g.generation)? {
@@ -168,7 +182,11 @@ async fn run_games(
                 }
             }
             if let Some(e) = &g.eval {
-                out.extend(games::match_listings(e).into_iter().filter(|l| want(l.source)));
+                out.extend(
+                    games::match_listings(e)
+                        .into_iter()
+                        .filter(|l| want(l.source)),
+                );
             }
         }
         if let Some(r) = &q.result {
@@ -188,7 +206,9 @@ async fn run_game(
         .strip_prefix("gen-")
         .unwrap_or(&generation)
         .parse()
-        .map_err(|_| ApiError::BadRequest(format!("generation `{generation}`: expected a number")))?;
+        .map_err(|_| {
+            ApiError::BadRequest(format!("generation `{generation}`: expected a number"))
+        })?;
     let id: u64 = game
         .parse()
         .map_err(|_| ApiError::BadRequest(format!("game `{game}`: expected a number")))?;
@@ -196,7 +216,9 @@ async fn run_game(
         let dir = s.runs.dir(&run)?.to_path_buf();
         let all = s.shards.games(&dir, generation)?;
         let rows = all.get(&id).ok_or_else(|| {
-            ApiError::NotFound(format!("no self-play game {id} in generation {generation} of run `{run}`"))
+            ApiError::NotFound(format!(
+                "no self-play game {id} in generation {generation} of run `{run}`"
+            ))
         })?;
         games::detail(generation, id, rows)
     })
@@ -210,7 +232,9 @@ struct PositionQuery {
     position: Option<String>,
 }
 
-async fn position(q: Result<Query<PositionQuery>, QueryRejection>) -> Result<Json<PositionView>, ApiError> {
+async fn position(
+    q: Result<Query<PositionQuery>, QueryRejection>,
+) -> Result<Json<PositionView>, ApiError> {
     let Query(q) = q.map_err(bad_query)?;
     let game = parse_game(&q.game)?;
     let state = parse_state(game, q.position.as_deref())?;
@@ -225,7 +249,9 @@ struct MoveQuery {
     mv: String,
 }
 
-async fn play_move(q: Result<Query<MoveQuery>, QueryRejection>) -> Result<Json<PositionView>, ApiError> {
+async fn play_move(
+    q: Result<Query<MoveQuery>, QueryRejection>,
+) -> Result<Json<PositionView>, ApiError> {
     let Query(q) = q.map_err(bad_query)?;
     let game = parse_game(&q.game)?;
     let state = parse_state(game, q.position.as_deref())?;
@@ -341,20 +367,25 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::Internal(format!("the request failed: {e}")))?
 }
 
-async fn think(State(s): Shared, body: Result<Json<ThinkBody>, JsonRejection>) -> Result<Json<ThinkAnswer>, ApiError> {
+async fn think(
+    State(s): Shared,
+    body: Result<Json<ThinkBody>, JsonRejection>,
+) -> Result<Json<ThinkAnswer>, ApiError> {
     let Json(b) = body.map_err(bad_json)?;
     let game = parse_game(&b.game)?;
     let state = parse_state(game, b.position.as_deref())?;
     if state.is_game_over() {
-        return Err(ApiError::BadRequest("the game is over: there is nothing to think about".into()));
+        return Err(ApiError::BadRequest(
+            "the game is over: there is nothing to think about".into(),
+        ));
     }
     let spec = player_spec(&s, &b.player)?;
     let name = b.player.clone();
     let seed = b.seed;
     search(&s, move || {
-        let mut player = spec
-            .build(game, seed, Timeouts::default())
-            .map_err(|e| ApiError::BadRequest(format!("player `{name}` cannot play {game}: {e}")))?;
+        let mut player = spec.build(game, seed, Timeouts::default()).map_err(|e| {
+            ApiError::BadRequest(format!("player `{name}` cannot play {game}: {e}"))
+        })?;
         player
             .new_game()
             .map_err(|e| ApiError::Internal(format!("player `{name}`: {e}")))?;
@@ -362,7 +393,9 @@ async fn think(State(s): Shared, body: Result<Json<ThinkBody>, JsonRejection>) -
             .choose(&state)
             .map_err(|e| ApiError::Internal(format!("player `{name}` failed to move: {e}")))?;
         if !state.is_legal(mv) {
-            return Err(ApiError::Internal(format!("player `{name}` chose an illegal move")));
+            return Err(ApiError::Internal(format!(
+                "player `{name}` chose an illegal move"
+            )));
         }
         let (from, to) = move_cells(mv);
         Ok(ThinkAnswer {
@@ -400,12 +433,17 @@ struct Analysis {
     view: PositionView,
 }
 
-async fn analyse(State(s): Shared, body: Result<Json<AnalyseBody>, JsonRejection>) -> Result<Json<Analysis>, ApiError> {
+async fn analyse(
+    State(s): Shared,
+    body: Result<Json<AnalyseBody>, JsonRejection>,
+) -> Result<Json<Analysis>, ApiError> {
     let Json(b) = body.map_err(bad_json)?;
     let game = parse_game(&b.game)?;
     let state = parse_state(game, b.position.as_deref())?;
     if state.is_game_over() {
-        return Err(ApiError::BadRequest("the game is over: no moves to weigh".into()));
+        return Err(ApiError::BadRequest(
+            "the game is over: no moves to weigh".into(),
+        ));
     }
     let source = net_source(&s, &b.net)?;
     let name = b.net.clone();

@@ -104,7 +104,10 @@ impl ShardCache {
     fn read(&self, path: &Path) -> Result<Arc<Vec<Sample>>, ApiError> {
         let meta = std::fs::metadata(path)
             .map_err(|e| ApiError::Internal(format!("cannot read a shard: {e}")))?;
-        let stamp = (meta.modified().unwrap_or(SystemTime::UNIX_EPOCH), meta.len());
+        let stamp = (
+            meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            meta.len(),
+        );
         if let Some((t, l, rows)) = self.entries.lock().expect("cache").get(path)
             && (*t, *l) == stamp
         {
@@ -122,7 +125,11 @@ impl ShardCache {
     }
 
     /// Every self-play position of generation `gen` of `run`, grouped by game.
-    pub fn games(&self, run: &Path, generation: u32) -> Result<BTreeMap<u64, Vec<Sample>>, ApiError> {
+    pub fn games(
+        &self,
+        run: &Path,
+        generation: u32,
+    ) -> Result<BTreeMap<u64, Vec<Sample>>, ApiError> {
         let dir = run
             .join("selfplay")
             .join(eval::report::generation_name(generation));
@@ -195,7 +202,8 @@ fn move_of(state: &State, index: u16) -> Option<Move> {
 /// One self-play game, ply by ply. A row that does not follow from the previous one
 /// (a corrupt record) is an error naming the ply.
 pub fn detail(generation: u32, id: u64, rows: &[Sample]) -> Result<GameDetail, ApiError> {
-    let bad = |msg: String| ApiError::Internal(format!("game {id} of generation {generation}: {msg}"));
+    let bad =
+        |msg: String| ApiError::Internal(format!("game {id} of generation {generation}: {msg}"));
     let first = rows.first().ok_or_else(|| bad("no rows".into()))?;
     let game: Game = first
         .variant

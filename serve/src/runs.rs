@@ -95,7 +95,10 @@ impl Runs {
         let mut by_id = BTreeMap::new();
         let mut order = vec![];
         for d in dirs {
-            if !["selfplay", "models", "eval"].iter().any(|s| d.join(s).is_dir()) {
+            if !["selfplay", "models", "eval"]
+                .iter()
+                .any(|s| d.join(s).is_dir())
+            {
                 return Err(format!(
                     "{} is not a run directory (no selfplay/, models/ or eval/ inside)",
                     d.display()
@@ -107,9 +110,19 @@ impl Runs {
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "run".into())
                 .chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
                 .collect();
-            let base = if base.is_empty() || base.starts_with('.') { format!("run{base}") } else { base };
+            let base = if base.is_empty() || base.starts_with('.') {
+                format!("run{base}")
+            } else {
+                base
+            };
             let mut id = base.clone();
             let mut n = 2;
             while by_id.contains_key(&id) {
@@ -185,9 +198,15 @@ pub fn dashboard(id: &str, dir: &Path) -> Result<RunDashboard, ApiError> {
 }
 
 /// The rating list anchored on the run's strongest baseline at Elo 0.
-fn rating_list(dir: &Path, gens: &[Generation]) -> (Option<String>, Vec<RatingRow>, Option<String>) {
+fn rating_list(
+    dir: &Path,
+    gens: &[Generation],
+) -> (Option<String>, Vec<RatingRow>, Option<String>) {
     let mut ladder: Vec<String> = vec![];
-    for a in gens.iter().flat_map(|g| g.eval.iter().flat_map(|e| &e.anchor)) {
+    for a in gens
+        .iter()
+        .flat_map(|g| g.eval.iter().flat_map(|e| &e.anchor))
+    {
         if !ladder.contains(&a.b) {
             ladder.push(a.b.clone());
         }

@@ -50,9 +50,14 @@ impl Driver {
             assert!(Instant::now() < deadline, "chromedriver did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
-        let profile = std::env::temp_dir().join(format!("flipzero-chromium-{}", std::process::id()));
+        let profile =
+            std::env::temp_dir().join(format!("flipzero-chromium-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&profile);
-        Driver { child, port, profile }
+        Driver {
+            child,
+            port,
+            profile,
+        }
     }
 
     async fn client(&self) -> Client {
@@ -71,7 +76,9 @@ impl Driver {
         let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         args.push(format!("--user-data-dir={}", self.profile.display()));
         let caps = json!({"goog:chromeOptions": {"args": args}});
-        let Value::Object(caps) = caps else { unreachable!() };
+        let Value::Object(caps) = caps else {
+            unreachable!()
+        };
         ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
             .capabilities(caps)
             .connect(&format!("http://127.0.0.1:{}", self.port))
@@ -102,7 +109,9 @@ async fn wait_for(c: &Client, script: &str, what: &str) -> Value {
 }
 
 async fn screenshot(c: &Client, name: &str) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("screenshots");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join("screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(name), c.screenshot().await.unwrap()).unwrap();
 }
@@ -256,7 +265,9 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
                 .into_iter()
                 .max_by_key(|&m| (pos.gain(m), matches!(m.kind(), MoveKind::Clone { .. })))
                 .unwrap();
-            let cell = |sq: engine::Square| format!("#play-board g[data-cell='{}']", sq.index());
+            // An empty cell is clicked on its background, a piece on the piece.
+            let cell = |sq: engine::Square| format!("#play-board g[data-cell='{}'] .cell-bg", sq.index());
+            let piece = |sq: engine::Square| format!("#play-board g[data-cell='{}'] .piece-x", sq.index());
             match mv.kind() {
                 MoveKind::Pass => {
                     c.find(Locator::Id("play-pass")).await.unwrap().click().await.unwrap();
@@ -265,7 +276,7 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
                     c.find(Locator::Css(&cell(to))).await.unwrap().click().await.unwrap();
                 }
                 MoveKind::Jump { from, to } => {
-                    c.find(Locator::Css(&cell(from))).await.unwrap().click().await.unwrap();
+                    c.find(Locator::Css(&piece(from))).await.unwrap().click().await.unwrap();
                     c.find(Locator::Css(&cell(to))).await.unwrap().click().await.unwrap();
                 }
             }

@@ -80,7 +80,13 @@ impl Drop for Server {
 }
 
 /// A plain HTTP/1.1 exchange: status and body.
-pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> (u16, String) {
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (k, v) in headers {
@@ -100,7 +106,9 @@ pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], b
     let text = String::from_utf8_lossy(&raw).to_string();
     let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
     assert!(
-        !head.to_ascii_lowercase().contains("transfer-encoding: chunked"),
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
         "chunked answer to {path}"
     );
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
@@ -109,19 +117,28 @@ pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], b
 
 fn get(addr: &str, path: &str) -> (u16, Value) {
     let (s, b) = request(addr, "GET", path, &[], None);
-    (s, serde_json::from_str(&b).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {b}")))
+    (
+        s,
+        serde_json::from_str(&b).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {b}")),
+    )
 }
 
 fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
     let (s, b) = request(addr, "POST", path, &[], Some(&body.to_string()));
-    (s, serde_json::from_str(&b).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {b}")))
+    (
+        s,
+        serde_json::from_str(&b).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {b}")),
+    )
 }
 
 /// A 4xx answer with a message.
 fn refused(addr: &str, path: &str, status: u16) -> String {
     let (s, v) = get(addr, path);
     assert_eq!(s, status, "{path}: {v}");
-    v["error"].as_str().unwrap_or_else(|| panic!("{path}: no message: {v}")).to_string()
+    v["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{path}: no message: {v}"))
+        .to_string()
 }
 
 fn enc(s: &str) -> String {
@@ -170,8 +187,16 @@ fn api_dashboard_and_games_of_a_micro_run() {
     let elo = d["elo"].as_array().unwrap();
     assert_eq!(elo.len(), 4, "{elo:?}");
     assert_eq!(d["anchor"], "greedy");
-    let rated: Vec<&str> = d["ratings"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert!(rated.contains(&"random") && rated.contains(&"greedy"), "{rated:?}");
+    let rated: Vec<&str> = d["ratings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        rated.contains(&"random") && rated.contains(&"greedy"),
+        "{rated:?}"
+    );
     let loss = &d["losses"][0];
     assert_eq!(loss["name"], "loss");
     assert!(!loss["points"].as_array().unwrap().is_empty());
@@ -186,11 +211,17 @@ fn api_dashboard_and_games_of_a_micro_run() {
         assert_eq!(listed.len(), rows.len());
         assert_eq!(rows.len(), 8);
         for l in listed {
-            assert_eq!(l["plies"].as_u64().unwrap() as usize, rows[&l["id"].as_u64().unwrap()].len());
+            assert_eq!(
+                l["plies"].as_u64().unwrap() as usize,
+                rows[&l["id"].as_u64().unwrap()].len()
+            );
         }
     }
     // Filters: generation and result.
-    let (_, g1) = get(a, &format!("/api/runs/{id}/games?generation=1&source=selfplay"));
+    let (_, g1) = get(
+        a,
+        &format!("/api/runs/{id}/games?generation=1&source=selfplay"),
+    );
     assert_eq!(g1.as_array().unwrap().len(), 8);
     assert!(g1.as_array().unwrap().iter().all(|l| l["generation"] == 1));
     for r in ["1-0", "0-1", "1/2-1/2"] {
@@ -200,7 +231,11 @@ fn api_dashboard_and_games_of_a_micro_run() {
     // Gating and anchoring games are listed from the evaluation records.
     let (_, anchors) = get(a, &format!("/api/runs/{id}/games?source=anchor"));
     let anchors = anchors.as_array().unwrap();
-    assert_eq!(anchors.len(), 2 * 2 * 2 * 2, "2 generations × 2 baselines × 2 pairs × 2 games");
+    assert_eq!(
+        anchors.len(),
+        2 * 2 * 2 * 2,
+        "2 generations × 2 baselines × 2 pairs × 2 games"
+    );
     assert!(anchors.iter().all(|l| l["viewable"] == false));
 
     // One game, ply by ply: each position is the record's, each move the one played,
@@ -218,7 +253,12 @@ fn api_dashboard_and_games_of_a_micro_run() {
         let st = g.parse_position(&r.fen).unwrap();
         let mv = st.parse_move(p["played"].as_str().unwrap()).unwrap();
         assert_eq!(st.policy_index(mv), r.played as usize);
-        let total: f64 = p["policy"].as_array().unwrap().iter().map(|e| e["p"].as_f64().unwrap()).sum();
+        let total: f64 = p["policy"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["p"].as_f64().unwrap())
+            .sum();
         assert!((total - 1.0).abs() < 1e-3, "policy sums to {total}");
         assert_eq!(p["policy"].as_array().unwrap().len(), r.legal.len());
         assert!((p["root_q"].as_f64().unwrap() - f64::from(r.root_q)).abs() < 1e-6);
@@ -236,7 +276,13 @@ fn api_dashboard_and_games_of_a_micro_run() {
     refused(a, &format!("/api/runs/{id}/games?generation=-1"), 400);
     refused(a, &format!("/api/runs/{id}/games?result=win"), 400);
     refused(a, &format!("/api/runs/{id}/games?source=disk"), 400);
-    for t in ["..", "..%2F..%2Fetc", "%2Fetc%2Fpasswd", "..%5C..", "%2E%2E"] {
+    for t in [
+        "..",
+        "..%2F..%2Fetc",
+        "%2Fetc%2Fpasswd",
+        "..%5C..",
+        "%2E%2E",
+    ] {
         refused(a, &format!("/api/runs/{t}"), 404);
         refused(a, &format!("/api/runs/{t}/games/0/0"), 404);
     }
@@ -270,14 +316,36 @@ fn api_positions_moves_and_players() {
         assert_eq!(cells.len(), g.cells().len(), "{name}");
         let pieces = cells.iter().filter(|c| !c["piece"].is_null()).count() as u32;
         assert_eq!(pieces, st.counts()[0] + st.counts()[1], "{name}");
-        assert_eq!(v["legal"].as_array().unwrap().len(), st.legal_moves().len(), "{name}");
-        assert_eq!(v["shape"], if name.starts_with("hexxagon") { "hex" } else { "square" });
+        assert_eq!(
+            v["legal"].as_array().unwrap().len(),
+            st.legal_moves().len(),
+            "{name}"
+        );
+        assert_eq!(
+            v["shape"],
+            if name.starts_with("hexxagon") {
+                "hex"
+            } else {
+                "square"
+            }
+        );
     }
     // A position with blockers, given as text.
     let fen = "x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1";
-    let (s, v) = get(a, &format!("/api/position?game=ataxx&position={}", enc(fen)));
+    let (s, v) = get(
+        a,
+        &format!("/api/position?game=ataxx&position={}", enc(fen)),
+    );
     assert_eq!(s, 200, "{v}");
-    assert_eq!(v["cells"].as_array().unwrap().iter().filter(|c| c["blocked"] == true).count(), 4);
+    assert_eq!(
+        v["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["blocked"] == true)
+            .count(),
+        4
+    );
 
     // A move: the engine's next position; a forced pass is flagged.
     let (s, v) = get(a, "/api/move?game=ataxx&move=a7b6");
@@ -287,19 +355,34 @@ fn api_positions_moves_and_players() {
     assert_eq!(v["position"], st.after(mv).text().as_str());
     assert_eq!(v["side_to_move"], "o");
     let stuck = "1xxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxo o 0 1";
-    let (s, v) = get(a, &format!("/api/position?game=ataxx&position={}", enc(stuck)));
+    let (s, v) = get(
+        a,
+        &format!("/api/position?game=ataxx&position={}", enc(stuck)),
+    );
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["must_pass"], true, "{v}");
     assert!(v["outcome"].is_null());
-    let (s, v) = get(a, &format!("/api/move?game=ataxx&position={}&move=0000", enc(stuck)));
+    let (s, v) = get(
+        a,
+        &format!("/api/move?game=ataxx&position={}&move=0000", enc(stuck)),
+    );
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["side_to_move"], "x");
     let full = "xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxoo x 0 1";
-    let (s, v) = get(a, &format!("/api/position?game=ataxx&position={}", enc(full)));
+    let (s, v) = get(
+        a,
+        &format!("/api/position?game=ataxx&position={}", enc(full)),
+    );
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["outcome"]["result"], "1-0");
     assert_eq!(v["outcome"]["reason"], "full-board");
-    assert!(v["outcome"]["explanation"].as_str().unwrap().contains("x wins by 45"), "{v}");
+    assert!(
+        v["outcome"]["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("x wins by 45"),
+        "{v}"
+    );
     assert!(v["legal"].as_array().unwrap().is_empty());
 
     // Bad input: 400 with a message.
@@ -310,19 +393,37 @@ fn api_positions_moves_and_players() {
     refused(a, "/api/move?game=ataxx&move=zz", 400);
     refused(a, "/api/move?game=ataxx&move=0000", 400);
     refused(a, "/api/move?game=ataxx", 400);
-    refused(a, &format!("/api/move?game=ataxx&position={}&move=a1", enc(full)), 400);
+    refused(
+        a,
+        &format!("/api/move?game=ataxx&position={}&move=a1", enc(full)),
+        400,
+    );
     let long = "x".repeat(5000);
     refused(a, &format!("/api/position?game=ataxx&position={long}"), 400);
 
     // Players: a legal move from each allowed kind; external engines and paths refused.
-    for p in ["random", "greedy", "ab2", "mcts:bootstrap:sims=8", &format!("mcts:{id}:sims=8")] {
-        let (s, v) = post(a, "/api/think", &json!({"game": "ataxx", "player": p, "seed": 3}));
+    for p in [
+        "random",
+        "greedy",
+        "ab2",
+        "mcts:bootstrap:sims=8",
+        &format!("mcts:{id}:sims=8"),
+    ] {
+        let (s, v) = post(
+            a,
+            "/api/think",
+            &json!({"game": "ataxx", "player": p, "seed": 3}),
+        );
         assert_eq!(s, 200, "{p}: {v}");
         let mv = st.parse_move(v["move"].as_str().unwrap()).unwrap();
         assert!(st.is_legal(mv));
         assert_eq!(v["view"]["position"], st.after(mv).text().as_str());
     }
-    let (s, v) = post(a, "/api/think", &json!({"game": "othello", "player": "greedy"}));
+    let (s, v) = post(
+        a,
+        "/api/think",
+        &json!({"game": "othello", "player": "greedy"}),
+    );
     assert_eq!(s, 200, "{v}");
     for (p, status) in [
         ("uai:/bin/sh", 403),
@@ -336,7 +437,11 @@ fn api_positions_moves_and_players() {
         assert_eq!(s, status, "{p}: {v}");
         assert!(v["error"].is_string());
     }
-    let (s, v) = post(a, "/api/think", &json!({"game": "ataxx", "position": full, "player": "random"}));
+    let (s, v) = post(
+        a,
+        "/api/think",
+        &json!({"game": "ataxx", "position": full, "player": "random"}),
+    );
     assert_eq!(s, 400, "{v}");
     let (s, body) = request(a, "POST", "/api/think", &[], Some("{not json"));
     assert_eq!(s, 400, "{body}");
@@ -353,7 +458,12 @@ fn api_positions_moves_and_players() {
         assert!((total - 1.0).abs() < 1e-3, "{net}: policy sums to {total}");
         assert!(v["value"].as_f64().unwrap().abs() <= 1.0);
     }
-    for (net, status) in [("../etc", 403), ("/tmp", 403), (&format!("{id}/gen-0009") as &str, 404), (&format!("{id}/x"), 400)] {
+    for (net, status) in [
+        ("../etc", 403),
+        ("/tmp", 403),
+        (&format!("{id}/gen-0009") as &str, 404),
+        (&format!("{id}/x"), 400),
+    ] {
         let (s, v) = post(a, "/api/analyse", &json!({"game": "ataxx", "net": net}));
         assert_eq!(s, status, "{net}: {v}");
     }
@@ -369,9 +479,21 @@ fn token_and_assets() {
     let a = &srv.addr;
     let (s, v) = get(a, "/api/runs");
     assert_eq!(s, 401, "{v}");
-    let (s, _) = request(a, "GET", "/api/runs", &[("x-flipzero-token", "wrong")], None);
+    let (s, _) = request(
+        a,
+        "GET",
+        "/api/runs",
+        &[("x-flipzero-token", "wrong")],
+        None,
+    );
     assert_eq!(s, 401);
-    let (s, _) = request(a, "GET", "/api/runs", &[("x-flipzero-token", "s3cret")], None);
+    let (s, _) = request(
+        a,
+        "GET",
+        "/api/runs",
+        &[("x-flipzero-token", "s3cret")],
+        None,
+    );
     assert_eq!(s, 200);
     let (s, _) = get(a, "/api/runs?token=s3cret");
     assert_eq!(s, 200);
@@ -379,7 +501,10 @@ fn token_and_assets() {
     let (s, html) = request(a, "GET", "/", &[], None);
     assert_eq!(s, 200);
     assert!(html.contains("/assets/app.js"));
-    assert!(!html.contains("http://") && !html.contains("https://"), "no outside resource");
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "no outside resource"
+    );
     for f in ["app.js", "app.css"] {
         let (s, body) = request(a, "GET", &format!("/assets/{f}"), &[], None);
         assert_eq!(s, 200);
