@@ -96,7 +96,7 @@ function drawBoard(svg, view, opts) {
     if (c.piece) el("circle", { cx, cy, r: 0.36, class: "piece-" + c.piece, "stroke-width": 0.05 }, g);
     if (opts.hints && opts.hints.has(c.cell) && !c.piece) el("circle", { cx, cy, r: 0.12, class: "hint" }, g);
     if (opts.labels !== false) {
-      const t = el("text", { x: cx - (L.hex ? 0.45 : 0.47), y: cy + (L.hex ? 0.75 : 0.45), class: "label", "font-size": 0.22 }, g);
+      const t = el("text", { x: cx - (L.hex ? 0.45 : 0.47), y: cy + (L.hex ? 0.75 : 0.45), class: "label" }, g);
       t.textContent = c.name;
     }
     if (opts.onClick) g.addEventListener("click", () => opts.onClick(c.cell));
