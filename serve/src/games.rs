@@ -94,8 +94,11 @@ pub struct GameDetail {
 /// a few: a listing reads every shard of one generation).
 #[derive(Default)]
 pub struct ShardCache {
-    entries: Mutex<HashMap<PathBuf, (SystemTime, u64, Arc<Vec<Sample>>)>>,
+    entries: Mutex<HashMap<PathBuf, CachedShard>>,
 }
+
+/// A shard's rows, with the modification time and size they were read at.
+type CachedShard = (SystemTime, u64, Arc<Vec<Sample>>);
 
 /// Shards cached at most.
 const CACHE_SHARDS: usize = 16;
