@@ -284,14 +284,17 @@ async function refreshGames() {
     td(tr, g.viewable ? g.plies : "-"); td(tr, g.result); td(tr, g.reason, "l");
     if (g.viewable) {
       tr.classList.add("viewable");
-      tr.addEventListener("click", () => openGame(run, g.generation, g.id, tr).catch(showError));
+      tr.addEventListener("click", () => openGame(run, g, tr).catch(showError));
     }
     body.appendChild(tr);
   }
 }
 
-async function openGame(run, gen, id, tr) {
-  viewer.game = await api(`runs/${encodeURIComponent(run)}/games/${gen}/${id}`);
+async function openGame(run, g, tr) {
+  const r = encodeURIComponent(run);
+  viewer.game = await api(g.source === "selfplay"
+    ? `runs/${r}/games/${g.generation}/${g.id}`
+    : `runs/${r}/matches/${g.generation}/${g.source}/${g.id}`);
   viewer.ply = 0;
   for (const r of $("games-table").querySelectorAll("tr.selected")) r.classList.remove("selected");
   if (tr) tr.classList.add("selected");
@@ -309,13 +312,14 @@ function renderViewer() {
     const last = new Set([p.from, p.to].filter((c) => c !== null && c !== undefined));
     drawBoard(svg, p.view, { heat: heatOf(p.policy), last });
     $("view-ply").textContent = `ply ${viewer.ply + 1} of ${n}`;
-    $("view-info").textContent = `${p.view.side_to_move} to move (x ${p.view.counts[0]}, o ${p.view.counts[1]}); played ${p.played}; root value ${p.root_q.toFixed(3)} (${p.visits} visits${p.full_search ? "" : ", fast search"})`;
-    $("view-policy").textContent = policyText(p.policy, p.played);
+    const search = p.root_q === null ? "" : `; root value ${p.root_q.toFixed(3)} (${p.visits} visits${p.full_search ? "" : ", fast search"})`;
+    $("view-info").textContent = `${p.view.side_to_move} to move (x ${p.view.counts[0]}, o ${p.view.counts[1]}); played ${p.played}${search}`;
+    $("view-policy").textContent = p.policy.length ? policyText(p.policy, p.played) : "(no search policy recorded for match games)";
     $("view-policy").style.whiteSpace = "pre";
   } else {
     drawBoard(svg, g.end, {});
     $("view-ply").textContent = `end (${n} plies)`;
-    $("view-info").textContent = `${g.game}, generation ${g.generation}, game ${g.id} by ${g.model}: ${g.result} (${g.reason}). ` + (g.end.outcome ? g.end.outcome.explanation : "");
+    $("view-info").textContent = `${g.game}, generation ${g.generation}, game ${g.id} by ${g.players}: ${g.result} (${g.reason}). ` + (g.end.outcome ? g.end.outcome.explanation : "");
     $("view-policy").textContent = "";
   }
 }

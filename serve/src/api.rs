@@ -56,6 +56,10 @@ pub fn routes(state: Arc<AppState>) -> Router {
         .route("/runs/{run}", get(run_dashboard))
         .route("/runs/{run}/games", get(run_games))
         .route("/runs/{run}/games/{generation}/{game}", get(run_game))
+        .route(
+            "/runs/{run}/matches/{generation}/{source}/{game}",
+            get(match_game),
+        )
         .route("/position", get(position))
         .route("/move", get(play_move))
         .route("/think", post(think))
@@ -183,7 +187,7 @@ async fn run_games(
             }
             if let Some(e) = &g.eval {
                 out.extend(
-                    games::match_listings(e)
+                    games::match_listings(&dir, e)?
                         .into_iter()
                         .filter(|l| want(l.source)),
                 );
@@ -198,13 +202,10 @@ async fn run_games(
     .map(Json)
 }
 
-async fn run_game(
-    State(s): Shared,
-    Path((run, generation, game)): Path<(String, String, String)>,
-) -> Result<Json<GameDetail>, ApiError> {
-    let generation: u32 = generation
+fn parse_ids(generation: &str, game: &str) -> Result<(u32, u64), ApiError> {
+    let g: u32 = generation
         .strip_prefix("gen-")
-        .unwrap_or(&generation)
+        .unwrap_or(generation)
         .parse()
         .map_err(|_| {
             ApiError::BadRequest(format!("generation `{generation}`: expected a number"))
@@ -212,6 +213,42 @@ async fn run_game(
     let id: u64 = game
         .parse()
         .map_err(|_| ApiError::BadRequest(format!("game `{game}`: expected a number")))?;
+    Ok((g, id))
+}
+
+async fn match_game(
+    State(s): Shared,
+    Path((run, generation, source, game)): Path<(String, String, String, String)>,
+) -> Result<Json<GameDetail>, ApiError> {
+    let (generation, id) = parse_ids(&generation, &game)?;
+    if source != "gate" && source != "anchor" {
+        return Err(ApiError::BadRequest(format!(
+            "match `{source}`: expected gate or anchor"
+        )));
+    }
+    blocking(move || {
+        let dir = s.runs.dir(&run)?.to_path_buf();
+        let missing = || {
+            ApiError::NotFound(format!(
+                "no {source} game {id} in generation {generation} of run `{run}`"
+            ))
+        };
+        let games = games::match_games(&dir, generation, &source)?.ok_or_else(missing)?;
+        let g = usize::try_from(id)
+            .ok()
+            .and_then(|i| games.get(i))
+            .ok_or_else(missing)?;
+        crate::pgn::detail(generation, id, g)
+    })
+    .await
+    .map(Json)
+}
+
+async fn run_game(
+    State(s): Shared,
+    Path((run, generation, game)): Path<(String, String, String)>,
+) -> Result<Json<GameDetail>, ApiError> {
+    let (generation, id) = parse_ids(&generation, &game)?;
     blocking(move || {
         let dir = s.runs.dir(&run)?.to_path_buf();
         let all = s.shards.games(&dir, generation)?;

@@ -61,25 +61,25 @@ pub struct Ply {
     pub to: Option<usize>,
     /// The recorded policy over the legal moves.
     pub policy: Vec<PolicyEntry>,
-    /// The search's value of the position, side-to-move view.
-    pub root_q: f32,
-    /// Simulations of the search.
-    pub visits: u32,
+    /// The search's value of the position, side-to-move view (self-play only).
+    pub root_q: Option<f32>,
+    /// Simulations of the search (self-play only).
+    pub visits: Option<u32>,
     /// Whether the move came from a full search.
     pub full_search: bool,
 }
 
-/// A self-play game, ply by ply, and the position it ended in.
+/// A recorded game, ply by ply, and the position it ended in.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GameDetail {
     /// The game name.
     pub game: String,
     /// The generation.
     pub generation: u32,
-    /// The game's `game_id`.
+    /// The game's number (see [`GameListing::id`]).
     pub id: u64,
-    /// The network that played it.
-    pub model: String,
+    /// Who played it: the network for self-play, `x vs o` for matches.
+    pub players: String,
     /// `1-0`, `0-1` or `1/2-1/2`, from the record.
     pub result: String,
     /// How it ended, from the record.
@@ -242,8 +242,8 @@ pub fn detail(generation: u32, id: u64, rows: &[Sample]) -> Result<GameDetail, A
             from,
             to,
             policy,
-            root_q: r.root_q,
-            visits: r.visits,
+            root_q: Some(r.root_q),
+            visits: Some(r.visits),
             full_search: r.full_search,
         });
         last = Some(state.after(mv));
@@ -253,7 +253,7 @@ pub fn detail(generation: u32, id: u64, rows: &[Sample]) -> Result<GameDetail, A
         game: game.to_string(),
         generation,
         id,
-        model: first.model.clone(),
+        players: first.model.clone(),
         result: selfplay_result(game, first).to_string(),
         reason: first.end_reason.clone(),
         plies,
@@ -261,12 +261,61 @@ pub fn detail(generation: u32, id: u64, rows: &[Sample]) -> Result<GameDetail, A
     })
 }
 
-/// The gating and anchoring games of one evaluation record (results only).
-pub fn match_listings(record: &eval::report::EvalRecord) -> Vec<GameListing> {
-    let gate = record.gate.iter().map(|v| ("gate", &v.matched));
-    let anchor = record.anchor.iter().map(|m| ("anchor", m));
+/// The PGN file of a generation's gating or anchoring games.
+pub fn match_file(run: &Path, generation: u32, source: &str) -> PathBuf {
+    run.join("eval").join(format!(
+        "{}-{source}.pgn",
+        eval::report::generation_name(generation)
+    ))
+}
+
+/// The games of a generation's gating or anchoring match (`source`), read from its PGN
+/// (`None` when the run wrote none: runs before the PGN files were written).
+pub fn match_games(
+    run: &Path,
+    generation: u32,
+    source: &str,
+) -> Result<Option<Vec<crate::pgn::PgnGame>>, ApiError> {
+    match std::fs::read_to_string(match_file(run, generation, source)) {
+        Ok(text) => Ok(Some(crate::pgn::parse(&text))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ApiError::Internal(format!(
+            "cannot read the {source} games: {e}"
+        ))),
+    }
+}
+
+/// The gating and anchoring games of one evaluation record: from their PGN files when
+/// the run wrote them (viewable), else from the record (results only).
+pub fn match_listings(
+    run: &Path,
+    record: &eval::report::EvalRecord,
+) -> Result<Vec<GameListing>, ApiError> {
     let mut out = vec![];
-    for (source, m) in gate.chain(anchor) {
+    for source in ["gate", "anchor"] {
+        if let Some(games) = match_games(run, record.generation, source)? {
+            out.extend(
+                games
+                    .iter()
+                    .enumerate()
+                    .map(|(i, g)| crate::pgn::listing(source, record.generation, i as u64, g)),
+            );
+        } else {
+            out.extend(result_listings(record, source));
+        }
+    }
+    Ok(out)
+}
+
+/// A record's games of one match, results only.
+fn result_listings(record: &eval::report::EvalRecord, source: &'static str) -> Vec<GameListing> {
+    let matches: Vec<&eval::MatchSummary> = if source == "gate" {
+        record.gate.iter().map(|v| &v.matched).collect()
+    } else {
+        record.anchor.iter().collect()
+    };
+    let mut out = vec![];
+    for m in matches {
         for r in &m.results {
             out.push(GameListing {
                 source,

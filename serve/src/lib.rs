@@ -16,6 +16,7 @@
 //! GET  /api/runs/{run}/games   its recorded games (?generation=N&result=1-0|0-1|1/2-1/2
 //!                              &source=selfplay|gate|anchor)
 //! GET  /api/runs/{run}/games/{gen}/{game}   one self-play game, ply by ply
+//! GET  /api/runs/{run}/matches/{gen}/{gate|anchor}/{n}   one gating or anchoring game
 //! GET  /api/position?game=G&position=TEXT   a position: board, legal moves, result
 //! GET  /api/move?game=G&position=TEXT&move=M the position after a legal move
 //! POST /api/think   {game, position, player, seed}   a player's move
@@ -28,6 +29,7 @@ mod api;
 mod assets;
 mod error;
 mod games;
+mod pgn;
 mod position;
 mod runs;
 

@@ -236,7 +236,49 @@ fn api_dashboard_and_games_of_a_micro_run() {
         2 * 2 * 2 * 2,
         "2 generations × 2 baselines × 2 pairs × 2 games"
     );
-    assert!(anchors.iter().all(|l| l["viewable"] == false));
+    assert!(
+        anchors
+            .iter()
+            .all(|l| l["viewable"] == true && l["plies"].as_u64().unwrap() > 0)
+    );
+    let (_, gates) = get(a, &format!("/api/runs/{id}/games?source=gate"));
+    let gates = gates.as_array().unwrap();
+    let gate_games = d["generations"][1]["eval"]["gate"]["matched"]["games"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(gates.len() as u64, gate_games);
+    // Each match game replays through the engine to the result its record gives.
+    for l in anchors.iter().chain(gates) {
+        let path = format!(
+            "/api/runs/{id}/matches/{}/{}/{}",
+            l["generation"],
+            l["source"].as_str().unwrap(),
+            l["id"]
+        );
+        let (s, m) = get(a, &path);
+        assert_eq!(s, 200, "{path}: {m}");
+        assert_eq!(
+            m["plies"].as_array().unwrap().len() as u64,
+            l["plies"].as_u64().unwrap()
+        );
+        let g: Game = m["game"].as_str().unwrap().parse().unwrap();
+        let mut st = g
+            .parse_position(m["plies"][0]["view"]["position"].as_str().unwrap())
+            .unwrap();
+        for p in m["plies"].as_array().unwrap() {
+            assert_eq!(p["view"]["position"], st.text().as_str());
+            st.play(st.parse_move(p["played"].as_str().unwrap()).unwrap());
+        }
+        assert_eq!(m["end"]["position"], st.text().as_str());
+        if let Some(r) = st.result() {
+            assert_eq!(l["reason"], r.reason.name());
+            assert_eq!(m["end"]["outcome"]["result"], l["result"]);
+        }
+    }
+    refused(a, &format!("/api/runs/{id}/matches/0/gate/0"), 404);
+    refused(a, &format!("/api/runs/{id}/matches/1/anchor/999"), 404);
+    refused(a, &format!("/api/runs/{id}/matches/1/selfplay/0"), 400);
+    refused(a, &format!("/api/runs/{id}/matches/1/..%2F..%2Fetc/0"), 400);
 
     // One game, ply by ply: each position is the record's, each move the one played,
     // and the end is the engine's position after the last move.
