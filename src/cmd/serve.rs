@@ -23,6 +23,9 @@ pub struct ServeArgs {
     /// Searches (a player's move, an analysis) running at once, at most.
     #[arg(long, default_value_t = 2)]
     max_searches: usize,
+    /// Seconds a search request waits for a free slot before it is refused (503).
+    #[arg(long, default_value_t = 30.0)]
+    queue_wait: f64,
 }
 
 /// Serves until the process is stopped.
@@ -38,7 +41,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
     let config = serve::ServeConfig {
         runs: a.runs,
         max_searches: a.max_searches.max(1),
-        queue_wait: Duration::from_secs(30),
+        queue_wait: Duration::try_from_secs_f64(a.queue_wait)
+            .context("--queue-wait: expected a number of seconds")?,
         token: token.clone(),
     };
     let router = serve::router(config)?;

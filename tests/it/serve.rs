@@ -40,13 +40,18 @@ pub struct Server {
     child: Child,
     /// `host:port`.
     pub addr: String,
+    /// The token it printed, if any.
+    pub token: Option<String>,
 }
 
 impl Server {
     /// Starts a server over `runs` with extra arguments.
     pub fn start(runs: &[&Path], extra: &[&str]) -> Server {
         let mut c = Command::new(env!("CARGO_BIN_EXE_flipzero"));
-        c.arg("serve").args(["--listen", "127.0.0.1:0"]);
+        c.arg("serve");
+        if !extra.contains(&"--listen") {
+            c.args(["--listen", "127.0.0.1:0"]);
+        }
         for r in runs {
             c.arg("--run").arg(r);
         }
@@ -63,12 +68,14 @@ impl Server {
         let addr = line
             .trim()
             .strip_prefix("flipzero serve: http://")
-            .unwrap_or_else(|| panic!("unexpected first line `{line}`"))
-            .split('/')
-            .next()
-            .unwrap()
-            .to_string();
-        Server { child, addr }
+            .unwrap_or_else(|| panic!("unexpected first line `{line}`"));
+        let (addr, rest) = addr.split_once('/').unwrap();
+        let token = rest.strip_prefix("?token=").map(str::to_string);
+        Server {
+            child,
+            addr: addr.to_string(),
+            token,
+        }
     }
 }
 
@@ -518,6 +525,7 @@ fn api_positions_moves_and_players() {
 fn token_and_assets() {
     let run = micro_run();
     let srv = Server::start(&[run], &["--token", "s3cret"]);
+    assert_eq!(srv.token.as_deref(), Some("s3cret"));
     let a = &srv.addr;
     let (s, v) = get(a, "/api/runs");
     assert_eq!(s, 401, "{v}");
@@ -539,6 +547,23 @@ fn token_and_assets() {
     assert_eq!(s, 200);
     let (s, _) = get(a, "/api/runs?token=s3cret");
     assert_eq!(s, 200);
+    // Beyond the loopback interface a token is generated, printed, and required.
+    let open = Server::start(&[run], &["--listen", "0.0.0.0:0"]);
+    let token = open.token.clone().expect("a generated token");
+    assert_eq!(token.len(), 32);
+    let port = open.addr.rsplit(':').next().unwrap();
+    let local = format!("127.0.0.1:{port}");
+    let (s, _) = get(&local, "/api/runs");
+    assert_eq!(s, 401);
+    let (s, _) = request(
+        &local,
+        "GET",
+        "/api/runs",
+        &[("x-flipzero-token", &token)],
+        None,
+    );
+    assert_eq!(s, 200);
+    drop(open);
     // The page and its assets need no token (they hold no data), and are embedded.
     let (s, html) = request(a, "GET", "/", &[], None);
     assert_eq!(s, 200);
@@ -562,4 +587,41 @@ fn token_and_assets() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a run directory"));
+}
+
+#[test]
+fn searches_beyond_the_bound_wait_then_are_refused() {
+    let run = micro_run();
+    // One search slot, a tenth of a second of waiting for it; one search holds it 1.5 s.
+    let srv = Server::start(&[run], &["--max-searches", "1", "--queue-wait", "0.1"]);
+    let a = srv.addr.clone();
+    let slow = std::thread::spawn(move || {
+        post(
+            &a,
+            "/api/think",
+            &json!({"game": "ataxx", "player": "ab:time=1500"}),
+        )
+    });
+    // The slow search has started once a second one is refused; retry until then.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    let mut refused_busy = false;
+    while std::time::Instant::now() < deadline {
+        let (s, v) = post(&srv.addr, "/api/analyse", &json!({"game": "ataxx"}));
+        if s == 503 {
+            assert!(v["error"].as_str().unwrap().contains("busy"));
+            refused_busy = true;
+            break;
+        }
+        assert_eq!(s, 200, "{v}");
+    }
+    assert!(refused_busy, "a second search ran beside the first");
+    // Positions and moves are not searches: answered at once meanwhile.
+    let (s, _) = get(&srv.addr, "/api/position?game=ataxx");
+    assert_eq!(s, 200);
+    let (s, v) = slow.join().unwrap();
+    assert_eq!(s, 200, "{v}");
+    // Free again.
+    let (s, v) = post(&srv.addr, "/api/analyse", &json!({"game": "ataxx"}));
+    assert_eq!(s, 200, "{v}");
 }
