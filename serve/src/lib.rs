@@ -96,3 +96,19 @@ pub fn router(config: ServeConfig) -> Result<Router, ServeError> {
 pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
     axum::serve(listener, router).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_needed_beyond_loopback() {
+        assert!(!needs_token(&"127.0.0.1:8080".parse().unwrap()));
+        assert!(!needs_token(&"[::1]:8080".parse().unwrap()));
+        assert!(needs_token(&"0.0.0.0:8080".parse().unwrap()));
+        assert!(needs_token(&"192.168.1.5:80".parse().unwrap()));
+        let (a, b) = (generate_token().unwrap(), generate_token().unwrap());
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, b);
+    }
+}

@@ -233,3 +233,67 @@ pub fn view(state: &State) -> PositionView {
         outcome: explain(state),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_follow_the_engine() {
+        let hex = parse_game("hexxagon").unwrap().startpos();
+        let v = view(&hex);
+        assert_eq!(v.shape, "hex");
+        let blocked = hex
+            .game()
+            .cells()
+            .into_iter()
+            .filter(|&c| hex.is_blocked(c))
+            .count();
+        assert_eq!(v.cells.iter().filter(|c| c.blocked).count(), blocked);
+        assert!(blocked > 0);
+        assert_eq!(v.legal.len(), hex.legal_moves().len());
+        // Jumps carry their source, clones none.
+        assert!(v.legal.iter().any(|m| m.from.is_some()));
+        assert!(v.legal.iter().any(|m| m.from.is_none() && m.to.is_some()));
+        assert!(!v.must_pass && v.outcome.is_none());
+    }
+
+    #[test]
+    fn the_end_is_explained() {
+        let g = parse_game("ataxx").unwrap();
+        let wiped = parse_state(g, Some("x6/7/7/7/7/7/7 o 0 1")).unwrap();
+        let o = view(&wiped).outcome.unwrap();
+        assert_eq!((o.result.as_str(), o.reason.as_str()), ("1-0", "wipe-out"));
+        assert!(
+            o.explanation.contains("o has no pieces left"),
+            "{}",
+            o.explanation
+        );
+        assert!(o.explanation.contains("x wins by 49"), "{}", o.explanation);
+        let m = parse_game("ataxx/misere").unwrap();
+        let full = parse_state(
+            m,
+            Some("xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxoo x 0 1"),
+        )
+        .unwrap();
+        let o = view(&full).outcome.unwrap();
+        assert_eq!(o.result, "0-1");
+        assert!(
+            o.explanation.contains("misère") && o.explanation.contains("o wins by 45"),
+            "{}",
+            o.explanation
+        );
+    }
+
+    #[test]
+    fn bad_input_is_a_400() {
+        let g = parse_game("othello").unwrap();
+        assert_eq!(parse_game("go").unwrap_err().status(), 400);
+        assert_eq!(parse_state(g, Some("nonsense")).unwrap_err().status(), 400);
+        let s = g.startpos();
+        assert_eq!(parse_legal_move(&s, "a1").unwrap_err().status(), 400);
+        assert_eq!(parse_legal_move(&s, "zz9").unwrap_err().status(), 400);
+        let legal = s.move_to_string(s.legal_moves()[0]);
+        assert_eq!(parse_legal_move(&s, &legal).unwrap(), s.legal_moves()[0]);
+    }
+}

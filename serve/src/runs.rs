@@ -232,3 +232,28 @@ fn rating_list(
         Err(e) => (Some(anchor), vec![], Some(e.to_string())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_get_unique_ids_and_only_run_directories_are_taken() {
+        let base = std::env::temp_dir().join(format!("flipzero-serve-runs-{}", std::process::id()));
+        let (a, b) = (base.join("x").join("same"), base.join("y").join("same"));
+        for d in [&a, &b] {
+            std::fs::create_dir_all(d.join("eval")).unwrap();
+        }
+        let runs = Runs::new(&[a.clone(), b.clone()]).unwrap();
+        let ids: Vec<String> = runs.list().into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["same", "same-2"]);
+        assert_eq!(runs.dir("same-2").unwrap(), b.as_path());
+        assert_eq!(runs.dir("..").unwrap_err().status(), 404);
+        assert!(
+            Runs::new(&[base.clone()])
+                .unwrap_err()
+                .contains("not a run directory")
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
