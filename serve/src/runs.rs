@@ -250,7 +250,7 @@ mod tests {
         assert_eq!(runs.dir("same-2").unwrap(), b.as_path());
         assert_eq!(runs.dir("..").unwrap_err().status(), 404);
         assert!(
-            Runs::new(&[base.clone()])
+            Runs::new(std::slice::from_ref(&base))
                 .unwrap_err()
                 .contains("not a run directory")
         );
