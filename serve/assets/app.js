@@ -138,7 +138,7 @@ function drawChart(svg, series, opts) {
   for (let k = 0; k <= 4; k++) {
     const y = y0 + (y1 - y0) * k / 4, x = x0 + (x1 - x0) * k / 4;
     el("text", { x: 2, y: sy(y) + 3, class: "tick" }, svg).textContent = fmt(y);
-    el("text", { x: sx(x) - 8, y: H - m.b + 12, class: "tick" }, svg).textContent = fmt(x);
+    if (!(opts && opts.integerX) || Number.isInteger(x)) el("text", { x: sx(x) - 8, y: H - m.b + 12, class: "tick" }, svg).textContent = fmt(x);
   }
   if (opts && opts.zero && y0 < 0 && y1 > 0) el("line", { x1: m.l, y1: sy(0), x2: W - m.r, y2: sy(0), class: "axis", "stroke-dasharray": "3 3" }, svg);
   series.forEach((s, i) => {
@@ -153,7 +153,7 @@ function drawChart(svg, series, opts) {
 
 function fmt(v) {
   const a = Math.abs(v);
-  return a >= 100 ? v.toFixed(0) : a >= 1 ? v.toFixed(1) : v.toFixed(2);
+  return Number.isInteger(v) || a >= 100 ? v.toFixed(0) : a >= 1 ? v.toFixed(1) : v.toFixed(2);
 }
 
 // ---------- dashboard ----------
@@ -250,7 +250,7 @@ function renderCharts() {
       byTime.push({ name, points: pts.map((p) => [p.elapsed_s / 60, p.elo]) });
     }
   }
-  drawChart($("elo-chart"), byGen, { zero: true });
+  drawChart($("elo-chart"), byGen, { zero: true, integerX: true });
   drawChart($("elo-time-chart"), byTime, { zero: true });
   const d = dash.data[$("dash-run").value];
   drawChart($("loss-chart"), d ? d.losses : [], {});
@@ -263,11 +263,13 @@ async function refreshGames() {
   const run = $("games-run").value;
   if (!run) return;
   const d = dash.data[run] || await api("runs/" + encodeURIComponent(run));
-  const gsel = $("games-gen"), keep = gsel.value;
+  // The latest generation until another is chosen: "all" reads every shard of the run.
+  const gsel = $("games-gen"), keep = gsel.dataset.chosen ? gsel.value : null;
   gsel.innerHTML = "";
   gsel.add(new Option("all", ""));
   for (const g of d.generations) gsel.add(new Option(g.generation, g.generation));
-  gsel.value = keep;
+  const latest = d.generations.length ? String(d.generations[d.generations.length - 1].generation) : "";
+  gsel.value = keep !== null ? keep : latest;
   const q = new URLSearchParams();
   if (gsel.value !== "") q.set("generation", gsel.value);
   if ($("games-result").value) q.set("result", $("games-result").value);
@@ -446,6 +448,7 @@ async function start() {
   if (params.get("player")) $("play-player").value = params.get("player");
   if (params.get("side")) $("play-side").value = params.get("side");
   $("dash-run").addEventListener("change", () => refreshDashboard().catch(showError));
+  $("games-gen").addEventListener("change", () => { $("games-gen").dataset.chosen = "1"; });
   for (const id of ["games-run", "games-gen", "games-result", "games-source"]) $(id).addEventListener("change", () => refreshGames().catch(showError));
   $("view-first").onclick = () => step("first");
   $("view-prev").onclick = () => step(-1);
