@@ -138,7 +138,8 @@ function drawChart(svg, series, opts) {
   for (let k = 0; k <= 4; k++) {
     const y = y0 + (y1 - y0) * k / 4, x = x0 + (x1 - x0) * k / 4;
     el("text", { x: 2, y: sy(y) + 3, class: "tick" }, svg).textContent = fmt(y);
-    if (!(opts && opts.integerX) || Number.isInteger(x)) el("text", { x: sx(x) - 8, y: H - m.b + 12, class: "tick" }, svg).textContent = fmt(x);
+    const anchor = k === 0 ? "start" : k === 4 ? "end" : "middle";
+    if (!(opts && opts.integerX) || Number.isInteger(x)) el("text", { x: sx(x), y: H - m.b + 12, class: "tick", "text-anchor": anchor }, svg).textContent = fmt(x);
   }
   if (opts && opts.zero && y0 < 0 && y1 > 0) el("line", { x1: m.l, y1: sy(0), x2: W - m.r, y2: sy(0), class: "axis", "stroke-dasharray": "3 3" }, svg);
   series.forEach((s, i) => {

@@ -303,6 +303,31 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
         if !shot {
             screenshot(&c, "play.png").await;
         }
+
+        // The other board shapes: every cell drawn (hexagons on the hexagonal board),
+        // the blockers dark.
+        for (name, shape) in [("hexxagon", "polygon"), ("annexation76-cross", "rect")] {
+            c.goto(&format!("{base}/?game={name}&player=random#play")).await.unwrap();
+            wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+            let g: Game = name.parse().unwrap();
+            let start = g.startpos();
+            let blocked = g.cells().into_iter().filter(|&c| start.is_blocked(c)).count();
+            let counts = c
+                .execute(
+                    &format!(
+                        "const b = document.getElementById('play-board'); \
+                         return [b.querySelectorAll('{shape}.cell-bg').length, \
+                         b.querySelectorAll('.cell-bg.blocked').length, b.dataset.position]"
+                    ),
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(counts, json!([g.cells().len(), blocked, start.text()]), "{name}");
+            if name == "hexxagon" {
+                screenshot(&c, "play-hex.png").await;
+            }
+        }
         c.close().await.unwrap();
     });
     let _ = std::fs::remove_dir_all(&live);
