@@ -625,3 +625,32 @@ fn searches_beyond_the_bound_wait_then_are_refused() {
     let (s, v) = post(&srv.addr, "/api/analyse", &json!({"game": "ataxx"}));
     assert_eq!(s, 200, "{v}");
 }
+
+#[test]
+fn several_runs_are_served_side_by_side() {
+    let run = micro_run();
+    // The same run twice: two ids, each its own dashboard.
+    let srv = Server::start(&[run, run], &[]);
+    let (s, runs) = get(&srv.addr, "/api/runs");
+    assert_eq!(s, 200);
+    let ids: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(ids[1], format!("{}-2", ids[0]));
+    for id in ids {
+        let (s, d) = get(&srv.addr, &format!("/api/runs/{id}"));
+        assert_eq!(s, 200);
+        assert_eq!(d["id"], id);
+        assert_eq!(d["generations"].as_array().unwrap().len(), 2);
+        let (s, v) = post(
+            &srv.addr,
+            "/api/think",
+            &json!({"game": "ataxx", "player": format!("mcts:{id}:sims=4")}),
+        );
+        assert_eq!(s, 200, "{v}");
+    }
+}
