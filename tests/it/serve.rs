@@ -592,19 +592,19 @@ fn token_and_assets() {
 #[test]
 fn searches_beyond_the_bound_wait_then_are_refused() {
     let run = micro_run();
-    // One search slot, a tenth of a second of waiting for it; one search holds it 1.5 s.
+    // One search slot, a tenth of a second of waiting for it; one search holds it 3 s.
     let srv = Server::start(&[run], &["--max-searches", "1", "--queue-wait", "0.1"]);
     let a = srv.addr.clone();
     let slow = std::thread::spawn(move || {
         post(
             &a,
             "/api/think",
-            &json!({"game": "ataxx", "player": "ab:time=1500"}),
+            &json!({"game": "ataxx", "player": "ab:time=3000"}),
         )
     });
     // The slow search has started once a second one is refused; retry until then.
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(2500);
     let mut refused_busy = false;
     while std::time::Instant::now() < deadline {
         let (s, v) = post(&srv.addr, "/api/analyse", &json!({"game": "ataxx"}));
