@@ -325,6 +325,16 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
                 .unwrap();
             assert_eq!(counts, json!([g.cells().len(), blocked, start.text()]), "{name}");
             if name == "hexxagon" {
+                // Analysis of the board: the network's policy over every legal move.
+                c.find(Locator::Id("an-go")).await.unwrap().click().await.unwrap();
+                let lines = wait_for(
+                    &c,
+                    "const t = document.getElementById('an-result').textContent; \
+                     return t.includes('value') && document.getElementById('an-policy').textContent.split('\\n').length",
+                    "the analysis",
+                )
+                .await;
+                assert_eq!(lines, start.legal_moves().len().min(12));
                 screenshot(&c, "play-hex.png").await;
             }
         }
