@@ -135,12 +135,21 @@ function drawChart(svg, series, opts) {
   const sy = (y) => H - m.b - (y - y0) / (y1 - y0) * (H - m.t - m.b);
   el("line", { x1: m.l, y1: H - m.b, x2: W - m.r, y2: H - m.b, class: "axis" }, svg);
   el("line", { x1: m.l, y1: m.t, x2: m.l, y2: H - m.b, class: "axis" }, svg);
-  for (let k = 0; k <= 4; k++) {
-    const y = y0 + (y1 - y0) * k / 4, x = x0 + (x1 - x0) * k / 4;
-    el("text", { x: 2, y: sy(y) + 3, class: "tick" }, svg).textContent = fmt(y);
-    const anchor = k === 0 ? "start" : k === 4 ? "end" : "middle";
-    if (!(opts && opts.integerX) || Number.isInteger(x)) el("text", { x: sx(x), y: H - m.b + 12, class: "tick", "text-anchor": anchor }, svg).textContent = fmt(x);
+  const xs = [];
+  if (opts && opts.integerX) {
+    const stepX = Math.max(1, Math.ceil((x1 - x0) / 6));
+    for (let x = Math.ceil(x0); x <= x1; x += stepX) xs.push(x);
+  } else {
+    for (let k = 0; k <= 4; k++) xs.push(x0 + (x1 - x0) * k / 4);
   }
+  for (let k = 0; k <= 4; k++) {
+    const y = y0 + (y1 - y0) * k / 4;
+    el("text", { x: 2, y: sy(y) + 3, class: "tick" }, svg).textContent = fmt(y);
+  }
+  xs.forEach((x, k) => {
+    const anchor = k === 0 ? "start" : k === xs.length - 1 ? "end" : "middle";
+    el("text", { x: sx(x), y: H - m.b + 12, class: "tick", "text-anchor": anchor }, svg).textContent = fmt(x);
+  });
   if (opts && opts.zero && y0 < 0 && y1 > 0) el("line", { x1: m.l, y1: sy(0), x2: W - m.r, y2: sy(0), class: "axis", "stroke-dasharray": "3 3" }, svg);
   series.forEach((s, i) => {
     const pts = s.points.filter((p) => Number.isFinite(p[0]) && Number.isFinite(p[1]));
