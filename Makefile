@@ -9,7 +9,7 @@ BIN := target/release/flipzero
 PYTHON ?= python3
 VENV := .venv
 
-.PHONY: build run test venv lint fmt bench perft clean
+.PHONY: build run test venv browser lint fmt bench perft clean
 
 # `make run` runs the default pipeline (configs/default.toml) into data/runs/default;
 # running it again resumes that run (or, when finished, prints its summary).
@@ -31,7 +31,12 @@ $(VENV)/.installed: bench/requirements.txt
 
 venv: $(VENV)/.installed
 
-test: $(VENV)/.installed
+# The browser tests drive Debian's chromium over WebDriver (chromedriver); installed
+# with apt when missing (as root; CI runs as root).
+browser:
+	.ci/install-browser
+
+test: $(VENV)/.installed browser
 	FLIPZERO_PYTHON=$(abspath $(VENV))/bin/python $(CARGO) test --profile tests --workspace
 
 lint:

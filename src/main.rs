@@ -39,6 +39,8 @@ enum Command {
     Gate(cmd::gate::GateArgs),
     /// Play a game against any player in the terminal.
     Play(cmd::play::PlayArgs),
+    /// Serve a web page: live run dashboard, game viewer, play and analyse (127.0.0.1:8080).
+    Serve(cmd::serve::ServeArgs),
     /// Run as a UAI engine on standard input/output (for cuteataxx and Ataxx GUIs).
     Uai(cmd::uai::UaiArgs),
 }
@@ -102,6 +104,7 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Export(a) => cmd::train::export(a),
         Command::Infer(a) => cmd::train::infer(a),
         Command::Uai(a) => cmd::uai::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Play(a) => cmd::play::run(a),
         Command::Gate(a) => cmd::gate::run(a),

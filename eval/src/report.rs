@@ -89,7 +89,7 @@ pub struct EvalRecord {
 }
 
 /// Everything recorded about one generation.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Generation {
     /// Its number.
     pub generation: u32,
@@ -514,7 +514,7 @@ fn line_plot(
 }
 
 /// Per-step training losses of every generation, on one axis of cumulative steps.
-fn loss_curve(run: &Path, gens: &[Generation]) -> Vec<(String, Vec<(f64, f64)>)> {
+pub fn loss_curve(run: &Path, gens: &[Generation]) -> Vec<(String, Vec<(f64, f64)>)> {
     let names = ["loss", "policy_loss", "value_loss"];
     let mut series: Vec<(String, Vec<(f64, f64)>)> =
         names.iter().map(|n| (n.to_string(), vec![])).collect();

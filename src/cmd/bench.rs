@@ -21,6 +21,9 @@ pub enum Suite {
     /// thread), perft with every leaf move made (make-move throughput), Hexxagon,
     /// Othello and Annexation 64 perft.
     Movegen,
+    /// `flipzero serve` under a closed loop of dashboard viewers on 127.0.0.1 (needs
+    /// `--run`): requests/s and latency percentiles at 1 to 64 clients.
+    Serve,
 }
 
 /// Arguments of `flipzero bench`.
@@ -29,6 +32,15 @@ pub struct BenchArgs {
     /// The benchmark suite.
     #[arg(value_enum, default_value = "search")]
     suite: Suite,
+    /// The run directory the serve benchmark serves.
+    #[arg(long)]
+    run: Option<std::path::PathBuf>,
+    /// Runtime threads of the serve benchmark's server.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Seconds per load level of the serve benchmark.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
 }
 
 fn timed(label: &str, f: impl FnOnce() -> u64) -> u64 {
@@ -48,6 +60,13 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         Suite::Search => bench_search(),
         Suite::Selfplay => bench_selfplay(),
         Suite::Net => bench_net(),
+        Suite::Serve => {
+            let run = a
+                .run
+                .as_deref()
+                .ok_or_else(|| anyhow::anyhow!("bench serve needs --run DIR"))?;
+            super::bench_serve::run(run, a.threads.max(1), a.seconds.max(0.5))
+        }
         Suite::Movegen => {
             let start = Position::startpos(Rules::ATAXX);
             let hex = Position::startpos(Rules::new(Variant::Hexxagon));

@@ -1,6 +1,7 @@
 //! Subcommands of the `flipzero` binary.
 
 pub mod bench;
+pub mod bench_serve;
 pub mod config;
 pub mod gate;
 pub mod matches;
@@ -9,6 +10,7 @@ pub mod play;
 pub mod report;
 pub mod run;
 pub mod selfplay;
+pub mod serve;
 pub mod train;
 pub mod uai;
 

@@ -346,6 +346,7 @@ impl Pipeline {
                     "  gate [{bar:30}] {pos}/{len} games (at most)  {msg}",
                 );
                 let score = std::sync::Mutex::new((0.0f64, 0u32));
+                let games = std::sync::Mutex::new(vec![]);
                 let seed = engine::splitmix64(self.cfg.selfplay.seed ^ 0x6A7E ^ u64::from(g)).1;
                 let v = eval::gate(
                     self.game,
@@ -354,6 +355,10 @@ impl Pipeline {
                     &self.cfg.gate,
                     seed,
                     &|r| {
+                        games
+                            .lock()
+                            .expect("games lock")
+                            .push(labelled(r, &name, &incumbent));
                         let mut s = score.lock().expect("score lock");
                         s.0 += r.a_points();
                         s.1 += 1;
@@ -365,6 +370,7 @@ impl Pipeline {
                     },
                 )?;
                 b.finish_and_clear();
+                self.write_pgn(&format!("{name}-gate.pgn"), games)?;
                 self.log(&format!(
                     "{name}: {} games, score {:.3}, Elo {:+.0}, LLR {:.2} in [{:.2}, {:.2}]: {}",
                     v.matched.games,
@@ -398,6 +404,20 @@ impl Pipeline {
         Ok(record)
     }
 
+    /// Writes a match's games as PGN beside the evaluation records (`eval/<file>`), in
+    /// pair order, for the game viewer of `flipzero serve`.
+    fn write_pgn(
+        &self,
+        file: &str,
+        games: std::sync::Mutex<Vec<eval::GameRecord>>,
+    ) -> anyhow::Result<()> {
+        let mut games = games.into_inner().expect("games lock");
+        games.sort_by_key(|r| (r.pair, !r.a_is_x));
+        let path = self.dir.join("eval").join(file);
+        eval::write_atomic(&path, eval::to_pgn(&games, self.game).as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+
     fn anchor(&self, name: &str) -> anyhow::Result<Vec<eval::MatchSummary>> {
         let ladder: Vec<PlayerSpec> = self
             .cfg
@@ -417,6 +437,7 @@ impl Pipeline {
         );
         b.set_message(format!("{name} vs {}", self.cfg.anchor.ladder.join(", ")));
         let seed = engine::splitmix64(self.cfg.selfplay.seed ^ 0xA4C4).1;
+        let games = std::sync::Mutex::new(vec![]);
         let results = eval::anchor(
             self.game,
             (name, &player),
@@ -424,9 +445,18 @@ impl Pipeline {
             self.cfg.anchor.pairs,
             &self.cfg.gate,
             seed,
-            &|_| b.inc(1),
+            &|r| {
+                // The baseline keeps its name (its player name is its label).
+                let other = if r.a_is_x { &r.o_name } else { &r.x_name };
+                games
+                    .lock()
+                    .expect("games lock")
+                    .push(labelled(r, name, other));
+                b.inc(1)
+            },
         )?;
         b.finish_and_clear();
+        self.write_pgn(&format!("{name}-anchor.pgn"), games)?;
         for m in &results {
             self.log(&format!(
                 "{name} vs {}: {} games, score {:.3}, Elo {:+.0} ± {}",
@@ -614,4 +644,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         p.dir.join("report.md").display()
     );
     Ok(())
+}
+
+/// A match game with the players named by their labels (`gen-0003`, `random`) rather than
+/// their player names (which hold the run's path): A is `a`, B is `b`.
+fn labelled(r: &eval::GameRecord, a: &str, b: &str) -> eval::GameRecord {
+    let mut r = r.clone();
+    let (x, o) = if r.a_is_x { (a, b) } else { (b, a) };
+    r.x_name = x.to_string();
+    r.o_name = o.to_string();
+    r
 }

@@ -1,5 +1,7 @@
 //! The crate's integration tests, in one binary so that a test run links few executables.
 
+mod browser;
 mod cli;
 mod pipeline;
+mod serve;
 mod uai;

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 /// Two generations of a few games and a few training steps.
-const MICRO: &[&str] = &[
+pub(crate) const MICRO: &[&str] = &[
     "--set",
     "run.generations=2",
     "--set",

@@ -1,0 +1,519 @@
+//! The router, the shared state, the access check and the handlers.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use eval::{NetSource, PlayerSpec, Timeouts};
+use serde::Deserialize;
+use tokio::sync::Semaphore;
+
+use crate::error::ApiError;
+use crate::games::{self, GameDetail, GameListing, ShardCache};
+use crate::position::{PositionView, move_cells, parse_game, parse_legal_move, parse_state, view};
+use crate::runs::{self, RunDashboard, RunEntry, Runs};
+use crate::{ServeConfig, ServeError, TOKEN_HEADER, assets};
+
+/// Longest thinking time a player may be given from this server.
+const MAX_THINK: std::time::Duration = std::time::Duration::from_secs(30);
+/// Most simulations a player may be given from this server.
+const MAX_SIMS: u32 = 20_000;
+
+/// What every handler shares.
+pub struct AppState {
+    runs: Runs,
+    searches: Arc<Semaphore>,
+    config: ServeConfig,
+    shards: ShardCache,
+}
+
+impl AppState {
+    /// Checks the runs and sets up the search slots.
+    pub fn new(config: ServeConfig) -> Result<AppState, ServeError> {
+        let runs = Runs::new(&config.runs).map_err(ServeError::NotARun)?;
+        Ok(AppState {
+            runs,
+            searches: Arc::new(Semaphore::new(config.max_searches.max(1))),
+            config,
+            shards: ShardCache::default(),
+        })
+    }
+}
+
+type Shared = State<Arc<AppState>>;
+
+/// Every route.
+pub fn routes(state: Arc<AppState>) -> Router {
+    let api = Router::new()
+        .route("/games", get(game_names))
+        .route("/runs", get(list_runs))
+        .route("/runs/{run}", get(run_dashboard))
+        .route("/runs/{run}/games", get(run_games))
+        .route("/runs/{run}/games/{generation}/{game}", get(run_game))
+        .route(
+            "/runs/{run}/matches/{generation}/{source}/{game}",
+            get(match_game),
+        )
+        .route("/position", get(position))
+        .route("/move", get(play_move))
+        .route("/think", post(think))
+        .route("/analyse", post(analyse))
+        .fallback(|| async { ApiError::NotFound("no such API endpoint".into()) })
+        .layer(middleware::from_fn_with_state(state.clone(), check_token));
+    Router::new()
+        .nest("/api", api)
+        .route("/", get(|| async { asset("index.html") }))
+        .route(
+            "/assets/{file}",
+            get(|Path(f): Path<String>| async move { asset(&f) }),
+        )
+        .fallback(|| async { ApiError::NotFound("no such page".into()) })
+        .with_state(state)
+}
+
+fn asset(name: &str) -> Response {
+    match assets::get(name) {
+        Some((body, mime)) => (
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static(mime)),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            ],
+            body,
+        )
+            .into_response(),
+        None => ApiError::NotFound(format!("no asset `{name}`")).into_response(),
+    }
+}
+
+/// Refuses `/api/` requests without the token, when the server has one.
+async fn check_token(State(s): Shared, req: Request, next: Next) -> Response {
+    if let Some(token) = &s.config.token {
+        let header = req
+            .headers()
+            .get(TOKEN_HEADER)
+            .and_then(|v| v.to_str().ok());
+        let query = req
+            .uri()
+            .query()
+            .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")));
+        let given = header.or(query).unwrap_or("");
+        if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+            return ApiError::Unauthorized.into_response();
+        }
+    }
+    next.run(req).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A query string that did not parse: 400 with the reason.
+fn bad_query(e: QueryRejection) -> ApiError {
+    ApiError::BadRequest(format!("bad query: {}", e.body_text()))
+}
+
+fn bad_json(e: JsonRejection) -> ApiError {
+    ApiError::BadRequest(format!("bad request body: {}", e.body_text()))
+}
+
+async fn game_names() -> Json<Vec<&'static str>> {
+    Json(engine::GAME_NAMES.to_vec())
+}
+
+async fn list_runs(State(s): Shared) -> Result<Json<Vec<RunEntry>>, ApiError> {
+    blocking(move || Ok(s.runs.list())).await.map(Json)
+}
+
+async fn run_dashboard(
+    State(s): Shared,
+    Path(run): Path<String>,
+) -> Result<Json<RunDashboard>, ApiError> {
+    blocking(move || {
+        let dir = s.runs.dir(&run)?;
+        runs::dashboard(&run, dir)
+    })
+    .await
+    .map(Json)
+}
+
+#[derive(Deserialize)]
+struct GamesQuery {
+    generation: Option<u32>,
+    result: Option<String>,
+    source: Option<String>,
+}
+
+async fn run_games(
+    State(s): Shared,
+    Path(run): Path<String>,
+    q: Result<Query<GamesQuery>, QueryRejection>,
+) -> Result<Json<Vec<GameListing>>, ApiError> {
+    let Query(q) = q.map_err(bad_query)?;
+    if let Some(r) = &q.result
+        && !["1-0", "0-1", "1/2-1/2"].contains(&r.as_str())
+    {
+        return Err(ApiError::BadRequest(format!(
+            "result `{r}`: expected 1-0, 0-1 or 1/2-1/2"
+        )));
+    }
+    if let Some(src) = &q.source
+        && !["selfplay", "gate", "anchor"].contains(&src.as_str())
+    {
+        return Err(ApiError::BadRequest(format!(
+            "source `{src}`: expected selfplay, gate or anchor"
+        )));
+    }
+    blocking(move || {
+        let dir = s.runs.dir(&run)?.to_path_buf();
+        let gens =
+            eval::report::read_generations(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let mut out = vec![];
+        for g in gens
+            .iter()
+            .filter(|g| q.generation.is_none_or(|n| n == g.generation))
+        {
+            let want = |src: &str| q.source.as_deref().is_none_or(|s| s == src);
+            if want("selfplay") && g.selfplay.is_some() {
+                for (id, rows) in s.shards.games(&dir, g.generation)? {
+                    out.extend(games::listing(g.generation, id, &rows));
+                }
+            }
+            if let Some(e) = &g.eval {
+                out.extend(
+                    games::match_listings(&dir, e)?
+                        .into_iter()
+                        .filter(|l| want(l.source)),
+                );
+            }
+        }
+        if let Some(r) = &q.result {
+            out.retain(|l| &l.result == r);
+        }
+        Ok(out)
+    })
+    .await
+    .map(Json)
+}
+
+fn parse_ids(generation: &str, game: &str) -> Result<(u32, u64), ApiError> {
+    let g: u32 = generation
+        .strip_prefix("gen-")
+        .unwrap_or(generation)
+        .parse()
+        .map_err(|_| {
+            ApiError::BadRequest(format!("generation `{generation}`: expected a number"))
+        })?;
+    let id: u64 = game
+        .parse()
+        .map_err(|_| ApiError::BadRequest(format!("game `{game}`: expected a number")))?;
+    Ok((g, id))
+}
+
+async fn match_game(
+    State(s): Shared,
+    Path((run, generation, source, game)): Path<(String, String, String, String)>,
+) -> Result<Json<GameDetail>, ApiError> {
+    let (generation, id) = parse_ids(&generation, &game)?;
+    if source != "gate" && source != "anchor" {
+        return Err(ApiError::BadRequest(format!(
+            "match `{source}`: expected gate or anchor"
+        )));
+    }
+    blocking(move || {
+        let dir = s.runs.dir(&run)?.to_path_buf();
+        let missing = || {
+            ApiError::NotFound(format!(
+                "no {source} game {id} in generation {generation} of run `{run}`"
+            ))
+        };
+        let games = games::match_games(&dir, generation, &source)?.ok_or_else(missing)?;
+        let g = usize::try_from(id)
+            .ok()
+            .and_then(|i| games.get(i))
+            .ok_or_else(missing)?;
+        crate::pgn::detail(generation, id, g)
+    })
+    .await
+    .map(Json)
+}
+
+async fn run_game(
+    State(s): Shared,
+    Path((run, generation, game)): Path<(String, String, String)>,
+) -> Result<Json<GameDetail>, ApiError> {
+    let (generation, id) = parse_ids(&generation, &game)?;
+    blocking(move || {
+        let dir = s.runs.dir(&run)?.to_path_buf();
+        let all = s.shards.games(&dir, generation)?;
+        let rows = all.get(&id).ok_or_else(|| {
+            ApiError::NotFound(format!(
+                "no self-play game {id} in generation {generation} of run `{run}`"
+            ))
+        })?;
+        games::detail(generation, id, rows)
+    })
+    .await
+    .map(Json)
+}
+
+#[derive(Deserialize)]
+struct PositionQuery {
+    game: String,
+    position: Option<String>,
+}
+
+async fn position(
+    q: Result<Query<PositionQuery>, QueryRejection>,
+) -> Result<Json<PositionView>, ApiError> {
+    let Query(q) = q.map_err(bad_query)?;
+    let game = parse_game(&q.game)?;
+    let state = parse_state(game, q.position.as_deref())?;
+    Ok(Json(view(&state)))
+}
+
+#[derive(Deserialize)]
+struct MoveQuery {
+    game: String,
+    position: Option<String>,
+    #[serde(rename = "move")]
+    mv: String,
+}
+
+async fn play_move(
+    q: Result<Query<MoveQuery>, QueryRejection>,
+) -> Result<Json<PositionView>, ApiError> {
+    let Query(q) = q.map_err(bad_query)?;
+    let game = parse_game(&q.game)?;
+    let state = parse_state(game, q.position.as_deref())?;
+    let mv = parse_legal_move(&state, &q.mv)?;
+    Ok(Json(view(&state.after(mv))))
+}
+
+#[derive(Deserialize)]
+struct ThinkBody {
+    game: String,
+    position: Option<String>,
+    player: String,
+    #[serde(default)]
+    seed: u64,
+}
+
+/// A player's answer: its move, and the position after it.
+#[derive(serde::Serialize)]
+struct ThinkAnswer {
+    player: String,
+    #[serde(rename = "move")]
+    mv: String,
+    from: Option<usize>,
+    to: Option<usize>,
+    view: PositionView,
+}
+
+/// Resolves a network name of this server: `bootstrap`, `<run>` (its best model) or
+/// `<run>/gen-NNNN`. Never a path: run directories are named by their ids.
+fn net_source(s: &AppState, name: &str) -> Result<NetSource, ApiError> {
+    if name == "bootstrap" {
+        return Ok(NetSource::Bootstrap);
+    }
+    let (run, model) = match name.split_once('/') {
+        Some((r, m)) => (r, Some(m)),
+        None => (name, None),
+    };
+    let dir = s.runs.dir(run).map_err(|_| {
+        ApiError::Forbidden(format!(
+            "network `{name}`: this server names networks `bootstrap`, `<run>` or `<run>/gen-NNNN` for its runs, never by path"
+        ))
+    })?;
+    let path: PathBuf = match model {
+        None => dir.to_path_buf(),
+        Some(m) => {
+            let g: u32 = m
+                .strip_prefix("gen-")
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| ApiError::BadRequest(format!("model `{m}`: expected gen-NNNN")))?;
+            let p = dir.join("models").join(eval::report::generation_name(g));
+            if !p.join("model.json").is_file() {
+                return Err(ApiError::NotFound(format!("run `{run}` has no model {m}")));
+            }
+            p
+        }
+    };
+    Ok(NetSource::Path(path))
+}
+
+/// A player name of the CLI, made safe to run here: no external engines, networks only
+/// by the server's names, and bounded thinking.
+fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
+    let spec: PlayerSpec = name
+        .parse()
+        .map_err(|e: eval::BadPlayerName| ApiError::BadRequest(e.to_string()))?;
+    Ok(match spec {
+        PlayerSpec::Uai { .. } => {
+            return Err(ApiError::Forbidden(
+                "external engines (uai:) cannot be started from the web page".into(),
+            ));
+        }
+        PlayerSpec::Mcts { net, sims, time } => {
+            if sims > MAX_SIMS || time.is_some_and(|t| t > MAX_THINK) {
+                return Err(ApiError::BadRequest(format!(
+                    "at most {MAX_SIMS} simulations or {} ms a move here",
+                    MAX_THINK.as_millis()
+                )));
+            }
+            let net = match net {
+                NetSource::Bootstrap => NetSource::Bootstrap,
+                NetSource::Path(p) => net_source(s, &p.to_string_lossy())?,
+            };
+            PlayerSpec::Mcts { net, sims, time }
+        }
+        PlayerSpec::AlphaBeta(mut limits) => {
+            limits.time = Some(limits.time.map_or(MAX_THINK, |t| t.min(MAX_THINK)));
+            PlayerSpec::AlphaBeta(limits)
+        }
+        other => other,
+    })
+}
+
+/// Runs `f` on a blocking thread once a search slot is free (503 after the wait).
+async fn search<T: Send + 'static>(
+    s: &AppState,
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let permit = tokio::time::timeout(s.config.queue_wait, s.searches.clone().acquire_owned())
+        .await
+        .map_err(|_| ApiError::Busy)?
+        .map_err(|_| ApiError::Busy)?;
+    let r = blocking(f).await;
+    drop(permit);
+    r
+}
+
+/// Runs `f` on a blocking thread; a panic there is a 500, never a dead server.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::Internal(format!("the request failed: {e}")))?
+}
+
+async fn think(
+    State(s): Shared,
+    body: Result<Json<ThinkBody>, JsonRejection>,
+) -> Result<Json<ThinkAnswer>, ApiError> {
+    let Json(b) = body.map_err(bad_json)?;
+    let game = parse_game(&b.game)?;
+    let state = parse_state(game, b.position.as_deref())?;
+    if state.is_game_over() {
+        return Err(ApiError::BadRequest(
+            "the game is over: there is nothing to think about".into(),
+        ));
+    }
+    let spec = player_spec(&s, &b.player)?;
+    let name = b.player.clone();
+    let seed = b.seed;
+    search(&s, move || {
+        let mut player = spec.build(game, seed, Timeouts::default()).map_err(|e| {
+            ApiError::BadRequest(format!("player `{name}` cannot play {game}: {e}"))
+        })?;
+        player
+            .new_game()
+            .map_err(|e| ApiError::Internal(format!("player `{name}`: {e}")))?;
+        let mv = player
+            .choose(&state)
+            .map_err(|e| ApiError::Internal(format!("player `{name}` failed to move: {e}")))?;
+        if !state.is_legal(mv) {
+            return Err(ApiError::Internal(format!(
+                "player `{name}` chose an illegal move"
+            )));
+        }
+        let (from, to) = move_cells(mv);
+        Ok(ThinkAnswer {
+            player: name,
+            mv: state.move_to_string(mv),
+            from,
+            to,
+            view: view(&state.after(mv)),
+        })
+    })
+    .await
+    .map(Json)
+}
+
+#[derive(Deserialize)]
+struct AnalyseBody {
+    game: String,
+    position: Option<String>,
+    #[serde(default = "bootstrap")]
+    net: String,
+}
+
+fn bootstrap() -> String {
+    "bootstrap".into()
+}
+
+/// A network's view of a position.
+#[derive(serde::Serialize)]
+struct Analysis {
+    net: String,
+    /// Win − loss expectation, side-to-move view.
+    value: f32,
+    wdl: Option<[f32; 3]>,
+    policy: Vec<games::PolicyEntry>,
+    view: PositionView,
+}
+
+async fn analyse(
+    State(s): Shared,
+    body: Result<Json<AnalyseBody>, JsonRejection>,
+) -> Result<Json<Analysis>, ApiError> {
+    let Json(b) = body.map_err(bad_json)?;
+    let game = parse_game(&b.game)?;
+    let state = parse_state(game, b.position.as_deref())?;
+    if state.is_game_over() {
+        return Err(ApiError::BadRequest(
+            "the game is over: no moves to weigh".into(),
+        ));
+    }
+    let source = net_source(&s, &b.net)?;
+    let name = b.net.clone();
+    search(&s, move || {
+        let mut ev = eval::build_evaluator(&source, game)
+            .map_err(|e| ApiError::BadRequest(format!("network `{name}`: {e}")))?;
+        let moves = state.legal_moves();
+        let e = ev
+            .evaluate(&[state], std::slice::from_ref(&moves))
+            .pop()
+            .ok_or_else(|| ApiError::Internal("the network gave no evaluation".into()))?;
+        let mut policy: Vec<games::PolicyEntry> = moves
+            .iter()
+            .zip(&e.policy)
+            .map(|(&m, &p)| {
+                let (from, to) = move_cells(m);
+                games::PolicyEntry {
+                    text: state.move_to_string(m),
+                    from,
+                    to,
+                    p,
+                }
+            })
+            .collect();
+        policy.sort_by(|a, b| b.p.total_cmp(&a.p));
+        Ok(Analysis {
+            net: name,
+            value: e.value,
+            wdl: e.wdl,
+            policy,
+            view: view(&state),
+        })
+    })
+    .await
+    .map(Json)
+}

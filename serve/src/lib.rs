@@ -1,0 +1,114 @@
+//! `flipzero serve`: one process serving a single-page UI and a JSON API over the run
+//! directories it was given: a live dashboard of each run, a viewer of its recorded
+//! games, and a board to play or analyse any game against any player.
+//!
+//! The engine and the searches run here; the page only draws what the API returns.
+//! Safe by default: run directories are only read, and only through names this server
+//! gave them (a request never names a path), every malformed request gets a 4xx with a
+//! message, searches are bounded in number, and a server listening beyond the loopback
+//! interface requires a token.
+//!
+//! ```text
+//! GET  /                       the page (assets embedded in the binary)
+//! GET  /api/games              game names
+//! GET  /api/runs               the runs: id, folder name, generations
+//! GET  /api/runs/{run}         its generations, rating list and loss curves
+//! GET  /api/runs/{run}/games   its recorded games (?generation=N&result=1-0|0-1|1/2-1/2
+//!                              &source=selfplay|gate|anchor)
+//! GET  /api/runs/{run}/games/{gen}/{game}   one self-play game, ply by ply
+//! GET  /api/runs/{run}/matches/{gen}/{gate|anchor}/{n}   one gating or anchoring game
+//! GET  /api/position?game=G&position=TEXT   a position: board, legal moves, result
+//! GET  /api/move?game=G&position=TEXT&move=M the position after a legal move
+//! POST /api/think   {game, position, player, seed}   a player's move
+//! POST /api/analyse {game, position, net}            a network's policy and value
+//! ```
+
+#![warn(missing_docs)]
+
+mod api;
+mod assets;
+mod error;
+mod games;
+mod pgn;
+mod position;
+mod runs;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+
+pub use error::ApiError;
+pub use games::{GameDetail, GameListing, Ply, PolicyEntry};
+pub use position::{BoardCell, LegalMove, Outcome, PositionView};
+pub use runs::{RunDashboard, RunEntry};
+
+/// The header (or query parameter `token`) that carries the access token.
+pub const TOKEN_HEADER: &str = "x-flipzero-token";
+
+/// What a server serves and how.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// Run directories, read-only (none: only the board to play and analyse).
+    pub runs: Vec<PathBuf>,
+    /// Searches (`think`, `analyse`) running at once, at most; more wait.
+    pub max_searches: usize,
+    /// How long a search request waits for a free slot before it is refused (503).
+    pub queue_wait: Duration,
+    /// The access token required on `/api/`; `None`: no token.
+    pub token: Option<String>,
+}
+
+/// Errors starting a server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A run directory is not one.
+    #[error("{0}")]
+    NotARun(String),
+    /// The listening socket could not be opened or served.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Whether a server listening on `addr` must require a token: any address but the
+/// loopback interface.
+pub fn needs_token(addr: &SocketAddr) -> bool {
+    !addr.ip().is_loopback()
+}
+
+/// A fresh random token: 128 bits from the operating system's random source, hex.
+pub fn generate_token() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The router of a server over `config`'s runs. Each run must be a run directory.
+pub fn router(config: ServeConfig) -> Result<Router, ServeError> {
+    let state = api::AppState::new(config)?;
+    Ok(api::routes(Arc::new(state)))
+}
+
+/// Serves `router` on `listener` until the process ends.
+pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
+    axum::serve(listener, router).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_needed_beyond_loopback() {
+        assert!(!needs_token(&"127.0.0.1:8080".parse().unwrap()));
+        assert!(!needs_token(&"[::1]:8080".parse().unwrap()));
+        assert!(needs_token(&"0.0.0.0:8080".parse().unwrap()));
+        assert!(needs_token(&"192.168.1.5:80".parse().unwrap()));
+        let (a, b) = (generate_token().unwrap(), generate_token().unwrap());
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, b);
+    }
+}

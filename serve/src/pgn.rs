@@ -1,0 +1,154 @@
+//! Gating and anchoring games as the pipeline writes them (`eval/gen-NNNN-gate.pgn`,
+//! `eval/gen-NNNN-anchor.pgn`, see `eval::to_pgn`): read back and replayed through the
+//! engine, ply by ply.
+
+use engine::Game;
+
+use crate::error::ApiError;
+use crate::games::{GameDetail, GameListing, Ply};
+use crate::position::{move_cells, parse_legal_move, view};
+
+/// One game of a PGN file: its tags and its moves in notation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PgnGame {
+    /// `(name, value)` in file order.
+    pub tags: Vec<(String, String)>,
+    /// The moves.
+    pub moves: Vec<String>,
+}
+
+impl PgnGame {
+    fn tag(&self, name: &str) -> &str {
+        self.tags
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// Splits a PGN text into games (a game starts at each `[Event` tag).
+pub fn parse(text: &str) -> Vec<PgnGame> {
+    let mut out: Vec<PgnGame> = vec![];
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("[Event ") || out.is_empty() && line.starts_with('[') {
+            out.push(PgnGame::default());
+        }
+        let Some(g) = out.last_mut() else { continue };
+        if let Some(tag) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if let Some((k, v)) = tag.split_once(' ') {
+                g.tags
+                    .push((k.to_string(), v.trim().trim_matches('"').to_string()));
+            }
+            continue;
+        }
+        for tok in line.split_whitespace() {
+            if tok.ends_with('.') || ["1-0", "0-1", "1/2-1/2", "*"].contains(&tok) {
+                continue;
+            }
+            g.moves.push(tok.to_string());
+        }
+    }
+    out
+}
+
+/// The listing of game `id` of a match file.
+pub fn listing(source: &'static str, generation: u32, id: u64, g: &PgnGame) -> GameListing {
+    GameListing {
+        source,
+        generation,
+        id,
+        players: format!("{} vs {}", g.tag("Black"), g.tag("White")),
+        plies: g.moves.len(),
+        result: g.tag("Result").to_string(),
+        reason: g.tag("Termination").to_string(),
+        viewable: true,
+    }
+}
+
+/// A match game replayed from its opening; a move the engine refuses is an error.
+pub fn detail(generation: u32, id: u64, g: &PgnGame) -> Result<GameDetail, ApiError> {
+    let bad =
+        |m: String| ApiError::Internal(format!("match game {id} of generation {generation}: {m}"));
+    let game: Game = g
+        .tag("Variant")
+        .parse()
+        .map_err(|_| bad(format!("unknown game `{}`", g.tag("Variant"))))?;
+    let mut state = game
+        .parse_position(g.tag("FEN"))
+        .map_err(|e| bad(format!("bad opening: {e}")))?;
+    let mut plies = vec![];
+    for (k, m) in g.moves.iter().enumerate() {
+        let mv = parse_legal_move(&state, m).map_err(|e| bad(format!("ply {k}: {e}")))?;
+        let (from, to) = move_cells(mv);
+        plies.push(Ply {
+            view: view(&state),
+            played: state.move_to_string(mv),
+            from,
+            to,
+            policy: vec![],
+            root_q: None,
+            visits: None,
+            full_search: false,
+        });
+        state.play(mv);
+    }
+    Ok(GameDetail {
+        game: game.to_string(),
+        generation,
+        id,
+        players: format!("{} (x) vs {} (o)", g.tag("Black"), g.tag("White")),
+        result: g.tag("Result").to_string(),
+        reason: g.tag("Termination").to_string(),
+        plies,
+        end: view(&state),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::Side;
+
+    #[test]
+    fn a_written_match_reads_back_and_replays() {
+        let game: Game = "ataxx".parse().unwrap();
+        let start = game.startpos();
+        let moves = ["f1", "a2", "g1e3"];
+        let mut s = start;
+        for m in moves {
+            s.play(s.parse_move(m).unwrap());
+        }
+        let rec = |pair, a_is_x| eval::GameRecord {
+            pair,
+            a_is_x,
+            x_name: "gen-0001".into(),
+            o_name: "random".into(),
+            opening: start,
+            moves: moves.iter().map(|m| m.to_string()).collect(),
+            winner: Some(Side::X),
+            reason: "move-cap".into(),
+        };
+        let text = eval::to_pgn(&[rec(0, true), rec(1, false)], game);
+        let games = parse(&text);
+        assert_eq!(games.len(), 2);
+        assert_eq!(games[1].moves, moves);
+        let l = listing("gate", 3, 1, &games[1]);
+        assert_eq!(
+            (l.players.as_str(), l.result.as_str(), l.plies),
+            ("gen-0001 vs random", "1-0", 3)
+        );
+        let d = detail(3, 1, &games[0]).unwrap();
+        assert_eq!(d.plies.len(), 3);
+        assert_eq!(d.plies[2].view.position, {
+            let mut t = start;
+            t.play(t.parse_move("f1").unwrap());
+            t.play(t.parse_move("a2").unwrap());
+            t.text()
+        });
+        assert_eq!(d.end.position, s.text());
+        // A move the engine refuses is an error, not a panic.
+        let mut broken = games[0].clone();
+        broken.moves.push("a1a1".into());
+        assert!(detail(3, 0, &broken).is_err());
+    }
+}

@@ -1,0 +1,344 @@
+//! `flipzero serve` in a real browser (Debian's chromium, headless, over WebDriver with
+//! chromedriver): the dashboard of a micro run and a generation published while it is
+//! open, a whole game played by clicks against `random`, the game viewer stepping
+//! through a recorded game; screenshots of the three pages under target/screenshots/.
+//!
+//! The browser is installed by `.ci/install-browser` (run by `make test` and `.ci/run`);
+//! without it these tests fail and say so, rather than pass without running.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use engine::{Game, MoveKind, State};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+
+use crate::serve::{Server, micro_run, shard_games};
+
+/// chromedriver on a free port, stopped when dropped.
+struct Driver {
+    child: Child,
+    port: u16,
+    profile: PathBuf,
+}
+
+impl Driver {
+    fn start() -> Driver {
+        for tool in ["chromium", "chromedriver"] {
+            let found = std::env::var_os("PATH")
+                .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
+            assert!(
+                found,
+                "`{tool}` is not installed: run `.ci/install-browser` as root (Debian: apt-get install chromium chromium-driver)"
+            );
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let profile =
+            std::env::temp_dir().join(format!("flipzero-chromium-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&profile);
+        Driver {
+            child,
+            port,
+            profile,
+        }
+    }
+
+    async fn client(&self) -> Client {
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--window-size=1400,1100",
+        ];
+        let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        args.push(format!("--user-data-dir={}", self.profile.display()));
+        let caps = json!({"goog:chromeOptions": {"args": args}});
+        let Value::Object(caps) = caps else {
+            unreachable!()
+        };
+        ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .expect("a chromium session")
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+/// Evaluates `script` until it returns something other than null or false.
+async fn wait_for(c: &Client, script: &str, what: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let v = c.execute(script, vec![]).await.unwrap();
+        if !(v.is_null() || v == Value::Bool(false)) {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn screenshot(c: &Client, name: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join("screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), c.screenshot().await.unwrap()).unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The records that publish generation 1 of a run: moved aside, then back.
+const GEN1: [&str; 3] = [
+    "selfplay/gen-0001/summary.json",
+    "models/gen-0001/train.json",
+    "eval/gen-0001.json",
+];
+
+#[test]
+fn browser_dashboard_viewer_and_a_game_against_random() {
+    let run = micro_run();
+    // A copy of the run with generation 1 not yet published.
+    let live = std::env::temp_dir().join(format!("flipzero-browser-{}-live", std::process::id()));
+    let _ = std::fs::remove_dir_all(&live);
+    copy_dir(run, &live);
+    let held = live.join("held");
+    std::fs::create_dir_all(&held).unwrap();
+    for (i, f) in GEN1.iter().enumerate() {
+        std::fs::rename(live.join(f), held.join(i.to_string())).unwrap();
+    }
+    let srv = Server::start(&[&live], &[]);
+    let driver = Driver::start();
+    let base = format!("http://{}", srv.addr);
+    runtime().block_on(async {
+        let c = driver.client().await;
+
+        // Dashboard: one generation, then the second appears without a reload.
+        c.goto(&format!("{base}/#dashboard")).await.unwrap();
+        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        let rows = wait_for(
+            &c,
+            "const n = document.querySelectorAll('#gen-table tbody tr').length; return n > 0 && n;",
+            "the generations table",
+        )
+        .await;
+        assert_eq!(rows, 1);
+        c.execute("window.__same_page = true; return null;", vec![]).await.unwrap();
+        for (i, f) in GEN1.iter().enumerate() {
+            std::fs::rename(held.join(i.to_string()), live.join(f)).unwrap();
+        }
+        let rows = wait_for(
+            &c,
+            "const n = document.querySelectorAll('#gen-table tbody tr').length; return n > 1 && n;",
+            "the published generation",
+        )
+        .await;
+        assert_eq!(rows, 2);
+        let same = c.execute("return window.__same_page === true", vec![]).await.unwrap();
+        assert_eq!(same, Value::Bool(true), "the page was reloaded");
+        // The Elo chart: a line per baseline, a point per generation.
+        let series = wait_for(
+            &c,
+            "const s = document.querySelectorAll('#elo-chart path.series'); return s.length > 1 && s.length;",
+            "the Elo chart",
+        )
+        .await;
+        assert_eq!(series, 2);
+        let points = c
+            .execute("return +document.getElementById('elo-chart').dataset.points", vec![])
+            .await
+            .unwrap();
+        assert_eq!(points, 4);
+        let loss = c
+            .execute("return document.querySelectorAll('#loss-chart path.series').length", vec![])
+            .await
+            .unwrap();
+        assert!(loss.as_u64().unwrap() >= 1);
+        screenshot(&c, "dashboard.png").await;
+
+        // Game viewer: step through a recorded game; the board is the record's at each ply.
+        c.goto(&format!("{base}/#games")).await.unwrap();
+        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        let games = shard_games(run, 1);
+        let (gid, rows) = games.iter().next().unwrap();
+        let sel = format!("#games-table tr.viewable[data-generation='1'][data-id='{gid}']");
+        wait_for(&c, &format!("return !!document.querySelector(\"{sel}\")"), "the games list").await;
+        c.find(Locator::Css(&sel)).await.unwrap().click().await.unwrap();
+        let g: Game = rows[0].variant.parse().unwrap();
+        let mut state: Option<State> = None;
+        for (k, r) in rows.iter().enumerate() {
+            let script = format!(
+                "const b = document.getElementById('view-board'); return b.dataset.ply === '{k}' && b.dataset.position"
+            );
+            let shown = wait_for(&c, &script, "the viewer's ply").await;
+            assert_eq!(shown, r.fen.as_str(), "ply {k}");
+            let st = g.parse_position(&r.fen).unwrap();
+            let mv = st
+                .legal_moves()
+                .into_iter()
+                .find(|&m| st.policy_index(m) == r.played as usize)
+                .unwrap();
+            state = Some(st.after(mv));
+            if k == 3 {
+                screenshot(&c, "viewer.png").await;
+            }
+            c.find(Locator::Id("view-next")).await.unwrap().click().await.unwrap();
+        }
+        let script = format!(
+            "const b = document.getElementById('view-board'); return b.dataset.ply === '{}' && b.dataset.position",
+            rows.len()
+        );
+        let end = wait_for(&c, &script, "the viewer's end").await;
+        assert_eq!(end, state.unwrap().text().as_str());
+
+        // A whole game against random, by clicks; the result shown is the engine's.
+        c.goto(&format!("{base}/?game=ataxx&player=random&side=x#play")).await.unwrap();
+        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        let read = "const b = document.getElementById('play-board'); const o = document.getElementById('play-outcome'); \
+                    return b.dataset.busy === 'false' && (o.dataset.result ? ['over', b.dataset.position, o.dataset.result] \
+                    : b.dataset.turn === 'human' && ['move', b.dataset.position]);";
+        let game: Game = "ataxx".parse().unwrap();
+        let mut clicks = 0;
+        let mut shot = false;
+        let shown = loop {
+            let v = wait_for(&c, read, "the human's turn").await;
+            let pos = game.parse_position(v[1].as_str().unwrap()).unwrap();
+            if v[0] == "over" {
+                break (pos, v[2].as_str().unwrap().to_string());
+            }
+            if !shot && clicks >= 6 {
+                screenshot(&c, "play.png").await;
+                shot = true;
+            }
+            // The move with the largest gain (a clone when tied): short games.
+            let mv = pos
+                .legal_moves()
+                .into_iter()
+                .max_by_key(|&m| (pos.gain(m), matches!(m.kind(), MoveKind::Clone { .. })))
+                .unwrap();
+            // An empty cell is clicked on its background, a piece on the piece.
+            let cell = |sq: engine::Square| format!("#play-board g[data-cell='{}'] .cell-bg", sq.index());
+            let piece = |sq: engine::Square| format!("#play-board g[data-cell='{}'] .piece-x", sq.index());
+            match mv.kind() {
+                MoveKind::Pass => {
+                    c.find(Locator::Id("play-pass")).await.unwrap().click().await.unwrap();
+                }
+                MoveKind::Clone { to } => {
+                    c.find(Locator::Css(&cell(to))).await.unwrap().click().await.unwrap();
+                }
+                MoveKind::Jump { from, to } => {
+                    c.find(Locator::Css(&piece(from))).await.unwrap().click().await.unwrap();
+                    c.find(Locator::Css(&cell(to))).await.unwrap().click().await.unwrap();
+                }
+            }
+            clicks += 1;
+            // Wait for the page to take the move.
+            let before = pos.text();
+            let script = format!(
+                "return document.getElementById('play-board').dataset.position !== {}",
+                json!(before)
+            );
+            wait_for(&c, &script, "the move to be played").await;
+            assert!(clicks < 400, "the game does not end");
+        };
+        let (end, result) = shown;
+        let r = end.result().expect("the page says over, so must the engine");
+        let expected = match r.winner {
+            Some(engine::Side::X) => "1-0",
+            Some(engine::Side::O) => "0-1",
+            None => "1/2-1/2",
+        };
+        assert_eq!(result, expected);
+        let text = c.find(Locator::Id("play-outcome")).await.unwrap().text().await.unwrap();
+        assert!(text.contains(&format!("x {}, o {}", r.counts[0], r.counts[1])), "{text}");
+        if !shot {
+            screenshot(&c, "play.png").await;
+        }
+
+        // The other board shapes: every cell drawn (hexagons on the hexagonal board),
+        // the blockers dark.
+        for (name, shape) in [("hexxagon", "polygon"), ("annexation76-cross", "rect")] {
+            c.goto(&format!("{base}/?game={name}&player=random#play")).await.unwrap();
+            wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+            let g: Game = name.parse().unwrap();
+            let start = g.startpos();
+            let blocked = g.cells().into_iter().filter(|&c| start.is_blocked(c)).count();
+            let counts = c
+                .execute(
+                    &format!(
+                        "const b = document.getElementById('play-board'); \
+                         return [b.querySelectorAll('{shape}.cell-bg').length, \
+                         b.querySelectorAll('.cell-bg.blocked').length, b.dataset.position]"
+                    ),
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(counts, json!([g.cells().len(), blocked, start.text()]), "{name}");
+            if name == "hexxagon" {
+                // Analysis of the board: the network's policy over every legal move.
+                c.find(Locator::Id("an-go")).await.unwrap().click().await.unwrap();
+                let lines = wait_for(
+                    &c,
+                    "const t = document.getElementById('an-result').textContent; \
+                     return t.includes('value') && document.getElementById('an-policy').textContent.split('\\n').length",
+                    "the analysis",
+                )
+                .await;
+                assert_eq!(lines, start.legal_moves().len().min(12));
+                screenshot(&c, "play-hex.png").await;
+            }
+        }
+        c.close().await.unwrap();
+    });
+    let _ = std::fs::remove_dir_all(&live);
+}

@@ -1,0 +1,656 @@
+//! `flipzero serve` over HTTP: every API endpoint on a finished micro run, bad input
+//! (unknown run, bad position, illegal move, traversal attempts) answered with the right
+//! status and a message, the token check, and the page's assets.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+use engine::Game;
+use serde_json::{Value, json};
+
+/// A finished micro run (two generations), made once per test binary and shared.
+pub fn micro_run() -> &'static Path {
+    static RUN: OnceLock<PathBuf> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("flipzero-serve-{}-run", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+            .arg("run")
+            .arg("--run")
+            .arg(&dir)
+            .arg("--quiet")
+            .args(crate::pipeline::MICRO)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "micro run failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    })
+}
+
+/// A `flipzero serve` process on a free port of 127.0.0.1, stopped when dropped.
+pub struct Server {
+    child: Child,
+    /// `host:port`.
+    pub addr: String,
+    /// The token it printed, if any.
+    pub token: Option<String>,
+}
+
+impl Server {
+    /// Starts a server over `runs` with extra arguments.
+    pub fn start(runs: &[&Path], extra: &[&str]) -> Server {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_flipzero"));
+        c.arg("serve");
+        if !extra.contains(&"--listen") {
+            c.args(["--listen", "127.0.0.1:0"]);
+        }
+        for r in runs {
+            c.arg("--run").arg(r);
+        }
+        let mut child = c
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("flipzero serve: http://")
+            .unwrap_or_else(|| panic!("unexpected first line `{line}`"));
+        let (addr, rest) = addr.split_once('/').unwrap();
+        let token = rest.strip_prefix("?token=").map(str::to_string);
+        Server {
+            child,
+            addr: addr.to_string(),
+            token,
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A plain HTTP/1.1 exchange: status and body.
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(b) = body {
+        req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            b.len()
+        ));
+    }
+    req.push_str("\r\n");
+    req.push_str(body.unwrap_or(""));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
+    assert!(
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "chunked answer to {path}"
+    );
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, body.to_string())
+}
+
+fn get(addr: &str, path: &str) -> (u16, Value) {
+    let (s, b) = request(addr, "GET", path, &[], None);
+    (
+        s,
+        serde_json::from_str(&b).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {b}")),
+    )
+}
+
+fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
+    let (s, b) = request(addr, "POST", path, &[], Some(&body.to_string()));
+    (
+        s,
+        serde_json::from_str(&b).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {b}")),
+    )
+}
+
+/// A 4xx answer with a message.
+fn refused(addr: &str, path: &str, status: u16) -> String {
+    let (s, v) = get(addr, path);
+    assert_eq!(s, status, "{path}: {v}");
+    v["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{path}: no message: {v}"))
+        .to_string()
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The self-play rows of generation `g` of `run`, by game.
+pub fn shard_games(run: &Path, g: u32) -> BTreeMap<u64, Vec<selfplay::Sample>> {
+    let dir = run.join("selfplay").join(format!("gen-{g:04}"));
+    let mut out: BTreeMap<u64, Vec<selfplay::Sample>> = BTreeMap::new();
+    for f in selfplay::shard_files(&dir).unwrap() {
+        for s in selfplay::read_shard(&f).unwrap().0 {
+            out.entry(s.game_id).or_default().push(s);
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_by_key(|s| s.ply);
+    }
+    out
+}
+
+#[test]
+fn api_dashboard_and_games_of_a_micro_run() {
+    let run = micro_run();
+    let srv = Server::start(&[run], &[]);
+    let a = &srv.addr;
+
+    let (s, runs) = get(a, "/api/runs");
+    assert_eq!(s, 200);
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    assert_eq!(runs[0]["generations"], 2);
+
+    let (s, d) = get(a, &format!("/api/runs/{id}"));
+    assert_eq!(s, 200);
+    let gens = d["generations"].as_array().unwrap();
+    assert_eq!(gens.len(), 2);
+    assert_eq!(gens[0]["selfplay"]["games"], 8);
+    assert_eq!(d["elapsed_s"].as_array().unwrap().len(), 2);
+    // Both generations anchored against random and greedy.
+    let elo = d["elo"].as_array().unwrap();
+    assert_eq!(elo.len(), 4, "{elo:?}");
+    assert_eq!(d["anchor"], "greedy");
+    let rated: Vec<&str> = d["ratings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        rated.contains(&"random") && rated.contains(&"greedy"),
+        "{rated:?}"
+    );
+    let loss = &d["losses"][0];
+    assert_eq!(loss["name"], "loss");
+    assert!(!loss["points"].as_array().unwrap().is_empty());
+
+    // Every self-play game of each generation is listed, with its plies and result.
+    let (s, list) = get(a, &format!("/api/runs/{id}/games?source=selfplay"));
+    assert_eq!(s, 200);
+    let list = list.as_array().unwrap();
+    for g in 0..2u32 {
+        let rows = shard_games(run, g);
+        let listed: Vec<&Value> = list.iter().filter(|l| l["generation"] == g).collect();
+        assert_eq!(listed.len(), rows.len());
+        assert_eq!(rows.len(), 8);
+        for l in listed {
+            assert_eq!(
+                l["plies"].as_u64().unwrap() as usize,
+                rows[&l["id"].as_u64().unwrap()].len()
+            );
+        }
+    }
+    // Filters: generation and result.
+    let (_, g1) = get(
+        a,
+        &format!("/api/runs/{id}/games?generation=1&source=selfplay"),
+    );
+    assert_eq!(g1.as_array().unwrap().len(), 8);
+    assert!(g1.as_array().unwrap().iter().all(|l| l["generation"] == 1));
+    for r in ["1-0", "0-1", "1/2-1/2"] {
+        let (_, f) = get(a, &format!("/api/runs/{id}/games?result={}", enc(r)));
+        assert!(f.as_array().unwrap().iter().all(|l| l["result"] == r));
+    }
+    // Gating and anchoring games are listed from the evaluation records.
+    let (_, anchors) = get(a, &format!("/api/runs/{id}/games?source=anchor"));
+    let anchors = anchors.as_array().unwrap();
+    assert_eq!(
+        anchors.len(),
+        2 * 2 * 2 * 2,
+        "2 generations × 2 baselines × 2 pairs × 2 games"
+    );
+    assert!(
+        anchors
+            .iter()
+            .all(|l| l["viewable"] == true && l["plies"].as_u64().unwrap() > 0)
+    );
+    let (_, gates) = get(a, &format!("/api/runs/{id}/games?source=gate"));
+    let gates = gates.as_array().unwrap();
+    let gate_games = d["generations"][1]["eval"]["gate"]["matched"]["games"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(gates.len() as u64, gate_games);
+    // Each match game replays through the engine to the result its record gives.
+    for l in anchors.iter().chain(gates) {
+        let path = format!(
+            "/api/runs/{id}/matches/{}/{}/{}",
+            l["generation"],
+            l["source"].as_str().unwrap(),
+            l["id"]
+        );
+        let (s, m) = get(a, &path);
+        assert_eq!(s, 200, "{path}: {m}");
+        assert_eq!(
+            m["plies"].as_array().unwrap().len() as u64,
+            l["plies"].as_u64().unwrap()
+        );
+        let g: Game = m["game"].as_str().unwrap().parse().unwrap();
+        let mut st = g
+            .parse_position(m["plies"][0]["view"]["position"].as_str().unwrap())
+            .unwrap();
+        for p in m["plies"].as_array().unwrap() {
+            assert_eq!(p["view"]["position"], st.text().as_str());
+            st.play(st.parse_move(p["played"].as_str().unwrap()).unwrap());
+        }
+        assert_eq!(m["end"]["position"], st.text().as_str());
+        if let Some(r) = st.result() {
+            assert_eq!(l["reason"], r.reason.name());
+            assert_eq!(m["end"]["outcome"]["result"], l["result"]);
+        }
+    }
+    refused(a, &format!("/api/runs/{id}/matches/0/gate/0"), 404);
+    refused(a, &format!("/api/runs/{id}/matches/1/anchor/999"), 404);
+    refused(a, &format!("/api/runs/{id}/matches/1/selfplay/0"), 400);
+    refused(a, &format!("/api/runs/{id}/matches/1/..%2F..%2Fetc/0"), 400);
+
+    // One game, ply by ply: each position is the record's, each move the one played,
+    // and the end is the engine's position after the last move.
+    let rows = shard_games(run, 1);
+    let (gid, rows) = rows.iter().next().unwrap();
+    let (s, game) = get(a, &format!("/api/runs/{id}/games/1/{gid}"));
+    assert_eq!(s, 200, "{game}");
+    let plies = game["plies"].as_array().unwrap();
+    assert_eq!(plies.len(), rows.len());
+    let g: Game = rows[0].variant.parse().unwrap();
+    let mut last = None;
+    for (p, r) in plies.iter().zip(rows) {
+        assert_eq!(p["view"]["position"], r.fen.as_str());
+        let st = g.parse_position(&r.fen).unwrap();
+        let mv = st.parse_move(p["played"].as_str().unwrap()).unwrap();
+        assert_eq!(st.policy_index(mv), r.played as usize);
+        let total: f64 = p["policy"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["p"].as_f64().unwrap())
+            .sum();
+        assert!((total - 1.0).abs() < 1e-3, "policy sums to {total}");
+        assert_eq!(p["policy"].as_array().unwrap().len(), r.legal.len());
+        assert!((p["root_q"].as_f64().unwrap() - f64::from(r.root_q)).abs() < 1e-6);
+        last = Some(st.after(mv));
+    }
+    assert_eq!(game["end"]["position"], last.unwrap().text().as_str());
+
+    // Unknown run, generation, game; malformed ids; traversal attempts.
+    assert!(refused(a, "/api/runs/nope", 404).contains("nope"));
+    refused(a, "/api/runs/nope/games", 404);
+    refused(a, &format!("/api/runs/{id}/games/1/999999"), 404);
+    refused(a, &format!("/api/runs/{id}/games/7/0"), 404);
+    refused(a, &format!("/api/runs/{id}/games/x/0"), 400);
+    refused(a, &format!("/api/runs/{id}/games/1/-1"), 400);
+    refused(a, &format!("/api/runs/{id}/games?generation=-1"), 400);
+    refused(a, &format!("/api/runs/{id}/games?result=win"), 400);
+    refused(a, &format!("/api/runs/{id}/games?source=disk"), 400);
+    for t in [
+        "..",
+        "..%2F..%2Fetc",
+        "%2Fetc%2Fpasswd",
+        "..%5C..",
+        "%2E%2E",
+    ] {
+        refused(a, &format!("/api/runs/{t}"), 404);
+        refused(a, &format!("/api/runs/{t}/games/0/0"), 404);
+    }
+    let (s, _) = request(a, "GET", "/assets/..%2F..%2FCargo.toml", &[], None);
+    assert_eq!(s, 404);
+    let (s, _) = request(a, "GET", "/assets/../../Cargo.toml", &[], None);
+    assert_eq!(s, 404);
+    refused(a, "/api/nothing", 404);
+}
+
+#[test]
+fn api_positions_moves_and_players() {
+    let run = micro_run();
+    let srv = Server::start(&[run], &["--max-searches", "1"]);
+    let a = &srv.addr;
+    let (_, runs) = get(a, "/api/runs");
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+
+    let (s, names) = get(a, "/api/games");
+    assert_eq!(s, 200);
+    assert_eq!(names.as_array().unwrap().len(), engine::GAME_NAMES.len());
+
+    // Every game's start: its cells, pieces, blockers and legal moves are the engine's.
+    for name in engine::GAME_NAMES {
+        let g: Game = name.parse().unwrap();
+        let st = g.startpos();
+        let (s, v) = get(a, &format!("/api/position?game={}", enc(name)));
+        assert_eq!(s, 200, "{name}: {v}");
+        assert_eq!(v["position"], st.text().as_str());
+        let cells = v["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), g.cells().len(), "{name}");
+        let pieces = cells.iter().filter(|c| !c["piece"].is_null()).count() as u32;
+        assert_eq!(pieces, st.counts()[0] + st.counts()[1], "{name}");
+        assert_eq!(
+            v["legal"].as_array().unwrap().len(),
+            st.legal_moves().len(),
+            "{name}"
+        );
+        assert_eq!(
+            v["shape"],
+            if name.starts_with("hexxagon") {
+                "hex"
+            } else {
+                "square"
+            }
+        );
+    }
+    // A position with blockers, given as text.
+    let fen = "x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1";
+    let (s, v) = get(
+        a,
+        &format!("/api/position?game=ataxx&position={}", enc(fen)),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["blocked"] == true)
+            .count(),
+        4
+    );
+
+    // A move: the engine's next position; a forced pass is flagged.
+    let (s, v) = get(a, "/api/move?game=ataxx&move=a7b6");
+    assert_eq!(s, 200, "{v}");
+    let st = "ataxx".parse::<Game>().unwrap().startpos();
+    let mv = st.parse_move("a7b6").unwrap();
+    assert_eq!(v["position"], st.after(mv).text().as_str());
+    assert_eq!(v["side_to_move"], "o");
+    let stuck = "1xxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxo o 0 1";
+    let (s, v) = get(
+        a,
+        &format!("/api/position?game=ataxx&position={}", enc(stuck)),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["must_pass"], true, "{v}");
+    assert!(v["outcome"].is_null());
+    let (s, v) = get(
+        a,
+        &format!("/api/move?game=ataxx&position={}&move=0000", enc(stuck)),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["side_to_move"], "x");
+    let full = "xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxxx/xxxxxoo x 0 1";
+    let (s, v) = get(
+        a,
+        &format!("/api/position?game=ataxx&position={}", enc(full)),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["outcome"]["result"], "1-0");
+    assert_eq!(v["outcome"]["reason"], "full-board");
+    assert!(
+        v["outcome"]["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("x wins by 45"),
+        "{v}"
+    );
+    assert!(v["legal"].as_array().unwrap().is_empty());
+
+    // Bad input: 400 with a message.
+    assert!(refused(a, "/api/position?game=chess", 400).contains("chess"));
+    refused(a, "/api/position", 400);
+    assert!(refused(a, "/api/position?game=ataxx&position=x5o%2F7", 400).contains("bad position"));
+    assert!(refused(a, "/api/move?game=ataxx&move=a1a1", 400).contains("illegal"));
+    refused(a, "/api/move?game=ataxx&move=zz", 400);
+    refused(a, "/api/move?game=ataxx&move=0000", 400);
+    refused(a, "/api/move?game=ataxx", 400);
+    refused(
+        a,
+        &format!("/api/move?game=ataxx&position={}&move=a1", enc(full)),
+        400,
+    );
+    let long = "x".repeat(5000);
+    refused(a, &format!("/api/position?game=ataxx&position={long}"), 400);
+
+    // Players: a legal move from each allowed kind; external engines and paths refused.
+    for p in [
+        "random",
+        "greedy",
+        "ab2",
+        "mcts:bootstrap:sims=8",
+        &format!("mcts:{id}:sims=8"),
+    ] {
+        let (s, v) = post(
+            a,
+            "/api/think",
+            &json!({"game": "ataxx", "player": p, "seed": 3}),
+        );
+        assert_eq!(s, 200, "{p}: {v}");
+        let mv = st.parse_move(v["move"].as_str().unwrap()).unwrap();
+        assert!(st.is_legal(mv));
+        assert_eq!(v["view"]["position"], st.after(mv).text().as_str());
+    }
+    let (s, v) = post(
+        a,
+        "/api/think",
+        &json!({"game": "othello", "player": "greedy"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    for (p, status) in [
+        ("uai:/bin/sh", 403),
+        ("mcts:/etc", 403),
+        (&format!("mcts:{}", run.display()) as &str, 403),
+        ("mcts:../x", 403),
+        ("nobody", 400),
+        ("mcts:bootstrap:sims=100000", 400),
+    ] {
+        let (s, v) = post(a, "/api/think", &json!({"game": "ataxx", "player": p}));
+        assert_eq!(s, status, "{p}: {v}");
+        assert!(v["error"].is_string());
+    }
+    let (s, v) = post(
+        a,
+        "/api/think",
+        &json!({"game": "ataxx", "position": full, "player": "random"}),
+    );
+    assert_eq!(s, 400, "{v}");
+    let (s, body) = request(a, "POST", "/api/think", &[], Some("{not json"));
+    assert_eq!(s, 400, "{body}");
+    let (s, body) = request(a, "POST", "/api/think", &[], Some("{\"game\": \"ataxx\"}"));
+    assert_eq!(s, 400, "{body}");
+
+    // Analysis: the network's policy over the legal moves (sums to 1) and a value.
+    for net in ["bootstrap", id.as_str(), &format!("{id}/gen-0001")] {
+        let (s, v) = post(a, "/api/analyse", &json!({"game": "ataxx", "net": net}));
+        assert_eq!(s, 200, "{net}: {v}");
+        let pol = v["policy"].as_array().unwrap();
+        assert_eq!(pol.len(), st.legal_moves().len());
+        let total: f64 = pol.iter().map(|e| e["p"].as_f64().unwrap()).sum();
+        assert!((total - 1.0).abs() < 1e-3, "{net}: policy sums to {total}");
+        assert!(v["value"].as_f64().unwrap().abs() <= 1.0);
+    }
+    for (net, status) in [
+        ("../etc", 403),
+        ("/tmp", 403),
+        (&format!("{id}/gen-0009") as &str, 404),
+        (&format!("{id}/x"), 400),
+    ] {
+        let (s, v) = post(a, "/api/analyse", &json!({"game": "ataxx", "net": net}));
+        assert_eq!(s, status, "{net}: {v}");
+    }
+    // A network of another game.
+    let (s, v) = post(a, "/api/analyse", &json!({"game": "othello", "net": id}));
+    assert_eq!(s, 400, "{v}");
+}
+
+#[test]
+fn token_and_assets() {
+    let run = micro_run();
+    let srv = Server::start(&[run], &["--token", "s3cret"]);
+    assert_eq!(srv.token.as_deref(), Some("s3cret"));
+    let a = &srv.addr;
+    let (s, v) = get(a, "/api/runs");
+    assert_eq!(s, 401, "{v}");
+    let (s, _) = request(
+        a,
+        "GET",
+        "/api/runs",
+        &[("x-flipzero-token", "wrong")],
+        None,
+    );
+    assert_eq!(s, 401);
+    let (s, _) = request(
+        a,
+        "GET",
+        "/api/runs",
+        &[("x-flipzero-token", "s3cret")],
+        None,
+    );
+    assert_eq!(s, 200);
+    let (s, _) = get(a, "/api/runs?token=s3cret");
+    assert_eq!(s, 200);
+    // Beyond the loopback interface a token is generated, printed, and required.
+    let open = Server::start(&[run], &["--listen", "0.0.0.0:0"]);
+    let token = open.token.clone().expect("a generated token");
+    assert_eq!(token.len(), 32);
+    let port = open.addr.rsplit(':').next().unwrap();
+    let local = format!("127.0.0.1:{port}");
+    let (s, _) = get(&local, "/api/runs");
+    assert_eq!(s, 401);
+    let (s, _) = request(
+        &local,
+        "GET",
+        "/api/runs",
+        &[("x-flipzero-token", &token)],
+        None,
+    );
+    assert_eq!(s, 200);
+    drop(open);
+    // The page and its assets need no token (they hold no data), and are embedded.
+    let (s, html) = request(a, "GET", "/", &[], None);
+    assert_eq!(s, 200);
+    assert!(html.contains("/assets/app.js"));
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "no outside resource"
+    );
+    for f in ["app.js", "app.css"] {
+        let (s, body) = request(a, "GET", &format!("/assets/{f}"), &[], None);
+        assert_eq!(s, 200);
+        assert!(!body.contains("https://"), "{f} loads nothing from outside");
+    }
+    let (s, _) = request(a, "GET", "/assets/nothing.js", &[], None);
+    assert_eq!(s, 404);
+
+    // Not a run directory: the server does not start.
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--run", "/"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a run directory"));
+}
+
+#[test]
+fn searches_beyond_the_bound_wait_then_are_refused() {
+    let run = micro_run();
+    // One search slot, a tenth of a second of waiting for it; one search holds it 3 s.
+    let srv = Server::start(&[run], &["--max-searches", "1", "--queue-wait", "0.1"]);
+    let a = srv.addr.clone();
+    let slow = std::thread::spawn(move || {
+        post(
+            &a,
+            "/api/think",
+            &json!({"game": "ataxx", "player": "ab:time=3000"}),
+        )
+    });
+    // The slow search has started once a second one is refused; retry until then.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(2500);
+    let mut refused_busy = false;
+    while std::time::Instant::now() < deadline {
+        let (s, v) = post(&srv.addr, "/api/analyse", &json!({"game": "ataxx"}));
+        if s == 503 {
+            assert!(v["error"].as_str().unwrap().contains("busy"));
+            refused_busy = true;
+            break;
+        }
+        assert_eq!(s, 200, "{v}");
+    }
+    assert!(refused_busy, "a second search ran beside the first");
+    // Positions and moves are not searches: answered at once meanwhile.
+    let (s, _) = get(&srv.addr, "/api/position?game=ataxx");
+    assert_eq!(s, 200);
+    let (s, v) = slow.join().unwrap();
+    assert_eq!(s, 200, "{v}");
+    // Free again.
+    let (s, v) = post(&srv.addr, "/api/analyse", &json!({"game": "ataxx"}));
+    assert_eq!(s, 200, "{v}");
+}
+
+#[test]
+fn several_runs_are_served_side_by_side() {
+    let run = micro_run();
+    // The same run twice: two ids, each its own dashboard.
+    let srv = Server::start(&[run, run], &[]);
+    let (s, runs) = get(&srv.addr, "/api/runs");
+    assert_eq!(s, 200);
+    let ids: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(ids[1], format!("{}-2", ids[0]));
+    for id in ids {
+        let (s, d) = get(&srv.addr, &format!("/api/runs/{id}"));
+        assert_eq!(s, 200);
+        assert_eq!(d["id"], id);
+        assert_eq!(d["generations"].as_array().unwrap().len(), 2);
+        let (s, v) = post(
+            &srv.addr,
+            "/api/think",
+            &json!({"game": "ataxx", "player": format!("mcts:{id}:sims=4")}),
+        );
+        assert_eq!(s, 200, "{v}");
+    }
+}
