@@ -183,13 +183,17 @@ fn a_killed_run_resumes_to_the_same_losses() {
         b.iter().map(|x| x.0).collect::<Vec<_>>(),
         (1..=40).collect::<Vec<_>>()
     );
-    for ((s, x), (_, y)) in a.iter().zip(&b) {
-        // Same batches, weights and optimizer state: the losses agree to float noise.
-        assert!(
-            (x - y).abs() <= 1e-4 * x.abs().max(1.0),
-            "step {s}: {x} vs {y}"
-        );
-    }
+    // Same batches, weights (bit for bit) and optimizer state, and the CPU engine sums in
+    // a fixed order: every metrics row is the same text, but the samples/s timing.
+    let rows = |dir: &Path| -> Vec<String> {
+        std::fs::read_to_string(dir.join("metrics.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| l.rsplit_once(',').map_or(l, |(head, _)| head).to_string())
+            .collect()
+    };
+    assert_eq!(rows(&straight), rows(&resumed));
+    assert_eq!(a.len(), b.len());
 }
 
 #[test]
