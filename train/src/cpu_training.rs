@@ -2099,6 +2099,77 @@ mod tests {
         }
     }
 
+    /// Three steps of AdamW, and of SGD with momentum, from the same random weights on
+    /// the same batches: the CPU engine's weight changes equal those of Burn's optimizer.
+    /// (The gradients themselves differ by float rounding, see the test above; the step
+    /// formulas, weight decay, bias correction and per-parameter clipping must agree.)
+    #[test]
+    fn optimizer_steps_match_burn() {
+        let game: Game = "ataxx".parse().unwrap();
+        let shape = NetConfig {
+            blocks: 2,
+            channels: 16,
+            gpool_every: 1,
+            head_channels: 8,
+            value_hidden: 16,
+            in_planes: PLANES,
+            policy_planes: game.policy_planes(),
+        };
+        for optimizer in [OptimizerKind::Adamw, OptimizerKind::Sgd] {
+            let cfg = TrainConfig {
+                optimizer,
+                weight_decay: 0.01,
+                grad_clip_norm: 0.5,
+                ..TrainConfig::default()
+            };
+            let device = Device::flex().autodiff();
+            device.seed(5);
+            let net0 = randomize_batch_norm(shape.init(&device), &device, 7);
+            let kernel = Kernel::detect();
+            let start = CpuTrainer::with_kernel(&net0, &shape, game, &cfg, kernel);
+            let mut mine = CpuTrainer::with_kernel(&net0, &shape, game, &cfg, kernel);
+            let (mut theirs, mut optim) = (net0.clone(), cfg.optimizer());
+            for step in 0..3 {
+                let batch = random_batch(game, 24, 20 + step);
+                let lr = 3e-3;
+                mine.step(&batch, lr);
+                let (loss, _) = crate::training::losses(&theirs, &batch, game, &cfg, &device);
+                let grads = GradientsParams::from_grads(loss.backward(), &theirs);
+                theirs = optim.step(lr, theirs, grads);
+            }
+            let theirs = CpuTrainer::with_kernel(&theirs, &shape, game, &cfg, kernel);
+            assert_eq!(mine.names, theirs.names);
+            let mut worst = 0.0f64;
+            for (i, name) in mine.names.iter().enumerate() {
+                let delta = |t: &CpuTrainer| -> Vec<f64> {
+                    t.values[i]
+                        .iter()
+                        .zip(&start.values[i])
+                        .map(|(a, b)| f64::from(a - b))
+                        .collect()
+                };
+                let (a, b) = (delta(&mine), delta(&theirs));
+                let norm = |v: &mut dyn Iterator<Item = f64>| v.map(|x| x * x).sum::<f64>().sqrt();
+                let moved = norm(&mut b.iter().copied());
+                assert!(moved > 0.0, "{optimizer:?} {name}: Burn did not move it");
+                let err = norm(&mut a.iter().zip(&b).map(|(x, y)| x - y)) / moved;
+                // Observed: 2e-5 for SGD, whose step is linear in the gradient; 3.4e-3 for
+                // AdamW, whose first steps are about lr·sign(g), so that a gradient within
+                // rounding of zero moves its entry by up to 2·lr either way.
+                let bound = match optimizer {
+                    OptimizerKind::Sgd => 1e-4,
+                    OptimizerKind::Adamw => 1e-2,
+                };
+                assert!(
+                    err < bound,
+                    "{optimizer:?} {name}: relative error {err:.2e}"
+                );
+                worst = worst.max(err);
+            }
+            eprintln!("{optimizer:?}: largest relative error of a weight change {worst:.2e}");
+        }
+    }
+
     /// `net` with every BatchNorm's γ in [0.5, 1.5], β in [-0.5, 0.5], running mean in
     /// [-0.5, 0.5] and running variance in [0.5, 1.5], drawn from `seed`.
     fn randomize_batch_norm(mut net: Net, device: &Device, seed: u64) -> Net {
