@@ -20,6 +20,40 @@ fn temp(name: &str) -> PathBuf {
 /// A briefly trained tiny model (so BatchNorm statistics are not the defaults), in
 /// folders named after `test` so that tests running in parallel do not share them.
 fn model(game: &str, test: &str) -> PathBuf {
+    model_of(
+        game,
+        test,
+        TrainConfig {
+            steps: 3,
+            batch_size: 16,
+            warmup_steps: 1,
+            ..TrainConfig::default()
+        },
+    )
+}
+
+/// The architectures beyond the presets that every engine must run: no global pooling,
+/// pooling in every block with narrow heads, wide heads.
+fn architectures() -> Vec<TrainConfig> {
+    let arch = |blocks, gpool_every, head_channels, value_hidden| TrainConfig {
+        blocks: Some(blocks),
+        channels: Some(24),
+        gpool_every: Some(gpool_every),
+        head_channels: Some(head_channels),
+        value_hidden: Some(value_hidden),
+        // Trained, not three steps: 60 steps at a high rate move the BatchNorm statistics
+        // and scales well away from their initial 0, 1.
+        steps: 60,
+        batch_size: 16,
+        warmup_steps: 5,
+        learning_rate: 1e-2,
+        ..TrainConfig::default()
+    };
+    vec![arch(2, 0, 16, 32), arch(3, 1, 6, 8), arch(1, 2, 48, 96)]
+}
+
+/// A model of `game` trained with `tc` on a little uniform self-play.
+fn model_of(game: &str, test: &str, tc: TrainConfig) -> PathBuf {
     let tag = format!("{test}-{}", game.replace('/', "_"));
     let data = temp(&format!("data-{tag}"));
     let cfg = SelfplayConfig {
@@ -41,12 +75,6 @@ fn model(game: &str, test: &str) -> PathBuf {
     )
     .unwrap();
     let out = temp(&format!("model-{tag}"));
-    let tc = TrainConfig {
-        steps: 3,
-        batch_size: 16,
-        warmup_steps: 1,
-        ..TrainConfig::default()
-    };
     let opts = TrainOptions {
         data: vec![data],
         out: out.clone(),
@@ -99,10 +127,17 @@ fn check(model_dir: &Path, case: &Path) {
 
 #[test]
 fn onnx_export_matches_burn_for_every_family() {
-    for game in ["ataxx", "hexxagon", "othello", "annexation64"] {
+    let mut cases: Vec<(&str, PathBuf)> = ["ataxx", "hexxagon", "othello", "annexation64"]
+        .into_iter()
+        .map(|g| (g, model(g, "onnx")))
+        .collect();
+    for (k, tc) in architectures().into_iter().enumerate() {
+        let game = ["othello", "hexxagon", "ataxx"][k];
+        cases.push((game, model_of(game, &format!("onnx-arch{k}"), tc)));
+    }
+    for (k, (game, trained)) in cases.into_iter().enumerate() {
         let g: Game = game.parse().unwrap();
-        let trained = model(game, "onnx");
-        let exported = temp(&format!("exported-{game}"));
+        let exported = temp(&format!("exported-{k}"));
         let files = train::export(&trained, &exported).unwrap();
         assert!(files.iter().any(|f| f.ends_with("model.onnx")));
         let model = train::load_model(&exported).unwrap();
@@ -110,7 +145,7 @@ fn onnx_export_matches_burn_for_every_family() {
         let (w, h) = g.grid();
         let inputs: Vec<f32> = states.iter().flat_map(encode).collect();
         let preds = train::predict(&model, &states);
-        let case = temp(&format!("case-{game}"));
+        let case = temp(&format!("case-{k}"));
         std::fs::create_dir_all(&case).unwrap();
         let n = states.len();
         write_npy(&case.join("inputs.npy"), &[n, PLANES, h, w], &inputs).unwrap();
@@ -132,9 +167,17 @@ fn onnx_export_matches_burn_for_every_family() {
 
 #[test]
 fn fast_path_matches_burn_for_every_family() {
-    for game in ["ataxx", "hexxagon", "othello", "annexation64"] {
+    let mut cases: Vec<(&str, PathBuf)> = ["ataxx", "hexxagon", "othello", "annexation64"]
+        .into_iter()
+        .map(|g| (g, model(g, "fast")))
+        .collect();
+    for (k, tc) in architectures().into_iter().enumerate() {
+        let game = ["ataxx", "othello", "hexxagon"][k];
+        cases.push((game, model_of(game, &format!("fast-arch{k}"), tc)));
+    }
+    for (game, dir) in cases {
         let g: Game = game.parse().unwrap();
-        let model = train::load_model(&model(game, "fast")).unwrap();
+        let model = train::load_model(&dir).unwrap();
         // 40 positions: more than one chunk of the fast path.
         let states = positions(g, 40);
         for kernel in train::kernel::Kernel::available() {
