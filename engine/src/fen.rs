@@ -119,7 +119,12 @@ pub(crate) fn counter(field: &str) -> Option<u16> {
 
 /// A piece of user text as an error message shows it: control characters escaped, and
 /// at most 40 characters, so a malformed input cannot flood or garble a terminal.
-pub(crate) fn shown(text: &str) -> String {
+///
+/// ```
+/// assert_eq!(engine::shown("a\u{1b}b"), "a\\u{1b}b");
+/// assert_eq!(engine::shown(&"y".repeat(50)).chars().count(), 41);
+/// ```
+pub fn shown(text: &str) -> String {
     let mut out: String = text.chars().take(40).flat_map(char::escape_debug).collect();
     if text.chars().nth(40).is_some() {
         out.push('…');

@@ -29,7 +29,7 @@ mod rules;
 pub mod search;
 
 pub use bitboard::{BitIter, Bitboard};
-pub use fen::{FenError, MoveError};
+pub use fen::{FenError, MoveError, shown};
 pub use game::{GAME_NAMES, Game, GameMoveError, PositionError, State, Symmetry, UnknownGameName};
 pub use geometry::{Geometry, Reach, Shape};
 pub use perft::{divide, perft, perft_make_all, perft_parallel};

@@ -193,11 +193,6 @@ fn number(v: &str) -> Option<u64> {
     })
 }
 
-/// At most 40 characters of a GUI's word, control characters escaped.
-fn shown(word: &str) -> String {
-    word.chars().take(40).flat_map(char::escape_debug).collect()
-}
-
 /// The parameters of a `go` command.
 #[derive(Default, Debug)]
 pub(super) struct GoParams {
@@ -256,7 +251,10 @@ impl GoParams {
                     };
                     i += 1;
                     let Some(n) = number(v) else {
-                        warnings.push(format!("`go {k} {}`: not a number, ignored", shown(v)));
+                        warnings.push(format!(
+                            "`go {k} {}`: not a number, ignored",
+                            engine::shown(v)
+                        ));
                         continue;
                     };
                     match k {
@@ -270,7 +268,10 @@ impl GoParams {
                         _ => p.nodes = Some(n.max(1)),
                     }
                 }
-                _ => warnings.push(format!("unknown `go` parameter `{}`: ignored", shown(k))),
+                _ => warnings.push(format!(
+                    "unknown `go` parameter `{}`: ignored",
+                    engine::shown(k)
+                )),
             }
         }
         (p, warnings)
