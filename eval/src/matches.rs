@@ -222,8 +222,8 @@ pub fn run_match(
     on_game: &(dyn Fn(&GameRecord) + Sync),
 ) -> Result<(Vec<GameRecord>, MatchStats), MatchError> {
     let pin = |p: &PlayerSpec| {
-        p.check(cfg.game, cfg.timeouts)
-            .and_then(|()| p.pinned())
+        p.pinned()
+            .and_then(|pinned| pinned.check(cfg.game, cfg.timeouts).map(|()| pinned))
             .map_err(|source| MatchError::Player {
                 name: p.to_string(),
                 source,

@@ -78,25 +78,35 @@ fn load_cached(dir: &Path) -> Result<LoadedModel, PlayerError> {
     Ok(model)
 }
 
+/// The network `source` names, loaded (and cached) and checked to be a model of `game`;
+/// `None` for the bootstrap evaluator.
+pub fn load_network(
+    source: &NetSource,
+    game: Game,
+) -> Result<Option<(PathBuf, LoadedModel)>, PlayerError> {
+    let dir = match source {
+        NetSource::Bootstrap => return Ok(None),
+        NetSource::Path(p) => match resolve_net(p)? {
+            ResolvedNet::Bootstrap => return Ok(None),
+            ResolvedNet::Model(dir) => dir,
+        },
+    };
+    let model = load_cached(&dir)?;
+    if model.game != game {
+        return Err(PlayerError::WrongGame {
+            model: dir.display().to_string(),
+            model_game: model.game.to_string(),
+            game: game.to_string(),
+        });
+    }
+    Ok(Some((dir, model)))
+}
+
 /// A fresh evaluator for `source` playing `game`; a model of another game is refused.
 pub fn build_evaluator(source: &NetSource, game: Game) -> Result<Box<dyn Evaluator>, PlayerError> {
-    let resolved = match source {
-        NetSource::Bootstrap => ResolvedNet::Bootstrap,
-        NetSource::Path(p) => resolve_net(p)?,
-    };
-    Ok(match resolved {
-        ResolvedNet::Bootstrap => Box::new(Bootstrap::new(2)),
-        ResolvedNet::Model(dir) => {
-            let model = load_cached(&dir)?;
-            if model.game != game {
-                return Err(PlayerError::WrongGame {
-                    model: dir.display().to_string(),
-                    model_game: model.game.to_string(),
-                    game: game.to_string(),
-                });
-            }
-            Box::new(FastEvaluator::new(&model, dir.display().to_string()))
-        }
+    Ok(match load_network(source, game)? {
+        None => Box::new(Bootstrap::new(2)),
+        Some((dir, model)) => Box::new(FastEvaluator::new(&model, dir.display().to_string())),
     })
 }
 

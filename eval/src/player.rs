@@ -12,7 +12,7 @@ use engine::search::{Limits, Searcher};
 use engine::{Game, Move, Rng, State};
 
 use crate::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
-use crate::mcts_player::{MctsPlayer, NetSource, build_evaluator};
+use crate::mcts_player::{MctsPlayer, NetSource, build_evaluator, load_network};
 use crate::uai_player::UaiPlayer;
 
 /// Simulations per move of an MCTS player when its name gives none.
@@ -276,7 +276,7 @@ impl PlayerSpec {
     /// that fails later, mid-match, forfeits its games).
     pub fn check(&self, game: Game, timeouts: Timeouts) -> Result<(), PlayerError> {
         match self {
-            PlayerSpec::Mcts { net, .. } => build_evaluator(net, game).map(drop),
+            PlayerSpec::Mcts { net, .. } => load_network(net, game).map(drop),
             PlayerSpec::Uai { path, options } => {
                 UaiPlayer::start(path.clone(), options.clone(), game, timeouts).map(drop)
             }
