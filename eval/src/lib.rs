@@ -21,7 +21,7 @@ pub use gate::{
 };
 pub use matches::{GameRecord, MatchConfig, MatchError, generate_openings, run_match, to_pgn};
 pub use mcts_player::{
-    BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, resolve_net,
+    BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, load_network, resolve_net,
 };
 pub use operating::{
     OperatingError, OperatingPoint, PairModel, operating_characteristic, operating_point,

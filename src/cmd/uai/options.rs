@@ -58,7 +58,7 @@ pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
 }
 
 fn load(dir: &Path, game: Game) -> Result<(), String> {
-    eval::build_evaluator(&NetSource::Path(dir.to_path_buf()), game)
+    eval::load_network(&NetSource::Path(dir.to_path_buf()), game)
         .map(drop)
         .map_err(|e| e.to_string())
 }
