@@ -344,20 +344,7 @@ fn config_errors_name_the_file_or_the_override_at_fault() {
 
 #[test]
 fn play_reports_input_that_is_not_text_and_goes_on() {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-        .args(["play", "--opponent", "random"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"\xff\xfe\ng2\nquit\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::with_input(&["play", "--opponent", "random"], b"\xff\xfe\ng2\nquit\n");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("not valid UTF-8"), "{text}");

@@ -50,6 +50,21 @@ fn flipzero(run: &Path, extra: &[&str], env: Option<(&str, &str)>) -> Output {
     c.output().unwrap()
 }
 
+/// `flipzero run` of the micro config (plus `extra`) on `run`, in the background.
+fn spawn_run(run: &Path, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .arg("run")
+        .arg("--run")
+        .arg(run)
+        .arg("--quiet")
+        .args(MICRO)
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn fresh(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("flipzero-pipeline-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -337,17 +352,7 @@ fn models_of_another_game_are_refused(run: &Path) {
 fn a_second_run_on_one_directory_is_refused_until_the_first_dies() {
     let run = fresh("lock");
     // A run long enough to be caught holding the directory.
-    let mut first = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-        .arg("run")
-        .arg("--run")
-        .arg(&run)
-        .arg("--quiet")
-        .args(MICRO)
-        .args(["--set", "selfplay.games=100000"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut first = spawn_run(&run, &["--set", "selfplay.games=100000"]);
     // A run.lock that is a link is refused, and what it points to is untouched.
     let linked = fresh("lock-link");
     std::fs::create_dir_all(&linked).unwrap();
@@ -389,24 +394,11 @@ fn a_second_run_on_one_directory_is_refused_until_the_first_dies() {
 
 /// The run's best network behind `flipzero uai` (option Model), as cuteataxx would use it.
 fn uai_plays_the_runs_best(run: &Path) {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-        .arg("uai")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     let script = format!(
         "uai\nsetoption name Model value /nonexistent/model\nsetoption name Model value {}\nsetoption name Simulations value 16\nisready\nposition startpos moves g2\ngo wtime 1000 btime 1000\nposition startpos\ngo nodes 8\nquit\n",
         run.display()
     );
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(script.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::with_input(&["uai"], script.as_bytes());
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(text.contains("option name Model"), "{text}");
     assert!(
@@ -427,21 +419,11 @@ fn uai_plays_the_runs_best(run: &Path) {
 
 /// `flipzero play` against the run's best: bad input is explained, the game goes on.
 fn play_against_the_runs_best(run: &Path) {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-        .args(["play", "--opponent"])
-        .arg(format!("mcts:{}:sims=8", run.display()))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"moves\nz9\na7a8\ng2\nquit\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let opponent = format!("mcts:{}:sims=8", run.display());
+    let out = crate::with_input(
+        &["play", "--opponent", &opponent],
+        b"moves\nz9\na7a8\ng2\nquit\n",
+    );
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "{text}");
     assert!(text.contains("16 legal moves"), "{text}");
@@ -485,16 +467,7 @@ fn sigkill_at_random_moments_then_resume() {
     // Real SIGKILLs at a spread of moments; each resume continues where it stopped.
     let run = fresh("sigkill");
     for delay_ms in [300u64, 1200, 2500, 4000] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-            .arg("run")
-            .arg("--run")
-            .arg(&run)
-            .arg("--quiet")
-            .args(MICRO)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_run(&run, &[]);
         let t = Instant::now();
         while t.elapsed() < Duration::from_millis(delay_ms) {
             if child.try_wait().unwrap().is_some() {
