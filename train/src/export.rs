@@ -163,17 +163,8 @@ pub fn read_metadata(dir: &Path) -> Result<ModelMeta, TrainError> {
 /// index out of range).
 fn check_shape(meta: &ModelMeta, game: Game) -> Result<(), String> {
     let n = &meta.network;
-    let limits = [
-        ("network.blocks", n.blocks, 1, 64),
-        ("network.channels", n.channels, 4, 1024),
-        ("network.head_channels", n.head_channels, 1, 1024),
-        ("network.value_hidden", n.value_hidden, 1, 4096),
-        ("network.gpool_every", n.gpool_every, 0, 64),
-    ];
-    for (key, v, lo, hi) in limits {
-        if !(lo..=hi).contains(&v) {
-            return Err(format!("{key} = {v} is out of range: {lo}..={hi}"));
-        }
+    if let Some((key, v, allowed)) = n.out_of_range() {
+        return Err(format!("network.{key} = {v} is out of range: {allowed}"));
     }
     let want = ModelMeta::new(game, n, 0, 0);
     let fields = [

@@ -52,6 +52,22 @@ impl NetConfig {
         })
     }
 
+    /// The first shape setting outside what this version trains and runs: its key (as
+    /// `[train]` names it), its value and the allowed range, as text. `[train]` settings
+    /// and model.json files are both held to these limits.
+    pub fn out_of_range(&self) -> Option<(&'static str, usize, &'static str)> {
+        [
+            ("blocks", self.blocks, 1..=64, "1..=64"),
+            ("channels", self.channels, 4..=1024, "4..=1024"),
+            ("gpool_every", self.gpool_every, 0..=64, "0 (none) ..=64"),
+            ("head_channels", self.head_channels, 1..=1024, "1..=1024"),
+            ("value_hidden", self.value_hidden, 1..=4096, "1..=4096"),
+        ]
+        .into_iter()
+        .find(|(_, v, range, _)| !range.contains(v))
+        .map(|(key, v, _, allowed)| (key, v, allowed))
+    }
+
     /// Builds the network on `device` (weights from the device's random seed).
     pub fn init(&self, device: &Device) -> Net {
         let conv_bn = |i: usize, o: usize, k: usize| ConvBn {

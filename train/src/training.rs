@@ -167,20 +167,9 @@ impl TrainConfig {
             ["tiny", "small", "standard"].contains(&self.net.as_str()),
             "tiny, small or standard",
         )?;
-        if let Some(b) = self.blocks {
-            check("blocks", b, (1..=64).contains(&b), "1..=64")?;
-        }
-        if let Some(c) = self.channels {
-            check("channels", c, (4..=1024).contains(&c), "4..=1024")?;
-        }
-        if let Some(g) = self.gpool_every {
-            check("gpool_every", g, g <= 64, "0 (none) ..=64")?;
-        }
-        if let Some(h) = self.head_channels {
-            check("head_channels", h, (1..=1024).contains(&h), "1..=1024")?;
-        }
-        if let Some(v) = self.value_hidden {
-            check("value_hidden", v, (1..=4096).contains(&v), "1..=4096")?;
+        // The shape's limits do not depend on the game's policy planes.
+        if let Some((key, v, allowed)) = self.shape(1).out_of_range() {
+            check(key, v, false, allowed)?;
         }
         check(
             "batch_size",
@@ -238,7 +227,12 @@ impl TrainConfig {
 
     /// The network shape for `game`.
     pub fn net_config(&self, game: Game) -> NetConfig {
-        let mut n = NetConfig::preset(&self.net, game.policy_planes()).expect("validated preset");
+        self.shape(game.policy_planes())
+    }
+
+    /// The preset with this table's overrides, for `policy_planes` policy planes.
+    fn shape(&self, policy_planes: usize) -> NetConfig {
+        let mut n = NetConfig::preset(&self.net, policy_planes).expect("validated preset");
         if let Some(b) = self.blocks {
             n.blocks = b;
         }
