@@ -149,30 +149,9 @@ fn convolve_refuses_a_tap_past_the_input() {
     convolve_cells(&[3], &[-1, 0, 1], 4 * 16);
 }
 
-#[test]
-#[should_panic(expected = "residual smaller than the output")]
-fn convolve_refuses_a_short_residual() {
-    let conv = Packed::new(16, 4, 1, &noise(1, 64), &noise(2, 16));
-    let (x, residual, mut out) = (noise(3, 16), vec![0.0; 63], vec![0.0; 64]);
-    convolve(
-        Kernel::detect(),
-        &conv,
-        Job {
-            x: &x,
-            x_stride: 4,
-            taps: &[0],
-            cells: &[0],
-            out: &mut out,
-            out_stride: 16,
-            residual: Some(&residual),
-            relu: false,
-        },
-    );
-}
-
-#[test]
-#[should_panic(expected = "output stride 8 below the 16 padded output channels")]
-fn convolve_refuses_an_output_stride_below_c_pad() {
+/// A 1×1 convolution of 4 channels to 16 over one cell into a 64-float output, with
+/// `out_stride` floats per output cell and an optional residual.
+fn convolve_one_cell(residual: Option<&[f32]>, out_stride: usize) {
     let conv = Packed::new(16, 4, 1, &noise(1, 64), &noise(2, 16));
     let (x, mut out) = (noise(3, 16), vec![0.0; 64]);
     convolve(
@@ -184,11 +163,23 @@ fn convolve_refuses_an_output_stride_below_c_pad() {
             taps: &[0],
             cells: &[0],
             out: &mut out,
-            out_stride: 8,
-            residual: None,
+            out_stride,
+            residual,
             relu: false,
         },
     );
+}
+
+#[test]
+#[should_panic(expected = "residual smaller than the output")]
+fn convolve_refuses_a_short_residual() {
+    convolve_one_cell(Some(&[0.0; 63]), 16);
+}
+
+#[test]
+#[should_panic(expected = "output stride 8 below the 16 padded output channels")]
+fn convolve_refuses_an_output_stride_below_c_pad() {
+    convolve_one_cell(None, 8);
 }
 
 /// The weight gradient of 4 channels to 16 over `runs` of a buffer of 4 positions, with
