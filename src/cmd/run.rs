@@ -15,7 +15,7 @@ use clap::Args;
 use eval::report::{
     EvalRecord, SelfplaySummary, TrainSummary, generation_name, read_record, write_record,
 };
-use eval::{BOOTSTRAP_BEST, NetSource, PlayerSpec, ResolvedNet};
+use eval::{BOOTSTRAP_BEST, NetSource, PlayerSpec};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::config::{RunConfig, load_config};
@@ -147,22 +147,8 @@ impl Pipeline {
             "{name}: self-play, {} games with {best} ({} simulations)",
             cfg.games, cfg.simulations
         ));
-        let model = match eval::resolve_net(&self.dir)? {
-            ResolvedNet::Bootstrap => None,
-            ResolvedNet::Model(dir) => {
-                let m = train::load_model(&dir)
-                    .with_context(|| format!("cannot load the best model {}", dir.display()))?;
-                if m.game != self.game {
-                    bail!(
-                        "model {} is for game {}, not {} (the run's game)",
-                        dir.display(),
-                        m.game,
-                        self.game
-                    );
-                }
-                Some(m)
-            }
-        };
+        let model =
+            eval::load_network(&NetSource::Path(self.dir.clone()), self.game)?.map(|(_, m)| m);
         let make = || -> Box<dyn selfplay::Evaluator> {
             match &model {
                 Some(m) => Box::new(train::FastEvaluator::new(m, best.clone())),
