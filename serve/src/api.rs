@@ -185,7 +185,7 @@ async fn run_games(
                     out.extend(games::listing(g.generation, id, &rows));
                 }
             }
-            if let Some(e) = &g.eval {
+            if let Some(e) = g.eval.as_ref().filter(|_| want("gate") || want("anchor")) {
                 out.extend(
                     games::match_listings(&dir, e)?
                         .into_iter()
@@ -319,7 +319,7 @@ struct ThinkAnswer {
 /// Resolves a network name of this server: `bootstrap`, `<run>` (its best model) or
 /// `<run>/gen-NNNN`. Never a path: run directories are named by their ids.
 fn net_source(s: &AppState, name: &str) -> Result<NetSource, ApiError> {
-    if name == "bootstrap" {
+    if name == eval::BOOTSTRAP_BEST {
         return Ok(NetSource::Bootstrap);
     }
     let (run, model) = match name.split_once('/') {
@@ -456,7 +456,7 @@ struct AnalyseBody {
 }
 
 fn bootstrap() -> String {
-    "bootstrap".into()
+    eval::BOOTSTRAP_BEST.into()
 }
 
 /// A network's view of a position.

@@ -69,6 +69,24 @@ pub struct Ply {
     pub full_search: bool,
 }
 
+impl Ply {
+    /// `mv` played in `state`, with nothing recorded of the search (a match game); a
+    /// self-play ply adds its policy and search figures.
+    pub fn played(state: &State, mv: Move) -> Ply {
+        let (from, to) = move_cells(mv);
+        Ply {
+            view: view(state),
+            played: state.move_to_string(mv),
+            from,
+            to,
+            policy: vec![],
+            root_q: None,
+            visits: None,
+            full_search: false,
+        }
+    }
+}
+
 /// A recorded game, ply by ply, and the position it ended in.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GameDetail {
@@ -194,16 +212,8 @@ pub fn listing(generation: u32, id: u64, rows: &[Sample]) -> Option<GameListing>
     })
 }
 
-/// The move whose policy index is `index` in `state`.
-fn move_of(state: &State, index: u16) -> Option<Move> {
-    state
-        .legal_moves()
-        .into_iter()
-        .find(|&m| state.policy_index(m) == index as usize)
-}
-
-/// One self-play game, ply by ply. A row that does not follow from the previous one
-/// (a corrupt record) is an error naming the ply.
+/// One self-play game, ply by ply. A row whose position, played move or policy does not
+/// fit its game is an error naming the ply.
 pub fn detail(generation: u32, id: u64, rows: &[Sample]) -> Result<GameDetail, ApiError> {
     let bad =
         |msg: String| ApiError::Internal(format!("game {id} of generation {generation}: {msg}"));
@@ -218,14 +228,21 @@ pub fn detail(generation: u32, id: u64, rows: &[Sample]) -> Result<GameDetail, A
         let state = game
             .parse_position(&r.fen)
             .map_err(|e| bad(format!("ply {}: bad position: {e}", r.ply)))?;
-        let mv = move_of(&state, r.played)
+        // The legal moves by policy index, once per ply.
+        let by_index: std::collections::HashMap<usize, Move> = state
+            .legal_moves()
+            .into_iter()
+            .map(|m| (state.policy_index(m), m))
+            .collect();
+        let mv = *by_index
+            .get(&(r.played as usize))
             .ok_or_else(|| bad(format!("ply {}: the played move is not legal", r.ply)))?;
         let policy = r
             .legal
             .iter()
             .zip(&r.policy)
             .filter_map(|(&i, &p)| {
-                let m = move_of(&state, i)?;
+                let m = *by_index.get(&(i as usize))?;
                 let (from, to) = move_cells(m);
                 Some(PolicyEntry {
                     text: state.move_to_string(m),
@@ -235,20 +252,16 @@ pub fn detail(generation: u32, id: u64, rows: &[Sample]) -> Result<GameDetail, A
                 })
             })
             .collect();
-        let (from, to) = move_cells(mv);
         plies.push(Ply {
-            view: view(&state),
-            played: state.move_to_string(mv),
-            from,
-            to,
             policy,
             root_q: Some(r.root_q),
             visits: Some(r.visits),
             full_search: r.full_search,
+            ..Ply::played(&state, mv)
         });
         last = Some(state.after(mv));
     }
-    let end = last.ok_or_else(|| bad("no rows".into()))?;
+    let end = last.expect("rows is not empty");
     Ok(GameDetail {
         game: game.to_string(),
         generation,

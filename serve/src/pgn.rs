@@ -6,7 +6,7 @@ use engine::Game;
 
 use crate::error::ApiError;
 use crate::games::{GameDetail, GameListing, Ply};
-use crate::position::{move_cells, parse_legal_move, view};
+use crate::position::{parse_legal_move, view};
 
 /// One game of a PGN file: its tags and its moves in notation.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -79,17 +79,7 @@ pub fn detail(generation: u32, id: u64, g: &PgnGame) -> Result<GameDetail, ApiEr
     let mut plies = vec![];
     for (k, m) in g.moves.iter().enumerate() {
         let mv = parse_legal_move(&state, m).map_err(|e| bad(format!("ply {k}: {e}")))?;
-        let (from, to) = move_cells(mv);
-        plies.push(Ply {
-            view: view(&state),
-            played: state.move_to_string(mv),
-            from,
-            to,
-            policy: vec![],
-            root_q: None,
-            visits: None,
-            full_search: false,
-        });
+        plies.push(Ply::played(&state, mv));
         state.play(mv);
     }
     Ok(GameDetail {

@@ -126,10 +126,6 @@ pub fn move_cells(mv: Move) -> (Option<usize>, Option<usize>) {
     }
 }
 
-fn side_char(s: Side) -> char {
-    s.char()
-}
-
 /// The end of a finished game in words: why it ended, the count, who won and by what.
 fn explain(state: &State) -> Option<Outcome> {
     let r = state.result()?;
@@ -156,11 +152,11 @@ fn explain(state: &State) -> Option<Outcome> {
         "most pieces wins"
     };
     let verdict = match r.winner {
-        Some(w) => format!("{} wins by {}", side_char(w), r.score.unsigned_abs()),
+        Some(w) => format!("{} wins by {}", w.char(), r.score.unsigned_abs()),
         None => "a draw".to_string(),
     };
     Some(Outcome {
-        winner: r.winner.map(side_char),
+        winner: r.winner.map(Side::char),
         result: match r.winner {
             Some(Side::X) => "1-0",
             Some(Side::O) => "0-1",
@@ -194,28 +190,24 @@ pub fn view(state: &State) -> PositionView {
                 x,
                 y,
                 name: cell_name(state, c),
-                piece: state.piece_at(c).map(side_char),
+                piece: state.piece_at(c).map(Side::char),
                 blocked: state.is_blocked(c),
             }
         })
         .collect();
-    let over = state.is_game_over();
-    let mut legal: Vec<LegalMove> = if over {
-        vec![]
-    } else {
-        state
-            .legal_moves()
-            .into_iter()
-            .map(|m| {
-                let (from, to) = move_cells(m);
-                LegalMove {
-                    text: state.move_to_string(m),
-                    from,
-                    to,
-                }
-            })
-            .collect()
-    };
+    // A finished game has no legal moves (`State::legal_moves`).
+    let mut legal: Vec<LegalMove> = state
+        .legal_moves()
+        .into_iter()
+        .map(|m| {
+            let (from, to) = move_cells(m);
+            LegalMove {
+                text: state.move_to_string(m),
+                from,
+                to,
+            }
+        })
+        .collect();
     legal.sort_by(|a, b| a.text.cmp(&b.text));
     let must_pass = legal.len() == 1 && legal[0].to.is_none();
     PositionView {
@@ -224,7 +216,7 @@ pub fn view(state: &State) -> PositionView {
         shape: if hex { "hex" } else { "square" },
         width,
         height,
-        side_to_move: side_char(state.side_to_move()),
+        side_to_move: state.side_to_move().char(),
         counts: state.counts(),
         misere: game.misere(),
         cells,

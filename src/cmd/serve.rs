@@ -40,7 +40,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
     };
     let config = serve::ServeConfig {
         runs: a.runs,
-        max_searches: a.max_searches.max(1),
+        max_searches: a.max_searches,
         queue_wait: Duration::try_from_secs_f64(a.queue_wait)
             .context("--queue-wait: expected a number of seconds")?,
         token: token.clone(),
