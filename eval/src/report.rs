@@ -213,8 +213,15 @@ pub fn default_anchor(run: &Path) -> Result<Option<String>, ReportError> {
     Ok(ladder_names(&read_generations(run)?).last().cloned())
 }
 
+/// The PGN file of a generation's gating (`source` = `gate`) or anchoring (`anchor`)
+/// games: `eval/gen-NNNN-<source>.pgn`.
+pub fn match_pgn(run: &Path, generation: u32, source: &str) -> PathBuf {
+    run.join("eval")
+        .join(format!("{}-{source}.pgn", generation_name(generation)))
+}
+
 /// The baselines any generation was anchored against, in first-seen order.
-fn ladder_names(gens: &[Generation]) -> Vec<String> {
+pub fn ladder_names(gens: &[Generation]) -> Vec<String> {
     let mut names: Vec<String> = vec![];
     for g in gens {
         for a in g.eval.iter().flat_map(|e| &e.anchor) {

@@ -274,14 +274,6 @@ pub fn detail(generation: u32, id: u64, rows: &[Sample]) -> Result<GameDetail, A
     })
 }
 
-/// The PGN file of a generation's gating or anchoring games.
-pub fn match_file(run: &Path, generation: u32, source: &str) -> PathBuf {
-    run.join("eval").join(format!(
-        "{}-{source}.pgn",
-        eval::report::generation_name(generation)
-    ))
-}
-
 /// The games of a generation's gating or anchoring match (`source`), read from its PGN
 /// (`None` when the run wrote none: runs before the PGN files were written).
 pub fn match_games(
@@ -289,7 +281,7 @@ pub fn match_games(
     generation: u32,
     source: &str,
 ) -> Result<Option<Vec<crate::pgn::PgnGame>>, ApiError> {
-    match std::fs::read_to_string(match_file(run, generation, source)) {
+    match std::fs::read_to_string(eval::report::match_pgn(run, generation, source)) {
         Ok(text) => Ok(Some(crate::pgn::parse(&text))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ApiError::Internal(format!(

@@ -202,16 +202,7 @@ fn rating_list(
     dir: &Path,
     gens: &[Generation],
 ) -> (Option<String>, Vec<RatingRow>, Option<String>) {
-    let mut ladder: Vec<String> = vec![];
-    for a in gens
-        .iter()
-        .flat_map(|g| g.eval.iter().flat_map(|e| &e.anchor))
-    {
-        if !ladder.contains(&a.b) {
-            ladder.push(a.b.clone());
-        }
-    }
-    let Some(anchor) = ladder.last().cloned() else {
+    let Some(anchor) = eval::report::ladder_names(gens).pop() else {
         return (None, vec![], Some("no anchoring games yet".into()));
     };
     let list = eval::report::collect_games(&[dir.to_path_buf()])

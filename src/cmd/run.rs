@@ -294,7 +294,7 @@ impl Pipeline {
                 .with_context(|| format!("cannot promote {name} in {}", self.dir.display()))?;
             self.log(&format!("{name}: promoted to best"));
             crash_point("promoted");
-            record.anchor = self.anchor(&name)?;
+            record.anchor = self.anchor(g)?;
         }
         record.finished = true;
         record.seconds += t.elapsed().as_secs_f64();
@@ -356,7 +356,7 @@ impl Pipeline {
                     },
                 )?;
                 b.finish_and_clear();
-                self.write_pgn(&format!("{name}-gate.pgn"), games)?;
+                self.write_pgn(g, "gate", games)?;
                 self.log(&format!(
                     "{name}: {} games, score {:.3}, Elo {:+.0}, LLR {:.2} in [{:.2}, {:.2}]: {}",
                     v.matched.games,
@@ -390,21 +390,24 @@ impl Pipeline {
         Ok(record)
     }
 
-    /// Writes a match's games as PGN beside the evaluation records (`eval/<file>`), in
-    /// pair order, for the game viewer of `flipzero serve`.
+    /// Writes the games of generation `generation`'s `gate` or `anchor` match as PGN
+    /// beside the evaluation records (`eval::report::match_pgn`), in pair order, for the
+    /// game viewer of `flipzero serve`.
     fn write_pgn(
         &self,
-        file: &str,
+        generation: u32,
+        source: &str,
         games: std::sync::Mutex<Vec<eval::GameRecord>>,
     ) -> anyhow::Result<()> {
         let mut games = games.into_inner().expect("games lock");
         games.sort_by_key(|r| (r.pair, !r.a_is_x));
-        let path = self.dir.join("eval").join(file);
+        let path = eval::report::match_pgn(&self.dir, generation, source);
         eval::write_atomic(&path, eval::to_pgn(&games, self.game).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))
     }
 
-    fn anchor(&self, name: &str) -> anyhow::Result<Vec<eval::MatchSummary>> {
+    fn anchor(&self, generation: u32) -> anyhow::Result<Vec<eval::MatchSummary>> {
+        let name = &generation_name(generation);
         let ladder: Vec<PlayerSpec> = self
             .cfg
             .anchor
@@ -442,7 +445,7 @@ impl Pipeline {
             },
         )?;
         b.finish_and_clear();
-        self.write_pgn(&format!("{name}-anchor.pgn"), games)?;
+        self.write_pgn(generation, "anchor", games)?;
         for m in &results {
             self.log(&format!(
                 "{name} vs {}: {} games, score {:.3}, Elo {:+.0} ± {}",
