@@ -170,12 +170,7 @@ pub fn write_record<T: Serialize>(path: &Path, record: &T) -> Result<(), ReportE
 
 /// The records of every generation of a run, in order, up to the first that has none.
 pub fn read_generations(run: &Path) -> Result<Vec<Generation>, ReportError> {
-    if !["selfplay", "models", "eval"]
-        .iter()
-        .any(|d| run.join(d).is_dir())
-    {
-        return Err(ReportError::NotARun(run.to_path_buf()));
-    }
+    check_run(run)?;
     let mut out = vec![];
     for g in 0.. {
         let name = generation_name(g);
@@ -211,6 +206,18 @@ fn ladder_elo(gens: &[Generation], upto: usize) -> BTreeMap<String, (f64, Option
 /// are the least one-sided, so ratings relative to it are the most precise.
 pub fn default_anchor(run: &Path) -> Result<Option<String>, ReportError> {
     Ok(ladder_names(&read_generations(run)?).last().cloned())
+}
+
+/// Whether `run` looks like a run directory (it holds `selfplay/`, `models/` or `eval/`).
+pub fn check_run(run: &Path) -> Result<(), ReportError> {
+    if ["selfplay", "models", "eval"]
+        .iter()
+        .any(|d| run.join(d).is_dir())
+    {
+        Ok(())
+    } else {
+        Err(ReportError::NotARun(run.to_path_buf()))
+    }
 }
 
 /// The PGN file of a generation's gating (`source` = `gate`) or anchoring (`anchor`)

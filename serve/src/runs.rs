@@ -95,15 +95,7 @@ impl Runs {
         let mut by_id = BTreeMap::new();
         let mut order = vec![];
         for d in dirs {
-            if !["selfplay", "models", "eval"]
-                .iter()
-                .any(|s| d.join(s).is_dir())
-            {
-                return Err(format!(
-                    "{} is not a run directory (no selfplay/, models/ or eval/ inside)",
-                    d.display()
-                ));
-            }
+            eval::report::check_run(d).map_err(|e| e.to_string())?;
             let base: String = d
                 .canonicalize()
                 .ok()
