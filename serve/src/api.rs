@@ -404,18 +404,31 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::Internal(format!("the request failed: {e}")))?
 }
 
+/// The game and position of a request that needs a move to be made (400 for a finished
+/// game, saying `why`).
+fn position_in_play(
+    game: &str,
+    position: Option<&str>,
+    why: &str,
+) -> Result<(engine::Game, engine::State), ApiError> {
+    let game = parse_game(game)?;
+    let state = parse_state(game, position)?;
+    if state.is_game_over() {
+        return Err(ApiError::BadRequest(format!("the game is over: {why}")));
+    }
+    Ok((game, state))
+}
+
 async fn think(
     State(s): Shared,
     body: Result<Json<ThinkBody>, JsonRejection>,
 ) -> Result<Json<ThinkAnswer>, ApiError> {
     let Json(b) = body.map_err(bad_json)?;
-    let game = parse_game(&b.game)?;
-    let state = parse_state(game, b.position.as_deref())?;
-    if state.is_game_over() {
-        return Err(ApiError::BadRequest(
-            "the game is over: there is nothing to think about".into(),
-        ));
-    }
+    let (game, state) = position_in_play(
+        &b.game,
+        b.position.as_deref(),
+        "there is nothing to think about",
+    )?;
     let spec = player_spec(&s, &b.player)?;
     let name = b.player.clone();
     let seed = b.seed;
@@ -475,13 +488,7 @@ async fn analyse(
     body: Result<Json<AnalyseBody>, JsonRejection>,
 ) -> Result<Json<Analysis>, ApiError> {
     let Json(b) = body.map_err(bad_json)?;
-    let game = parse_game(&b.game)?;
-    let state = parse_state(game, b.position.as_deref())?;
-    if state.is_game_over() {
-        return Err(ApiError::BadRequest(
-            "the game is over: no moves to weigh".into(),
-        ));
-    }
+    let (game, state) = position_in_play(&b.game, b.position.as_deref(), "no moves to weigh")?;
     let source = net_source(&s, &b.net)?;
     let name = b.net.clone();
     search(&s, move || {
