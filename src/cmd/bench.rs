@@ -290,7 +290,7 @@ fn bench_net() -> anyhow::Result<()> {
             describe(&cfg, game)
         );
         let mut cpu =
-            train::cpu_training::CpuTrainer::new(&net.valid(), &cfg.net_config(game), game, &cfg);
+            train::backend::cpu::CpuTrainer::new(&net.valid(), &cfg.net_config(game), game, &cfg);
         let mut t = Instant::now();
         for step in 0..warm + steps {
             if step == warm {
@@ -330,7 +330,7 @@ fn bench_net() -> anyhow::Result<()> {
             );
         }
         println!("{line}");
-        for kernel in train::kernel::Kernel::available() {
+        for kernel in train::kernels::Kernel::available() {
             let mut fast = train::FastNet::with_kernel(&model, kernel);
             let mut line =
                 format!("{preset:<6} net: fast path ({kernel:?}, 1 thread) positions/s:");

@@ -193,8 +193,8 @@ pub fn infer(a: InferArgs) -> anyhow::Result<()> {
         let (w, h) = model.game.grid();
         train::export::write_npy(
             p,
-            &[1, train::encode::PLANES, h, w],
-            &train::encode::encode(&state),
+            &[1, train::net::PLANES, h, w],
+            &train::net::encode(&state),
         )?;
     }
     let pred = train::predict(&model, &[state]).remove(0);

@@ -548,13 +548,13 @@ fn write_model(dir: &Path, game: &str) {
         gpool_every: 0,
         head_channels: 8,
         value_hidden: 8,
-        in_planes: train::encode::PLANES,
+        in_planes: train::net::PLANES,
         policy_planes: game.policy_planes(),
     };
     std::fs::create_dir_all(dir).unwrap();
     let net = cfg.init(&burn::prelude::Device::flex());
-    let digest = train::training::save_net(&net, &dir.join("model.bpk")).unwrap();
-    train::export::write_metadata(dir, game, &cfg, 0, 0, &digest).unwrap();
+    let digest = train::store::save_net(&net, &dir.join("model.bpk")).unwrap();
+    train::store::write_metadata(dir, game, &cfg, 0, 0, &digest).unwrap();
 }
 
 /// Sends `cmd` and returns what it answered (up to a following `readyok`).

@@ -12,7 +12,7 @@ use std::sync::mpsc::{Receiver, sync_channel};
 use engine::{Game, Move, Rng, splitmix64};
 use selfplay::Sample;
 
-use crate::encode::{PLANES, encode_into};
+use crate::net::{PLANES, encode_into};
 
 /// A window of training rows.
 pub struct Window {

@@ -1,22 +1,35 @@
 //! Training for flipzero with Burn: the network, the feature encoding, the Parquet data
 //! pipeline, the training loop with checkpoints, export and inference.
+//!
+//! The modules import in one direction, from the bottom up:
+//!
+//! - [`kernels`]: SIMD convolutions (direct and Winograd) on raw slices; no Burn.
+//! - [`net`]: the network's shape and description, the Burn module, the input encoding.
+//! - [`error`], [`config`]: the error type and a run's settings.
+//! - [`data`]: Parquet shards to training batches.
+//! - [`store`]: weights, model.json, loaded models, checkpoints.
+//! - [`infer`]: predictions, by Burn or by the fast path on [`kernels`].
+//! - [`backend`]: the hand-written CPU training engine.
+//! - [`training`]: the training loop over either engine; [`export`]: ONNX and safetensors.
 
 #![warn(missing_docs)]
 
-pub mod cpu_training;
+pub mod backend;
+pub mod config;
 pub mod data;
-pub mod describe;
-pub mod encode;
+pub mod error;
 pub mod export;
-pub mod fast;
-pub mod inference;
-pub mod kernel;
-pub mod model;
+pub mod infer;
+pub mod kernels;
+pub mod net;
+pub mod store;
 pub mod training;
-pub mod winograd;
 
-pub use export::{LoadedModel, ModelMeta, export, load_model, read_metadata};
-pub use fast::{FastEvaluator, FastNet};
-pub use inference::{NetEvaluator, Prediction, move_probabilities, predict};
-pub use model::{Net, NetConfig};
-pub use training::{StepMetrics, TrainConfig, TrainError, TrainOptions, TrainReport, train};
+pub use config::{OptimizerKind, TrainConfig, training_device};
+pub use error::TrainError;
+pub use export::export;
+pub use infer::fast::{FastEvaluator, FastNet};
+pub use infer::{NetEvaluator, Prediction, move_probabilities, predict};
+pub use net::{Net, NetConfig};
+pub use store::{LoadedModel, ModelMeta, load_model, read_metadata};
+pub use training::{StepMetrics, TrainOptions, TrainReport, train};

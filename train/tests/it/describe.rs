@@ -7,7 +7,7 @@ use burn::prelude::*;
 use burn::store::{ModuleSnapshot, SafetensorsStore};
 use engine::Game;
 use train::NetConfig;
-use train::encode::PLANES;
+use train::net::PLANES;
 
 /// Name → shape of every tensor Burn stores for `net`, read from the safetensors header.
 fn burn_tensors(cfg: &NetConfig) -> BTreeMap<String, Vec<usize>> {

@@ -7,8 +7,8 @@ use std::process::Command;
 
 use engine::{Game, Rng, State};
 use selfplay::{BuiltinEvaluator, SelfplayConfig};
-use train::encode::{PLANES, encode};
 use train::export::write_npy;
+use train::net::{PLANES, encode};
 use train::{TrainConfig, TrainOptions};
 
 fn temp(name: &str) -> PathBuf {
@@ -180,7 +180,7 @@ fn fast_path_matches_burn_for_every_family() {
         let model = train::load_model(&dir).unwrap();
         // 40 positions: more than one chunk of the fast path.
         let states = positions(g, 40);
-        for kernel in train::kernel::Kernel::available() {
+        for kernel in train::kernels::Kernel::available() {
             let mut fast = train::FastNet::with_kernel(&model, kernel);
             for batch in [&states[..1], &states[..]] {
                 let want = train::predict(&model, batch);

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use engine::Game;
 use selfplay::{BuiltinEvaluator, SelfplayConfig, ShardStream};
 use train::data::{Batch, encode_sample};
-use train::encode::PLANES;
+use train::net::PLANES;
 use train::{TrainConfig, TrainError, TrainOptions, train};
 
 fn temp(name: &str) -> PathBuf {
@@ -157,7 +157,7 @@ fn augmented_samples_keep_their_targets_under_every_symmetry() {
                     assert_eq!(b.policy[image.policy_index(sym.apply(m))], prob);
                 }
                 // The input is the image's encoding.
-                assert_eq!(b.inputs, train::encode::encode(&image));
+                assert_eq!(b.inputs, train::net::encode(&image));
                 assert_eq!(b.inputs.len(), PLANES * w * h);
             }
         }
@@ -329,7 +329,7 @@ fn flipped_bytes_in_weights_are_refused() {
     let meta = train::read_metadata(&out).unwrap();
     assert_eq!(meta.version, 2);
     let bpk = std::fs::read(out.join("model.bpk")).unwrap();
-    assert_eq!(meta.weights_sha256, train::training::sha256_hex(&bpk));
+    assert_eq!(meta.weights_sha256, train::store::sha256_hex(&bpk));
     train::load_model(&out).unwrap();
     // One flipped bit in a weight (past the header) is a named error, not a silent
     // network: the published model and the checkpoint alike.

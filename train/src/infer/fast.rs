@@ -1,7 +1,7 @@
 //! A fast single-threaded CPU forward pass for self-play: BatchNorm folded into the
 //! convolutions, activations kept channel-last on a grid with a zero border (see
-//! [`Grid`]), 3×3 layers by Winograd F(4×4, 3×3) ([`crate::winograd`]) and 1×1 layers by
-//! the kernel of [`crate::kernel`] (AVX-512 where the CPU has it). Checked against Burn's
+//! [`Grid`]), 3×3 layers by Winograd F(4×4, 3×3) ([`crate::kernels::winograd`]) and 1×1 layers by
+//! the kernel of [`crate::kernels`] (AVX-512 where the CPU has it). Checked against Burn's
 //! forward pass in the tests (within 1e-4), for every kernel build the CPU can run; on
 //! the trained tiny nets of `make run` it is within 1e-5 of Burn (F(2×2, 3×3) is about 5×
 //! closer, and 1.4× slower).
@@ -10,12 +10,12 @@ use burn::prelude::*;
 use engine::{Game, Move, State};
 use selfplay::{Evaluation, Evaluator};
 
-use crate::encode::{PLANES, encode_into};
-use crate::export::LoadedModel;
-use crate::inference::Prediction;
-use crate::kernel::{Job, Kernel, Packed, convolve};
-use crate::model::{ConvBn, Net};
-use crate::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
+use crate::infer::Prediction;
+use crate::kernels::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
+use crate::kernels::{Job, Kernel, Packed, convolve};
+use crate::net::{ConvBn, Net};
+use crate::net::{PLANES, encode_into};
+use crate::store::LoadedModel;
 
 /// A tensor's values, row-major.
 pub(crate) fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
@@ -116,7 +116,7 @@ struct Block {
 }
 
 /// Floats per cell of the encoded input: the planes, padded to whole vectors (zeros).
-const INPUT_STRIDE: usize = PLANES.next_multiple_of(crate::kernel::LANES);
+const INPUT_STRIDE: usize = PLANES.next_multiple_of(crate::kernels::LANES);
 
 /// Positions per forward pass of the fast path, so that the activations stay in L2
 /// (8, 16, 32 and 64 measured the same within noise for the tiny and small nets).
@@ -383,7 +383,7 @@ impl FastEvaluator {
 
 impl Evaluator for FastEvaluator {
     fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
-        crate::inference::evaluations(&self.net.predict(states), states, moves)
+        crate::infer::evaluations(&self.net.predict(states), states, moves)
     }
 
     fn name(&self) -> String {

@@ -1,4 +1,4 @@
-//! flipzero's own CPU training engine: the network of [`crate::model`] trained with
+//! flipzero's own CPU training engine: the network of [`crate::net`] trained with
 //! hand-written forward and backward passes on the kernels of the fast path, because
 //! Burn's Flex backend runs its convolutions as one small matrix product per sample and
 //! trains at about a quarter of PyTorch's speed on the same CPU.
@@ -17,7 +17,7 @@
 //!   backward, then the weight and input gradients, then the previous BatchNorm's sums).
 //! - BatchNorm uses batch statistics and updates its running statistics as Burn's does
 //!   (momentum 0.1, biased variance), so a network trained here is the same
-//!   [`crate::model::Net`] for export, inference and Burn.
+//!   [`crate::net::Net`] for export, inference and Burn.
 //! - Work is split into tasks of [`TASK`] samples run on rayon's pool; sums over the batch
 //!   are reduced in task order, so a run gives the same numbers whatever the thread count.
 //! - AdamW and SGD with momentum follow Burn's formulas (including per-parameter gradient
@@ -30,13 +30,13 @@ use burn::prelude::*;
 use engine::Game;
 use rayon::prelude::*;
 
+use crate::config::{OptimizerKind, TrainConfig};
 use crate::data::Batch;
-use crate::encode::PLANES;
-use crate::fast::{bias_or_zero, transpose, values};
-use crate::kernel::{GradJob, Job, Kernel, LANES, Packed, convolve, weight_gradient};
-use crate::model::{ConvBn, Net, NetConfig};
-use crate::training::{OptimizerKind, TrainConfig};
-use crate::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
+use crate::infer::fast::{bias_or_zero, transpose, values};
+use crate::kernels::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
+use crate::kernels::{GradJob, Job, Kernel, LANES, Packed, convolve, weight_gradient};
+use crate::net::PLANES;
+use crate::net::{ConvBn, Net, NetConfig};
 
 /// Samples per parallel task.
 const TASK: usize = 16;
@@ -2058,7 +2058,7 @@ mod tests {
     use burn::optim::GradientsParams;
 
     use super::*;
-    use crate::kernel::noise;
+    use crate::kernels::noise;
 
     /// A batch of random inputs and targets: legal masks, policy targets over the legal
     /// moves, value-only rows, one-hot results and scores.

@@ -11,14 +11,14 @@
 //!   bits than F(2×2, 3×3): still within 1e-5 of the direct convolution at these sizes.
 //!
 //! The (m+2)² products are matrix products `[blocks × c_in] · [c_in × c_out]`, run by the
-//! direct-convolution kernel of [`crate::kernel`] as 1×1 convolutions.
+//! direct-convolution kernel of [`crate::kernels`] as 1×1 convolutions.
 //!
 //! Transforms (Lavin & Gray, 2015): `U = G g Gᵀ` for the weights (once, when folding),
 //! `V = Bᵀ d B` for each input block, `Y = Aᵀ M A` for each output block.
 
 #[cfg(target_arch = "x86_64")]
-use crate::kernel::x86::{Avx2, Avx512};
-use crate::kernel::{
+use crate::kernels::x86::{Avx2, Avx512};
+use crate::kernels::{
     GradJob, Isa, Job, Kernel, LANES, Lanes, Packed, Vector, convolve, weight_gradient,
 };
 

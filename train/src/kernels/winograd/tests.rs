@@ -1,7 +1,7 @@
 //! Both tilings against the direct kernel: the convolution and the weight gradient.
 
 use super::*;
-use crate::kernel::noise;
+use crate::kernels::noise;
 
 /// Both tilings against the direct kernel on odd and even boards, with a narrow
 /// input (stride padded to whole vectors), output channels padded, residual and

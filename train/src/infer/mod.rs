@@ -5,8 +5,10 @@ use burn::tensor::activation::softmax;
 use engine::{Move, State};
 use selfplay::{Evaluation, Evaluator};
 
-use crate::encode::{PLANES, encode_into};
-use crate::export::LoadedModel;
+use crate::net::{PLANES, encode_into};
+use crate::store::LoadedModel;
+
+pub mod fast;
 
 /// The network's raw output for one position.
 #[derive(Clone, Debug, PartialEq)]

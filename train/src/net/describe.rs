@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use engine::Game;
 
-use crate::model::NetConfig;
+use crate::net::NetConfig;
 
 /// One tensor of a network.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! would leave.
 
 use super::*;
-use crate::kernel::noise;
+use crate::kernels::noise;
 
 /// A 3×3 convolution of 5 channels to 20 (padded to 32) for `tile`.
 fn conv(tile: Tile) -> Winograd {

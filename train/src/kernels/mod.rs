@@ -62,7 +62,7 @@ impl Isa {
 ///
 /// ```compile_fail
 /// // No `Kernel` without the run-time check: the field is private.
-/// let _ = train::kernel::Kernel(train::kernel::Isa::Avx512);
+/// let _ = train::kernels::Kernel(train::kernels::Isa::Avx512);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Kernel(Isa);
@@ -77,7 +77,7 @@ impl Kernel {
     /// The build for `isa`, if this CPU can run it.
     ///
     /// ```
-    /// use train::kernel::{Isa, Kernel};
+    /// use train::kernels::{Isa, Kernel};
     /// assert!(Kernel::new(Isa::Portable).is_some());
     /// ```
     pub fn new(isa: Isa) -> Option<Kernel> {
@@ -123,6 +123,7 @@ pub(crate) fn row_end(rows: usize, stride: usize, width: usize) -> Option<usize>
 }
 
 mod packed;
+pub mod winograd;
 pub use packed::Packed;
 
 /// Where a convolution reads and writes: channel-last buffers, offsets in `f32`s.

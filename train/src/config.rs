@@ -1,0 +1,269 @@
+//! A training run's settings (`[train]`): optimizer, schedule, loss weights, the
+//! network's shape, the engine that trains it; their validation.
+
+use burn::grad_clipping::GradientClippingConfig;
+use burn::optim::momentum::MomentumConfig;
+use burn::optim::{AdamWConfig, ModuleOptimizer, SgdConfig};
+use burn::prelude::*;
+use engine::Game;
+use serde::{Deserialize, Serialize};
+
+use crate::net::NetConfig;
+
+/// Which optimizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerKind {
+    /// AdamW with decoupled weight decay.
+    Adamw,
+    /// SGD with Nesterov-free momentum and weight decay.
+    Sgd,
+}
+
+/// Training settings: the `[train]` table of a flipzero config file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainConfig {
+    /// Network preset: tiny (4×32), small (6×64) or standard (10×128).
+    pub net: String,
+    /// Residual blocks, overriding the preset.
+    pub blocks: Option<usize>,
+    /// Channels, overriding the preset.
+    pub channels: Option<usize>,
+    /// Every n-th residual block adds a global-pooling bias (0 = none), overriding the
+    /// preset (3).
+    pub gpool_every: Option<usize>,
+    /// Channels of the policy and value heads, overriding the preset (32).
+    pub head_channels: Option<usize>,
+    /// Hidden units of the value head, overriding the preset (64).
+    pub value_hidden: Option<usize>,
+    /// Samples per step.
+    pub batch_size: usize,
+    /// Steps to train (the total, when resuming).
+    pub steps: u64,
+    /// adamw or sgd.
+    pub optimizer: OptimizerKind,
+    /// Peak learning rate.
+    pub learning_rate: f64,
+    /// Steps of linear warm-up from 0 to the peak.
+    pub warmup_steps: u64,
+    /// The cosine decay ends at this fraction of the peak.
+    pub final_lr_fraction: f64,
+    /// Weight decay.
+    pub weight_decay: f32,
+    /// SGD momentum.
+    pub momentum: f64,
+    /// Clip each parameter's gradient to this L2 norm (0 = off).
+    pub grad_clip_norm: f32,
+    /// Weight of the policy cross-entropy.
+    pub policy_loss_weight: f32,
+    /// Weight of the win/draw/loss cross-entropy.
+    pub value_loss_weight: f32,
+    /// Weight of the final-score squared error.
+    pub score_loss_weight: f32,
+    /// Newest positions used for training.
+    pub window: usize,
+    /// Steps between checkpoints.
+    pub checkpoint_every: u64,
+    /// Seed of weights, data order and symmetries.
+    pub seed: u64,
+    /// Where training runs: `cpu` (flipzero's own CPU engine, the fastest on a CPU),
+    /// `flex` (Burn's Flex CPU backend with autodiff), `cuda`, `cuda:N` (a build with
+    /// `--features cuda`) or `wgpu` (a build with `--features wgpu`: Vulkan, Metal, DX12).
+    pub device: String,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig {
+            net: "tiny".into(),
+            blocks: None,
+            channels: None,
+            gpool_every: None,
+            head_channels: None,
+            value_hidden: None,
+            batch_size: 256,
+            steps: 500,
+            optimizer: OptimizerKind::Adamw,
+            learning_rate: 2e-3,
+            warmup_steps: 50,
+            final_lr_fraction: 0.1,
+            weight_decay: 1e-4,
+            momentum: 0.9,
+            grad_clip_norm: 5.0,
+            policy_loss_weight: 1.0,
+            value_loss_weight: 1.0,
+            score_loss_weight: 0.25,
+            window: 250_000,
+            checkpoint_every: 100,
+            seed: 1,
+            device: "cpu".into(),
+        }
+    }
+}
+
+/// The compute device named by `train.device`, or why this build cannot use it. `cpu`
+/// (flipzero's own CPU engine, [`crate::backend::cpu`]) keeps its tensors on Burn's Flex
+/// device, like `flex`.
+pub fn training_device(name: &str) -> Result<Device, &'static str> {
+    match name {
+        "cpu" | "flex" => Ok(Device::flex()),
+        #[cfg(feature = "cuda")]
+        "cuda" => Ok(Device::cuda(0)),
+        #[cfg(feature = "cuda")]
+        n if n.starts_with("cuda:") => n[5..]
+            .parse::<usize>()
+            .map(Device::cuda)
+            .map_err(|_| "cuda:N with N a GPU index"),
+        #[cfg(feature = "wgpu")]
+        "wgpu" => Ok(Device::wgpu(burn::tensor::DeviceKind::DefaultDevice)),
+        #[cfg(not(feature = "cuda"))]
+        n if n == "cuda" || n.starts_with("cuda:") => {
+            Err("cuda needs a build with `--features cuda` (cargo build --release --features cuda)")
+        }
+        #[cfg(not(feature = "wgpu"))]
+        "wgpu" => {
+            Err("wgpu needs a build with `--features wgpu` (cargo build --release --features wgpu)")
+        }
+        _ => Err("cpu, flex, cuda, cuda:N or wgpu"),
+    }
+}
+
+/// A `[train]` setting out of range, named (the config error of every table).
+pub type TrainConfigError = selfplay::ConfigError;
+
+impl TrainConfig {
+    /// Checks every range.
+    pub fn validate(&self) -> Result<(), TrainConfigError> {
+        if let Err(allowed) = training_device(&self.device) {
+            return TrainConfigError::check("train", "device", &self.device, false, allowed);
+        }
+        fn check<T: std::fmt::Display>(
+            k: &'static str,
+            v: T,
+            ok: bool,
+            a: &'static str,
+        ) -> Result<(), TrainConfigError> {
+            TrainConfigError::check("train", k, v, ok, a)
+        }
+        check(
+            "net",
+            &self.net,
+            ["tiny", "small", "standard"].contains(&self.net.as_str()),
+            "tiny, small or standard",
+        )?;
+        // The shape's limits do not depend on the game's policy planes.
+        if let Some((key, v, allowed)) = self.shape(1).out_of_range() {
+            check(key, v, false, allowed)?;
+        }
+        check(
+            "batch_size",
+            self.batch_size,
+            (1..=8192).contains(&self.batch_size),
+            "1..=8192",
+        )?;
+        check("steps", self.steps, self.steps >= 1, "at least 1")?;
+        check(
+            "learning_rate",
+            self.learning_rate,
+            self.learning_rate > 0.0 && self.learning_rate <= 10.0,
+            "(0, 10]",
+        )?;
+        check(
+            "final_lr_fraction",
+            self.final_lr_fraction,
+            (0.0..=1.0).contains(&self.final_lr_fraction),
+            "0..=1",
+        )?;
+        check(
+            "weight_decay",
+            self.weight_decay,
+            (0.0..=1.0).contains(&self.weight_decay),
+            "0..=1",
+        )?;
+        check(
+            "momentum",
+            self.momentum,
+            (0.0..1.0).contains(&self.momentum),
+            "0..1",
+        )?;
+        check(
+            "grad_clip_norm",
+            self.grad_clip_norm,
+            self.grad_clip_norm >= 0.0,
+            "0 (off) or more",
+        )?;
+        for (k, v) in [
+            ("policy_loss_weight", self.policy_loss_weight),
+            ("value_loss_weight", self.value_loss_weight),
+            ("score_loss_weight", self.score_loss_weight),
+        ] {
+            check(k, v, (0.0..=100.0).contains(&v), "0..=100")?;
+        }
+        check("window", self.window, self.window >= 1, "at least 1")?;
+        check(
+            "checkpoint_every",
+            self.checkpoint_every,
+            self.checkpoint_every >= 1,
+            "at least 1",
+        )?;
+        Ok(())
+    }
+
+    /// The network shape for `game`.
+    pub fn net_config(&self, game: Game) -> NetConfig {
+        self.shape(game.policy_planes())
+    }
+
+    /// The preset with this table's overrides, for `policy_planes` policy planes.
+    fn shape(&self, policy_planes: usize) -> NetConfig {
+        let mut n = NetConfig::preset(&self.net, policy_planes).expect("validated preset");
+        if let Some(b) = self.blocks {
+            n.blocks = b;
+        }
+        if let Some(c) = self.channels {
+            n.channels = c;
+        }
+        if let Some(g) = self.gpool_every {
+            n.gpool_every = g;
+        }
+        if let Some(h) = self.head_channels {
+            n.head_channels = h;
+        }
+        if let Some(v) = self.value_hidden {
+            n.value_hidden = v;
+        }
+        n
+    }
+
+    /// The learning rate of step `step` (from 0).
+    pub fn learning_rate_at(&self, step: u64) -> f64 {
+        let peak = self.learning_rate;
+        if step < self.warmup_steps {
+            return peak * (step + 1) as f64 / self.warmup_steps as f64;
+        }
+        let span = self.steps.saturating_sub(self.warmup_steps).max(1) as f64;
+        let t = ((step - self.warmup_steps) as f64 / span).min(1.0);
+        let floor = peak * self.final_lr_fraction;
+        floor + (peak - floor) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
+    }
+
+    /// The optimizer these settings describe.
+    pub fn optimizer(&self) -> ModuleOptimizer {
+        let clip = (self.grad_clip_norm > 0.0)
+            .then_some(GradientClippingConfig::Norm(self.grad_clip_norm));
+        match self.optimizer {
+            OptimizerKind::Adamw => AdamWConfig::new()
+                .with_weight_decay(self.weight_decay)
+                .with_grad_clipping(clip)
+                .init(),
+            OptimizerKind::Sgd => SgdConfig::new()
+                .with_momentum(Some(MomentumConfig::new().with_momentum(self.momentum)))
+                .with_weight_decay(Some(burn::optim::decay::WeightDecayConfig::new(
+                    self.weight_decay,
+                )))
+                .with_gradient_clipping(clip)
+                .init(),
+        }
+    }
+}

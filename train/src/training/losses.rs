@@ -1,0 +1,85 @@
+//! The training losses on Burn tensors (the reference the CPU engine is held to).
+
+use burn::prelude::*;
+use burn::tensor::activation::{log_softmax, softmax};
+use engine::Game;
+
+use crate::config::TrainConfig;
+use crate::data::Batch;
+use crate::net::{Net, PLANES};
+
+fn tensor<const D: usize>(data: Vec<f32>, shape: [usize; D], device: &Device) -> Tensor<D> {
+    Tensor::from_data(TensorData::new(data, shape), device)
+}
+
+fn scalar(t: Tensor<1>) -> f32 {
+    t.into_data().try_to_vec::<f32>().expect("f32 data")[0]
+}
+
+/// Losses and metrics of `net` on a batch, on `device`.
+pub fn losses(
+    net: &Net,
+    b: &Batch,
+    game: Game,
+    cfg: &TrainConfig,
+    device: &Device,
+) -> (Tensor<1>, [f32; 6]) {
+    let (w, h) = game.grid();
+    let p = game.policy_size();
+    let n = b.size;
+    let out = net.forward(tensor(b.inputs.clone(), [n, PLANES, h, w], device));
+    let legal = tensor(b.legal.clone(), [n, p], device);
+    let target = tensor(b.policy.clone(), [n, p], device);
+    let pw = tensor(b.policy_weight.clone(), [n, 1], device);
+    // Illegal moves get a large negative logit, so softmax runs over legal moves only.
+    let logits = out.policy + (legal.clone() - 1.0) * 1.0e4;
+    let logp = log_softmax(logits.clone(), 1);
+    let per_row: Tensor<2> = (target.clone() * logp.clone()).sum_dim(1).neg();
+    let weight_sum = b.policy_weight.iter().sum::<f32>().max(1.0);
+    let policy_loss: Tensor<1> = (per_row * pw).sum() / weight_sum;
+    let wdl = tensor(b.wdl.clone(), [n, 3], device);
+    let value_loss: Tensor<1> = (wdl * log_softmax(out.wdl, 1))
+        .sum_dim(1)
+        .neg()
+        .mean()
+        .reshape([1]);
+    let score = tensor(b.score.clone(), [n, 1], device);
+    let score_loss: Tensor<1> = (out.score - score).powi_scalar(2).mean().reshape([1]);
+    let loss = policy_loss.clone() * cfg.policy_loss_weight
+        + value_loss.clone() * cfg.value_loss_weight
+        + score_loss.clone() * cfg.score_loss_weight;
+    // Metrics, without gradients.
+    let probs = softmax(logits.clone().detach(), 1);
+    let entropy: Tensor<1> = ((probs * logp.detach() * legal).sum_dim(1).neg())
+        .mean()
+        .reshape([1]);
+    let pred = logits
+        .detach()
+        .argmax(1)
+        .float()
+        .into_data()
+        .try_to_vec::<f32>()
+        .unwrap_or_default();
+    let best = target
+        .argmax(1)
+        .float()
+        .into_data()
+        .try_to_vec::<f32>()
+        .unwrap_or_default();
+    let (mut hits, mut count) = (0.0, 0.0);
+    for i in 0..n {
+        if b.policy_weight[i] > 0.0 {
+            count += 1.0;
+            hits += f32::from(u8::from(pred.get(i) == best.get(i)));
+        }
+    }
+    let metrics = [
+        scalar(loss.clone().detach()),
+        scalar(policy_loss.detach()),
+        scalar(value_loss.detach()),
+        scalar(score_loss.detach()),
+        scalar(entropy),
+        if count > 0.0 { hits / count } else { 0.0 },
+    ];
+    (loss, metrics)
+}
