@@ -290,7 +290,7 @@ fn bench_net() -> anyhow::Result<()> {
             describe(&cfg, game)
         );
         let mut cpu =
-            train::backend::cpu::CpuTrainer::new(&net.valid(), &cfg.net_config(game), game, &cfg);
+            train::backend::cpu::CpuTrainer::new(&net.valid(), &cfg.net_config(game), game, &cfg)?;
         let mut t = Instant::now();
         for step in 0..warm + steps {
             if step == warm {

@@ -550,6 +550,7 @@ fn write_model(dir: &Path, game: &str) {
         value_hidden: 8,
         in_planes: train::net::PLANES,
         policy_planes: game.policy_planes(),
+        aux_heads: Vec::new(),
     };
     std::fs::create_dir_all(dir).unwrap();
     let net = cfg.init(&burn::prelude::Device::flex());

@@ -8,7 +8,7 @@ use burn::prelude::*;
 use engine::Game;
 use serde::{Deserialize, Serialize};
 
-use crate::net::NetConfig;
+use crate::net::{Head, NetConfig};
 
 /// Which optimizer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,6 +37,10 @@ pub struct TrainConfig {
     pub head_channels: Option<usize>,
     /// Hidden units of the value head, overriding the preset (64).
     pub value_hidden: Option<usize>,
+    /// The network's heads: `policy`, `wdl` and `score` (always), and the auxiliary
+    /// training targets `ownership` (each cell's final owner) and `reply` (the
+    /// opponent's reply policy).
+    pub heads: Vec<Head>,
     /// Samples per step.
     pub batch_size: usize,
     /// Steps to train (the total, when resuming).
@@ -61,6 +65,10 @@ pub struct TrainConfig {
     pub value_loss_weight: f32,
     /// Weight of the final-score squared error.
     pub score_loss_weight: f32,
+    /// Weight of the ownership head's squared error (mean over the cells).
+    pub ownership_loss_weight: f32,
+    /// Weight of the opponent's-reply policy cross-entropy.
+    pub reply_loss_weight: f32,
     /// Newest positions used for training.
     pub window: usize,
     /// Steps between checkpoints.
@@ -82,6 +90,7 @@ impl Default for TrainConfig {
             gpool_every: None,
             head_channels: None,
             value_hidden: None,
+            heads: vec![Head::Policy, Head::Wdl, Head::Score],
             batch_size: 256,
             steps: 500,
             optimizer: OptimizerKind::Adamw,
@@ -94,6 +103,8 @@ impl Default for TrainConfig {
             policy_loss_weight: 1.0,
             value_loss_weight: 1.0,
             score_loss_weight: 0.25,
+            ownership_loss_weight: 0.5,
+            reply_loss_weight: 0.15,
             window: 250_000,
             checkpoint_every: 100,
             seed: 1,
@@ -197,9 +208,24 @@ impl TrainConfig {
             ("policy_loss_weight", self.policy_loss_weight),
             ("value_loss_weight", self.value_loss_weight),
             ("score_loss_weight", self.score_loss_weight),
+            ("ownership_loss_weight", self.ownership_loss_weight),
+            ("reply_loss_weight", self.reply_loss_weight),
         ] {
             check(k, v, (0.0..=100.0).contains(&v), "0..=100")?;
         }
+        let names: Vec<&str> = self.heads.iter().map(|h| h.name()).collect();
+        let mut sorted = self.heads.clone();
+        sorted.sort();
+        sorted.dedup();
+        check(
+            "heads",
+            format!("[{}]", names.join(", ")),
+            sorted.len() == self.heads.len()
+                && [Head::Policy, Head::Wdl, Head::Score]
+                    .iter()
+                    .all(|h| self.heads.contains(h)),
+            "policy, wdl and score, each head once, and any of ownership, reply",
+        )?;
         check("window", self.window, self.window >= 1, "at least 1")?;
         check(
             "checkpoint_every",
@@ -233,6 +259,10 @@ impl TrainConfig {
         if let Some(v) = self.value_hidden {
             n.value_hidden = v;
         }
+        n.aux_heads = Head::ALL
+            .into_iter()
+            .filter(|h| !h.is_main() && self.heads.contains(h))
+            .collect();
         n
     }
 

@@ -76,6 +76,15 @@ pub struct Batch {
     pub wdl: Vec<f32>,
     /// `[size]` final-score targets.
     pub score: Vec<f32>,
+    /// `[size, height * width]` each cell's final owner from the side to move's view
+    /// (1 its own, −1 the opponent's, 0 empty), cells as policy slot 0 orders them.
+    pub ownership: Vec<f32>,
+    /// `[size]`: 1 for rows with an ownership target, 0 otherwise.
+    pub ownership_weight: Vec<f32>,
+    /// `[size, policy_size]` the opponent's reply policy (the next position's target).
+    pub reply_policy: Vec<f32>,
+    /// `[size]`: 1 for rows with a reply target, 0 otherwise.
+    pub reply_weight: Vec<f32>,
 }
 
 /// A training row that does not fit the game.
@@ -178,6 +187,10 @@ impl Batch {
             policy_weight: vec![0.0; size],
             wdl: vec![0.0; size * 3],
             score: vec![0.0; size],
+            ownership: vec![0.0; size * w * h],
+            ownership_weight: vec![0.0; size],
+            reply_policy: vec![0.0; size * p],
+            reply_weight: vec![0.0; size],
         }
     }
 }

@@ -6,6 +6,7 @@
 //! the trained tiny nets of `make run` it is within 1e-5 of Burn (F(2×2, 3×3) is about 5×
 //! closer, and 1.4× slower).
 
+#[cfg(test)]
 use burn::prelude::*;
 use engine::{Game, Move, State};
 use selfplay::{Evaluation, Evaluator};
@@ -13,27 +14,32 @@ use selfplay::{Evaluation, Evaluator};
 use crate::infer::Prediction;
 use crate::kernels::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
 use crate::kernels::{Job, Kernel, Packed, convolve};
-use crate::net::{ConvBn, Net};
+use crate::net::{ConvSpec, LinearSpec, NamedTensors, Net};
 use crate::net::{PLANES, encode_into};
 use crate::store::LoadedModel;
 
+#[cfg(test)]
 /// A tensor's values, row-major.
 pub(crate) fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().expect("f32 weights")
 }
 
-/// A conv-BN pair with the BatchNorm folded into the weights and a bias.
-fn folded(cb: &ConvBn) -> Packed {
-    let mut w = values(cb.conv.weight.val());
-    let [c_out, c_in, k, _] = cb.conv.weight.val().dims();
-    let gamma = values(cb.bn.gamma.val());
-    let beta = values(cb.bn.beta.val());
-    let mean = values(cb.bn.running_mean.value());
-    let var = values(cb.bn.running_var.value());
+/// A conv-BN layer of the description with its BatchNorm (running statistics, `eps`)
+/// folded into the weights and a bias.
+fn folded(named: &NamedTensors, s: &ConvSpec, eps: f32) -> Packed {
+    let (c_out, c_in, k) = (s.c_out, s.c_in, s.k);
+    let mut w = named.get(&s.weight(), &[c_out, c_in, k, k]).to_vec();
+    let bn = |t: &str| named.get(&s.bn(t), &[c_out]);
+    let (gamma, beta, mean, var) = (
+        bn("gamma"),
+        bn("beta"),
+        bn("running_mean"),
+        bn("running_var"),
+    );
     let per = c_in * k * k;
     let mut b = vec![0.0; c_out];
     for o in 0..c_out {
-        let scale = gamma[o] / (var[o] + cb.bn.epsilon as f32).sqrt();
+        let scale = gamma[o] / (var[o] + eps).sqrt();
         for v in &mut w[o * per..(o + 1) * per] {
             *v *= scale;
         }
@@ -53,16 +59,13 @@ pub(crate) fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     t
 }
 
-/// A layer's bias, or zeros where it has none.
-pub(crate) fn bias_or_zero(bias: &Option<burn::module::Param<Tensor<1>>>, len: usize) -> Vec<f32> {
-    bias.as_ref().map_or(vec![0.0; len], |b| values(b.val()))
-}
-
-/// A convolution with its own bias.
-fn plain(conv: &burn::nn::conv::Conv2d) -> Packed {
-    let [c_out, c_in, k, _] = conv.weight.val().dims();
-    let b = bias_or_zero(&conv.bias, c_out);
-    Packed::new(c_out, c_in, k, &values(conv.weight.val()), &b)
+/// A convolution of the description with its own bias.
+fn plain(named: &NamedTensors, s: &ConvSpec) -> Packed {
+    let w = named.get(&s.weight(), &[s.c_out, s.c_in, s.k, s.k]);
+    let bias = s
+        .bias()
+        .expect("a convolution without BatchNorm has a bias");
+    Packed::new(s.c_out, s.c_in, s.k, w, named.get(&bias, &[s.c_out]))
 }
 
 /// A small dense layer (heads and global pooling), weights `[out][in]`.
@@ -74,25 +77,26 @@ struct Dense {
 }
 
 impl Dense {
-    fn linear(l: &burn::nn::Linear) -> Dense {
+    fn linear(named: &NamedTensors, s: &LinearSpec) -> Dense {
         // Burn stores Linear weights as [in, out]; transpose to [out][in].
-        let [d_in, d_out] = l.weight.val().dims();
+        let w = named.get(&s.weight(), &[s.d_in, s.d_out]);
         Dense {
-            d_in,
-            d_out,
-            w: transpose(&values(l.weight.val()), d_in, d_out),
-            b: bias_or_zero(&l.bias, d_out),
+            d_in: s.d_in,
+            d_out: s.d_out,
+            w: transpose(w, s.d_in, s.d_out),
+            b: named.get(&s.bias(), &[s.d_out]).to_vec(),
         }
     }
 
-    /// A 1×1 convolution applied to pooled features.
-    fn conv1x1(conv: &burn::nn::conv::Conv2d) -> Dense {
-        let [d_out, d_in, _, _] = conv.weight.val().dims();
+    /// A 1×1 convolution with bias applied to pooled features: its `[out, in, 1, 1]`
+    /// weights are already `[out][in]`.
+    fn pointwise(named: &NamedTensors, s: &ConvSpec) -> Dense {
+        let bias = s.bias().expect("a global-pooling bias has a bias");
         Dense {
-            d_in,
-            d_out,
-            w: values(conv.weight.val()),
-            b: bias_or_zero(&conv.bias, d_out),
+            d_in: s.c_in,
+            d_out: s.c_out,
+            w: named.get(&s.weight(), &[s.c_out, s.c_in, 1, 1]).to_vec(),
+            b: named.get(&bias, &[s.c_out]).to_vec(),
         }
     }
 
@@ -179,27 +183,33 @@ impl FastNet {
         let interior = (0..height)
             .flat_map(|y| (0..width).map(move |x| grid.cell(x, y)))
             .collect();
+        // Every tensor by its name in the description. The auxiliary heads are training
+        // targets, not read in play: the fast path runs the three main heads.
+        let named = NamedTensors::of(net);
+        let eps = net.stem.bn.epsilon as f32;
+        let l = model.meta.network.layout();
+        let f4 = |s: &ConvSpec| Winograd::with_tile(&folded(&named, s, eps), Tile::F4);
         FastNet {
             game: model.game,
             kernel,
             grid,
-            stem: Winograd::with_tile(&folded(&net.stem), Tile::F4),
-            blocks: net
+            stem: f4(&l.stem),
+            blocks: l
                 .blocks
                 .iter()
                 .map(|b| Block {
-                    a: Winograd::with_tile(&folded(&b.a), Tile::F4),
-                    b: Winograd::with_tile(&folded(&b.b), Tile::F4),
-                    gpool: b.gpool.as_ref().map(Dense::conv1x1),
+                    a: f4(&b.a),
+                    b: f4(&b.b),
+                    gpool: b.gpool.as_ref().map(|g| Dense::pointwise(&named, g)),
                 })
                 .collect(),
-            policy_conv: folded(&net.policy_conv),
-            policy_out: plain(&net.policy_out),
-            pass_out: Dense::linear(&net.pass_out),
-            value_conv: folded(&net.value_conv),
-            value_fc: Dense::linear(&net.value_fc),
-            wdl_out: Dense::linear(&net.wdl_out),
-            score_out: Dense::linear(&net.score_out),
+            policy_conv: folded(&named, &l.policy_conv, eps),
+            policy_out: plain(&named, &l.policy_out),
+            pass_out: Dense::linear(&named, &l.pass_out),
+            value_conv: folded(&named, &l.value_conv, eps),
+            value_fc: Dense::linear(&named, &l.value_fc),
+            wdl_out: Dense::linear(&named, &l.wdl_out),
+            score_out: Dense::linear(&named, &l.score_out),
             interior,
             scratch: Scratch::default(),
         }

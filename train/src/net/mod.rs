@@ -5,8 +5,10 @@ mod config;
 pub mod describe;
 pub mod encode;
 mod module;
+pub mod named;
 
-pub use config::NetConfig;
-pub use describe::TensorSpec;
+pub use config::{Head, NetConfig};
+pub use describe::{BlockSpec, ConvSpec, Layout, LinearSpec, ReplySpec, TensorSpec};
 pub use encode::{PLANE_NAMES, PLANES, encode, encode_into, grid_hw};
 pub use module::{ConvBn, Net, NetOutput, ResBlock};
+pub use named::NamedTensors;

@@ -8,38 +8,46 @@ use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d
 use burn::prelude::*;
 use burn::tensor::activation::{relu, tanh};
 
-use crate::net::NetConfig;
+use crate::net::{ConvSpec, LinearSpec, NetConfig};
 
 impl NetConfig {
-    /// Builds the network on `device` (weights from the device's random seed).
+    /// Builds the network of [`NetConfig::layout`] on `device` (weights from the
+    /// device's random seed).
     pub fn init(&self, device: &Device) -> Net {
-        let conv_bn = |i: usize, o: usize, k: usize| ConvBn {
-            conv: Conv2dConfig::new([i, o], [k, k])
-                .with_padding(PaddingConfig2d::Explicit(k / 2, k / 2, k / 2, k / 2))
-                .with_bias(false)
-                .init(device),
-            bn: BatchNormConfig::new(o).init(device),
+        let l = self.layout();
+        let conv = |s: &ConvSpec| {
+            let p = s.k / 2;
+            Conv2dConfig::new([s.c_in, s.c_out], [s.k, s.k])
+                .with_padding(PaddingConfig2d::Explicit(p, p, p, p))
+                .with_bias(!s.bn)
+                .init(device)
         };
-        let c = self.channels;
+        let conv_bn = |s: &ConvSpec| ConvBn {
+            conv: conv(s),
+            bn: BatchNormConfig::new(s.c_out).init(device),
+        };
+        let linear = |s: &LinearSpec| LinearConfig::new(s.d_in, s.d_out).init(device);
         Net {
-            stem: conv_bn(self.in_planes, c, 3),
-            blocks: (0..self.blocks)
-                .map(|i| ResBlock {
-                    a: conv_bn(c, c, 3),
-                    b: conv_bn(c, c, 3),
-                    gpool: self
-                        .has_gpool(i)
-                        .then(|| Conv2dConfig::new([c, c], [1, 1]).init(device)),
+            stem: conv_bn(&l.stem),
+            blocks: l
+                .blocks
+                .iter()
+                .map(|b| ResBlock {
+                    a: conv_bn(&b.a),
+                    b: conv_bn(&b.b),
+                    gpool: b.gpool.as_ref().map(conv),
                 })
                 .collect(),
-            policy_conv: conv_bn(c, self.head_channels, 1),
-            policy_out: Conv2dConfig::new([self.head_channels, self.policy_planes], [1, 1])
-                .init(device),
-            pass_out: LinearConfig::new(self.head_channels, 1).init(device),
-            value_conv: conv_bn(c, self.head_channels, 1),
-            value_fc: LinearConfig::new(self.head_channels, self.value_hidden).init(device),
-            wdl_out: LinearConfig::new(self.value_hidden, 3).init(device),
-            score_out: LinearConfig::new(self.value_hidden, 1).init(device),
+            policy_conv: conv_bn(&l.policy_conv),
+            policy_out: conv(&l.policy_out),
+            pass_out: linear(&l.pass_out),
+            value_conv: conv_bn(&l.value_conv),
+            value_fc: linear(&l.value_fc),
+            wdl_out: linear(&l.wdl_out),
+            score_out: linear(&l.score_out),
+            ownership_out: l.ownership_out.as_ref().map(conv),
+            reply_out: l.reply.as_ref().map(|r| conv(&r.out)),
+            reply_pass_out: l.reply.as_ref().map(|r| linear(&r.pass)),
         }
     }
 }
@@ -111,6 +119,12 @@ pub struct Net {
     pub wdl_out: Linear,
     /// Final score estimate (tanh).
     pub score_out: Linear,
+    /// Auxiliary: each cell's final owner (tanh), from the value features.
+    pub ownership_out: Option<Conv2d>,
+    /// Auxiliary: the opponent's reply policy per (slot, cell), from the policy features.
+    pub reply_out: Option<Conv2d>,
+    /// Auxiliary: the opponent's reply pass logit.
+    pub reply_pass_out: Option<Linear>,
 }
 
 /// What the network outputs for a batch.
@@ -121,6 +135,11 @@ pub struct NetOutput {
     pub wdl: Tensor<2>,
     /// `[batch, 1]` final score in [−1, 1].
     pub score: Tensor<2>,
+    /// `[batch, height * width]` final owner of each cell in [−1, 1], if the net has
+    /// the head.
+    pub ownership: Option<Tensor<2>>,
+    /// `[batch, policy_size]` logits of the opponent's reply, if the net has the head.
+    pub reply: Option<Tensor<2>>,
 }
 
 impl Net {
@@ -132,15 +151,31 @@ impl Net {
         }
         let p = relu(self.policy_conv.forward(x.clone()));
         let pooled: Tensor<2> = board_mean(p.clone()).flatten(1, 3);
+        let reply = match (&self.reply_out, &self.reply_pass_out) {
+            (Some(out), Some(pass)) => Some(Tensor::cat(
+                vec![
+                    out.forward(p.clone()).flatten(1, 3),
+                    pass.forward(pooled.clone()),
+                ],
+                1,
+            )),
+            _ => None,
+        };
         let cells: Tensor<2> = self.policy_out.forward(p).flatten(1, 3);
         let policy = Tensor::cat(vec![cells, self.pass_out.forward(pooled)], 1);
         let v = relu(self.value_conv.forward(x));
+        let ownership = self
+            .ownership_out
+            .as_ref()
+            .map(|o| tanh(o.forward(v.clone()).flatten(1, 3)));
         let v: Tensor<2> = board_mean(v).flatten(1, 3);
         let v = relu(self.value_fc.forward(v));
         NetOutput {
             policy,
             wdl: self.wdl_out.forward(v.clone()),
             score: tanh(self.score_out.forward(v)),
+            ownership,
+            reply,
         }
     }
 }

@@ -45,9 +45,29 @@ pub fn losses(
         .reshape([1]);
     let score = tensor(b.score.clone(), [n, 1], device);
     let score_loss: Tensor<1> = (out.score - score).powi_scalar(2).mean().reshape([1]);
-    let loss = policy_loss.clone() * cfg.policy_loss_weight
+    let mut loss = policy_loss.clone() * cfg.policy_loss_weight
         + value_loss.clone() * cfg.value_loss_weight
         + score_loss.clone() * cfg.score_loss_weight;
+    // Auxiliary heads: rows without a target weigh 0; the sums are over the rows that
+    // have one (at least 1, as for the policy).
+    if let Some(own) = out.ownership {
+        let target = tensor(b.ownership.clone(), [n, h * w], device);
+        let ow = tensor(b.ownership_weight.clone(), [n, 1], device);
+        let rows: Tensor<2> = (own - target).powi_scalar(2).mean_dim(1);
+        let count = b.ownership_weight.iter().sum::<f32>().max(1.0);
+        let own_loss: Tensor<1> = (rows * ow).sum() / count;
+        loss = loss + own_loss * cfg.ownership_loss_weight;
+    }
+    if let Some(reply) = out.reply {
+        let target = tensor(b.reply_policy.clone(), [n, p], device);
+        let rw = tensor(b.reply_weight.clone(), [n, 1], device);
+        // The reply's legal moves are not in the row: a softmax over every index,
+        // which the target's zeros teach to put no weight off the reply's moves.
+        let rows: Tensor<2> = (target * log_softmax(reply, 1)).sum_dim(1).neg();
+        let count = b.reply_weight.iter().sum::<f32>().max(1.0);
+        let reply_loss: Tensor<1> = (rows * rw).sum() / count;
+        loss = loss + reply_loss * cfg.reply_loss_weight;
+    }
     // Metrics, without gradients.
     let probs = softmax(logits.clone().detach(), 1);
     let entropy: Tensor<1> = ((probs * logp.detach() * legal).sum_dim(1).neg())

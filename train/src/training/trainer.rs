@@ -45,14 +45,7 @@ impl Engine {
         net: Net,
     ) -> Result<Engine, TrainError> {
         Ok(if cfg.device == "cpu" {
-            let trainer = CpuTrainer::new(&net, shape, game, cfg);
-            let gaps = trainer.uncovered(shape);
-            if !gaps.is_empty() {
-                return Err(TrainError::Unsupported(format!(
-                    "the CPU training engine cannot train this network: {}; set train.device = \"flex\" to train it with Burn",
-                    gaps.join(", ")
-                )));
-            }
+            let trainer = CpuTrainer::new(&net, shape, game, cfg)?;
             Engine::Cpu(Box::new(trainer))
         } else {
             let device = training_device(&cfg.device).expect("validated").autodiff();

@@ -20,6 +20,7 @@ impl CpuTrainer {
         let convs: Vec<&Conv> = (1..=last)
             .map(|i| l.tower(i).0)
             .chain([&l.policy_conv, &l.policy_out, &l.value_conv])
+            .chain(l.ownership_out.as_ref())
             .collect();
         let ops: Vec<Op> = convs.par_iter().map(|c| transposed(values, c)).collect();
         let head = |k: usize| &ops[last + k];
@@ -34,14 +35,48 @@ impl CpuTrainer {
             .collect();
         let dvm = dense_backward(values, grads, &l.value_fc, &t.vm, &dhidden);
         let hp = l.value_conv.c_pad;
-        geo.broadcast_set(
-            &mut t.dhead,
-            hp,
-            &dvm,
-            l.value_conv.c_out,
-            1.0 / area as f32,
-            n,
-        );
+        if let Some(o) = &l.ownership_out {
+            // The ownership head's input gradient is written to `dhead`; the board
+            // mean's is added to it.
+            let op = o.c_pad;
+            let mut dbias = 0.0f32;
+            for (s, dy) in d.ownership.chunks(area).enumerate() {
+                for (i, &cell) in geo.interior.iter().enumerate() {
+                    t.doz[(s * g + cell) * op] = dy[i];
+                    dbias += dy[i];
+                }
+            }
+            if let Some(b) = o.bias {
+                grads[b][0] += dbias;
+            }
+            geo.backward_pass(
+                grads,
+                o,
+                (&t.v, hp),
+                Dz::Given(&t.doz, op),
+                Some(InputGrad::new(head(3), &mut t.dhead, None)),
+                None,
+                n,
+                &mut t.tasks,
+            );
+            geo.broadcast_add(
+                &mut t.dhead,
+                hp,
+                &dvm,
+                l.value_conv.c_out,
+                1.0 / area as f32,
+                n,
+            );
+        } else {
+            geo.broadcast_set(
+                &mut t.dhead,
+                hp,
+                &dvm,
+                l.value_conv.c_out,
+                1.0 / area as f32,
+                n,
+            );
+        }
         let parts = geo.bn_reduce(&t.v_stats, &t.vz, &t.v, &t.dhead, l.value_bn.c, n);
         let k = l
             .value_bn

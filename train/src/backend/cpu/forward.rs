@@ -29,6 +29,7 @@ impl CpuTrainer {
         let convs: Vec<&Conv> = (0..l.tower_len())
             .map(|i| l.tower(i).0)
             .chain([&l.policy_conv, &l.policy_out, &l.value_conv])
+            .chain(l.ownership_out.as_ref())
             .collect();
         let ops: Vec<Op> = convs.par_iter().map(|c| prepared(values, c)).collect();
         let heads = l.tower_len();
@@ -102,6 +103,19 @@ impl CpuTrainer {
         t.v_stats = l.value_bn.finish(&parts, n * area);
         let (scale, shift) = l.value_bn.affine(values, &t.v_stats);
         geo.bn_apply(&t.vz, hp, (&scale, &shift), None, &mut t.v, n);
+        if let Some(o) = &l.ownership_out {
+            geo.forward_pass(head(3), Src::Plain(&t.v, hp), &mut t.oz, 0, n, &mut t.tasks);
+            let op = o.c_pad;
+            t.own.resize(n * area, 0.0);
+            t.own
+                .par_chunks_mut(area)
+                .zip(t.oz.par_chunks(g * op))
+                .for_each(|(own, oz)| {
+                    for (y, &cell) in own.iter_mut().zip(&geo.interior) {
+                        *y = oz[cell * op].tanh();
+                    }
+                });
+        }
         t.vm = geo.board_means(&t.v, hp, l.value_conv.c_out, n);
         t.hidden = dense_forward(values, &l.value_fc, &t.vm, true);
         t.wdl = dense_forward(values, &l.wdl_out, &t.hidden, false);

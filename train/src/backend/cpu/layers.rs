@@ -1,75 +1,41 @@
 //! The engine's parameters: built from a Burn network, in the order of the network's
 //! description, and written back to one; the prepared convolutions and the dense layers.
 
+use std::collections::HashMap;
+
 use super::*;
+use crate::net::{ConvSpec, Layout, LinearSpec, NamedTensors};
 
 impl CpuTrainer {
-    /// The network as Burn's module (weights and running statistics), on `device`.
+    /// The network as Burn's module (weights and running statistics), on `device`: every
+    /// tensor of the description, by name.
     pub fn to_net(&self, device: &Device) -> Net {
-        let mut net = self.net.init(device);
-        let p1 = |i: usize, dims: [usize; 1]| {
-            Param::from_tensor(Tensor::from_data(
-                TensorData::new(self.burn_layout(i, &self.values[i]), dims),
-                device,
-            ))
-        };
-        let running = |v: &[f32]| {
-            RunningState::new(Tensor::from_data(
-                TensorData::new(v.to_vec(), [v.len()]),
-                device,
-            ))
-        };
-        let conv_w = |c: &Conv| {
-            Param::from_tensor(Tensor::<4>::from_data(
-                TensorData::new(
-                    self.burn_layout(c.w, &self.values[c.w]),
-                    [c.c_out, c.c_in, c.k, c.k],
-                ),
-                device,
-            ))
-        };
-        let set_conv_bn = |cb: &mut ConvBn, c: &Conv, bn: &Bn| {
-            cb.conv.weight = conv_w(c);
-            cb.bn.gamma = p1(bn.gamma, [bn.c]);
-            cb.bn.beta = p1(bn.beta, [bn.c]);
-            cb.bn.running_mean = running(&bn.mean);
-            cb.bn.running_var = running(&bn.var);
-        };
-        let linear = |l: &mut burn::nn::Linear, d: &Dense| {
-            l.weight = Param::from_tensor(Tensor::from_data(
-                TensorData::new(self.burn_layout(d.w, &self.values[d.w]), [d.d_in, d.d_out]),
-                device,
-            ));
-            l.bias = Some(p1(d.b, [d.d_out]));
-        };
-        let l = &self.layers;
-        set_conv_bn(&mut net.stem, &l.stem, &l.stem_bn);
-        for (nb, b) in net.blocks.iter_mut().zip(&l.blocks) {
-            set_conv_bn(&mut nb.a, &b.a, &b.a_bn);
-            set_conv_bn(&mut nb.b, &b.b, &b.b_bn);
-            if let (Some(conv), Some(d)) = (nb.gpool.as_mut(), &b.gpool) {
-                conv.weight = Param::from_tensor(Tensor::from_data(
-                    TensorData::new(self.values[d.w].clone(), [d.d_out, d.d_in, 1, 1]),
-                    device,
-                ));
-                conv.bias = Some(p1(d.b, [d.d_out]));
+        let mut named = NamedTensors::default();
+        let shapes: HashMap<String, Vec<usize>> = self
+            .net
+            .tensors()
+            .into_iter()
+            .map(|t| (t.name, t.shape))
+            .collect();
+        for (i, name) in self.names.iter().enumerate() {
+            let shape = shapes[name].clone();
+            named.insert(name.clone(), shape, self.burn_layout(i, &self.values[i]));
+        }
+        for bn in self.layers.batch_norms() {
+            for (t, v) in [("running_mean", &bn.mean), ("running_var", &bn.var)] {
+                named.insert(format!("{}.bn.{t}", bn.name), vec![bn.c], v.clone());
             }
         }
-        set_conv_bn(&mut net.policy_conv, &l.policy_conv, &l.policy_bn);
-        net.policy_out.weight = conv_w(&l.policy_out);
-        net.policy_out.bias = l.policy_out.bias.map(|b| p1(b, [l.policy_out.c_out]));
-        linear(&mut net.pass_out, &l.pass_out);
-        set_conv_bn(&mut net.value_conv, &l.value_conv, &l.value_bn);
-        linear(&mut net.value_fc, &l.value_fc);
-        linear(&mut net.wdl_out, &l.wdl_out);
-        linear(&mut net.score_out, &l.score_out);
-        net
+        named
+            .into_net(&self.net, device)
+            .expect("the engine holds every tensor of its description (checked when built)")
     }
 
     /// Parameter `i`'s values (or gradient) in Burn's layout.
     pub(super) fn burn_layout(&self, i: usize, data: &[f32]) -> Vec<f32> {
         let l = &self.layers;
         let mut convs = vec![l.stem, l.policy_conv, l.policy_out, l.value_conv];
+        convs.extend(l.ownership_out);
         for b in &l.blocks {
             convs.extend([b.a, b.b]);
         }
@@ -85,89 +51,123 @@ impl CpuTrainer {
     }
 }
 
-/// Collects the parameters of a Burn network in a fixed order.
-#[derive(Default)]
-pub(super) struct Builder {
+/// Collects the parameters of a network in the order of its description, taking each
+/// tensor by its name in the description.
+pub(super) struct Builder<'a> {
     pub(super) names: Vec<String>,
     pub(super) values: Vec<Vec<f32>>,
+    named: &'a NamedTensors,
+    /// BatchNorm's ε and momentum (not tensors: the module's settings).
+    eps: f32,
+    momentum: f32,
 }
 
-impl Builder {
-    pub(super) fn add(&mut self, name: String, v: Vec<f32>) -> usize {
+impl<'a> Builder<'a> {
+    pub(super) fn new(named: &'a NamedTensors, eps: f32, momentum: f32) -> Builder<'a> {
+        Builder {
+            names: Vec::new(),
+            values: Vec::new(),
+            named,
+            eps,
+            momentum,
+        }
+    }
+
+    fn add(&mut self, name: String, v: Vec<f32>) -> usize {
         self.names.push(name);
         self.values.push(v);
         self.values.len() - 1
     }
 
-    pub(super) fn conv(&mut self, name: &str, conv: &burn::nn::conv::Conv2d) -> Conv {
-        let [c_out, c_in, k, _] = conv.weight.val().dims();
-        let zero = vec![0.0; c_out];
-        let packed = Packed::new(c_out, c_in, k, &values(conv.weight.val()), &zero);
+    fn conv(&mut self, s: &ConvSpec) -> Conv {
+        let w = self.named.get(&s.weight(), &[s.c_out, s.c_in, s.k, s.k]);
+        let packed = Packed::new(s.c_out, s.c_in, s.k, w, &vec![0.0; s.c_out]);
         let c_pad = packed.c_pad();
-        let w = self.add(format!("{name}.weight"), packed.into_weights());
-        let bias = conv
-            .bias
-            .as_ref()
-            .map(|b| self.add(format!("{name}.bias"), values(b.val())));
+        let w = self.add(s.weight(), packed.into_weights());
+        let bias = s.bias().map(|b| {
+            let v = self.named.get(&b, &[s.c_out]).to_vec();
+            self.add(b, v)
+        });
         Conv {
-            k,
-            c_in,
-            c_out,
+            k: s.k,
+            c_in: s.c_in,
+            c_out: s.c_out,
             c_pad,
             w,
             bias,
         }
     }
 
-    pub(super) fn bn(&mut self, name: &str, bn: &burn::nn::BatchNorm) -> Bn {
-        let gamma = self.add(format!("{name}.gamma"), values(bn.gamma.val()));
-        let beta = self.add(format!("{name}.beta"), values(bn.beta.val()));
-        Bn {
-            c: self.values[gamma].len(),
+    fn conv_bn(&mut self, s: &ConvSpec) -> (Conv, Bn) {
+        let conv = self.conv(s);
+        let c = s.c_out;
+        let take = |b: &mut Self, t: &str| {
+            let v = b.named.get(&s.bn(t), &[c]).to_vec();
+            b.add(s.bn(t), v)
+        };
+        let gamma = take(self, "gamma");
+        let beta = take(self, "beta");
+        let bn = Bn {
+            name: s.name.clone(),
+            c,
             gamma,
             beta,
-            mean: values(bn.running_mean.value()),
-            var: values(bn.running_var.value()),
-            eps: bn.epsilon as f32,
-            momentum: bn.momentum as f32,
+            mean: self.named.get(&s.bn("running_mean"), &[c]).to_vec(),
+            var: self.named.get(&s.bn("running_var"), &[c]).to_vec(),
+            eps: self.eps,
+            momentum: self.momentum,
+        };
+        (conv, bn)
+    }
+
+    fn linear(&mut self, s: &LinearSpec) -> Dense {
+        // Burn stores Linear weights as [in, out]; the engine as [out][in].
+        let w = transpose(
+            self.named.get(&s.weight(), &[s.d_in, s.d_out]),
+            s.d_in,
+            s.d_out,
+        );
+        let w = self.add(s.weight(), w);
+        let bias = self.named.get(&s.bias(), &[s.d_out]).to_vec();
+        let b = self.add(s.bias(), bias);
+        Dense {
+            d_in: s.d_in,
+            d_out: s.d_out,
+            w,
+            b,
         }
     }
 
-    pub(super) fn conv_bn(&mut self, name: &str, cb: &ConvBn) -> (Conv, Bn) {
-        (
-            self.conv(&format!("{name}.conv"), &cb.conv),
-            self.bn(&format!("{name}.bn"), &cb.bn),
-        )
+    /// A 1×1 convolution with bias on one value per channel, as a dense layer: its
+    /// `[out, in, 1, 1]` weights are already `[out][in]`.
+    fn pointwise(&mut self, s: &ConvSpec) -> Dense {
+        let w = self
+            .named
+            .get(&s.weight(), &[s.c_out, s.c_in, 1, 1])
+            .to_vec();
+        let w = self.add(s.weight(), w);
+        let bias = s.bias().expect("a global-pooling bias has a bias");
+        let v = self.named.get(&bias, &[s.c_out]).to_vec();
+        let b = self.add(bias, v);
+        Dense {
+            d_in: s.c_in,
+            d_out: s.c_out,
+            w,
+            b,
+        }
     }
 
-    pub(super) fn linear(&mut self, name: &str, l: &burn::nn::Linear) -> Dense {
-        // Burn stores Linear weights as [in, out]; the engine as [out][in].
-        let [d_in, d_out] = l.weight.val().dims();
-        let w = transpose(&values(l.weight.val()), d_in, d_out);
-        let w = self.add(format!("{name}.weight"), w);
-        let b = self.add(format!("{name}.bias"), bias_or_zero(&l.bias, d_out));
-        Dense { d_in, d_out, w, b }
-    }
-
-    pub(super) fn layers(&mut self, net: &Net) -> Layers {
-        let (stem, stem_bn) = self.conv_bn("stem", &net.stem);
-        let blocks = net
+    /// The layers this engine runs, from the description. The opponent's-reply head is
+    /// not among them: [`CpuTrainer::uncovered`] names it.
+    pub(super) fn layers(&mut self, l: &Layout) -> Layers {
+        let (stem, stem_bn) = self.conv_bn(&l.stem);
+        let blocks = l
             .blocks
             .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let (a, a_bn) = self.conv_bn(&format!("blocks.{i}.a"), &b.a);
-                let (bc, b_bn) = self.conv_bn(&format!("blocks.{i}.b"), &b.b);
-                let gpool = b.gpool.as_ref().map(|conv| {
-                    let [d_out, d_in, _, _] = conv.weight.val().dims();
-                    let w = self.add(
-                        format!("blocks.{i}.gpool.weight"),
-                        values(conv.weight.val()),
-                    );
-                    let bias = bias_or_zero(&conv.bias, d_out);
-                    let b = self.add(format!("blocks.{i}.gpool.bias"), bias);
-                    Dense { d_in, d_out, w, b }
-                });
+            .map(|b| {
+                let (a, a_bn) = self.conv_bn(&b.a);
+                let (bc, b_bn) = self.conv_bn(&b.b);
+                let gpool = b.gpool.as_ref().map(|g| self.pointwise(g));
                 Block {
                     a,
                     a_bn,
@@ -177,13 +177,14 @@ impl Builder {
                 }
             })
             .collect();
-        let (policy_conv, policy_bn) = self.conv_bn("policy_conv", &net.policy_conv);
-        let policy_out = self.conv("policy_out", &net.policy_out);
-        let pass_out = self.linear("pass_out", &net.pass_out);
-        let (value_conv, value_bn) = self.conv_bn("value_conv", &net.value_conv);
-        let value_fc = self.linear("value_fc", &net.value_fc);
-        let wdl_out = self.linear("wdl_out", &net.wdl_out);
-        let score_out = self.linear("score_out", &net.score_out);
+        let (policy_conv, policy_bn) = self.conv_bn(&l.policy_conv);
+        let policy_out = self.conv(&l.policy_out);
+        let pass_out = self.linear(&l.pass_out);
+        let (value_conv, value_bn) = self.conv_bn(&l.value_conv);
+        let value_fc = self.linear(&l.value_fc);
+        let wdl_out = self.linear(&l.wdl_out);
+        let score_out = self.linear(&l.score_out);
+        let ownership_out = l.ownership_out.as_ref().map(|o| self.conv(o));
         Layers {
             stem,
             stem_bn,
@@ -197,6 +198,7 @@ impl Builder {
             value_fc,
             wdl_out,
             score_out,
+            ownership_out,
         }
     }
 }
@@ -301,6 +303,16 @@ pub(super) fn dense_backward(
 }
 
 impl Layers {
+    /// Every BatchNorm, in the order of the description.
+    pub(super) fn batch_norms(&self) -> Vec<&Bn> {
+        let mut out = vec![&self.stem_bn];
+        for b in &self.blocks {
+            out.extend([&b.a_bn, &b.b_bn]);
+        }
+        out.extend([&self.policy_bn, &self.value_bn]);
+        out
+    }
+
     /// Layers of the tower, input first.
     pub(super) fn tower_len(&self) -> usize {
         1 + 2 * self.blocks.len()

@@ -11,7 +11,7 @@ impl CpuTrainer {
         let n = b.size;
         let size = self.game.policy_size();
         assert_eq!(t.logits.len(), n * size, "policy size of the game");
-        let [wp, wv, ws] = self.settings.weights;
+        let [wp, wv, ws, wo] = self.settings.weights;
         let weight_sum = b.policy_weight.iter().sum::<f32>().max(1.0);
         let mut dlogits = vec![0.0; n * size];
         // Per sample in parallel: (weighted loss, entropy, hit, counted), summed in order.
@@ -92,7 +92,30 @@ impl CpuTrainer {
         }
         let value_loss = (value_loss / n as f64) as f32;
         let score_loss = (score_loss / n as f64) as f32;
-        let loss = wp * policy_loss + wv * value_loss + ws * score_loss;
+        let mut loss = wp * policy_loss + wv * value_loss + ws * score_loss;
+        // Ownership: per row the mean squared error over the cells, weighted, summed
+        // over the rows with a target; the gradient is taken before the tanh.
+        let mut downership = Vec::new();
+        if self.layers.ownership_out.is_some() {
+            let area = t.own.len() / n;
+            let count = b.ownership_weight.iter().sum::<f32>().max(1.0);
+            downership = vec![0.0; n * area];
+            let mut own_loss = 0.0f64;
+            for s in 0..n {
+                let w = b.ownership_weight[s];
+                let y = &t.own[s * area..][..area];
+                let want = &b.ownership[s * area..][..area];
+                let scale = wo * w / count * 2.0 / area as f32;
+                let mut row = 0.0f64;
+                for i in 0..area {
+                    let e = y[i] - want[i];
+                    row += (e * e) as f64;
+                    downership[s * area + i] = scale * e * (1.0 - y[i] * y[i]);
+                }
+                own_loss += row / area as f64 * w as f64;
+            }
+            loss += wo * (own_loss / count as f64) as f32;
+        }
         let metrics = [
             loss,
             policy_loss,
@@ -107,6 +130,7 @@ impl CpuTrainer {
                 logits: dlogits,
                 wdl: dwdl,
                 score: dscore,
+                ownership: downership,
             },
         )
     }
@@ -118,4 +142,7 @@ pub(super) struct HeadGrads {
     pub(super) wdl: Vec<f32>,
     /// With respect to the score before its tanh.
     pub(super) score: Vec<f32>,
+    /// With respect to the ownership before its tanh, `[n][area]` (empty without the
+    /// head).
+    pub(super) ownership: Vec<f32>,
 }

@@ -25,18 +25,18 @@
 //!
 //! The gradients are checked against Burn's autodiff in this module's tests.
 
-use burn::module::{Param, RunningState};
 use burn::prelude::*;
 use engine::Game;
 use rayon::prelude::*;
 
 use crate::config::{OptimizerKind, TrainConfig};
 use crate::data::Batch;
-use crate::infer::fast::{bias_or_zero, transpose, values};
+use crate::error::TrainError;
+use crate::infer::fast::transpose;
 use crate::kernels::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
 use crate::kernels::{GradJob, Job, Kernel, LANES, Packed, convolve, weight_gradient};
 use crate::net::PLANES;
-use crate::net::{ConvBn, Net, NetConfig};
+use crate::net::{NamedTensors, Net, NetConfig};
 
 /// Samples per parallel task.
 const TASK: usize = 16;
@@ -65,6 +65,8 @@ struct Conv {
 /// BatchNorm: learned scale and shift, running statistics.
 #[derive(Clone, Debug)]
 struct Bn {
+    /// The conv-BN's name in the description (`stem`, `blocks.0.a`, …).
+    name: String,
     c: usize,
     gamma: usize,
     beta: usize,
@@ -106,6 +108,8 @@ struct Layers {
     value_fc: Dense,
     wdl_out: Dense,
     score_out: Dense,
+    /// The ownership head (1×1 convolution with bias, tanh), if the net has one.
+    ownership_out: Option<Conv>,
 }
 
 /// Board geometry, shared read-only by the parallel tasks.
@@ -180,6 +184,11 @@ struct Tape {
     hidden: Vec<f32>,
     wdl: Vec<f32>,
     score: Vec<f32>,
+    /// The ownership head's convolution output (its stride) and its tanh per cell
+    /// `[n][area]`; the gradient of the convolution output.
+    oz: Vec<f32>,
+    own: Vec<f32>,
+    doz: Vec<f32>,
     // Gradients: tower stride.
     da: Vec<f32>,
     da2: Vec<f32>,
@@ -222,14 +231,23 @@ struct OptimSettings {
     weight_decay: f32,
     momentum: f32,
     clip: f32,
-    weights: [f32; 3],
+    /// Loss weights: policy, win/draw/loss, score, ownership.
+    weights: [f32; 4],
 }
 
 impl CpuTrainer {
     /// Takes the weights, running statistics and shape of `net` (any device), with a
     /// fresh optimizer state for the settings of `cfg`, on the fastest kernel this CPU
     /// supports.
-    pub fn new(net: &Net, shape: &NetConfig, game: Game, cfg: &TrainConfig) -> CpuTrainer {
+    ///
+    /// A network with a part this engine does not train (see [`CpuTrainer::uncovered`])
+    /// is refused with [`TrainError::Unsupported`], which names the part.
+    pub fn new(
+        net: &Net,
+        shape: &NetConfig,
+        game: Game,
+        cfg: &TrainConfig,
+    ) -> Result<CpuTrainer, TrainError> {
         CpuTrainer::with_kernel(net, shape, game, cfg, Kernel::detect())
     }
 
@@ -241,7 +259,7 @@ impl CpuTrainer {
         game: Game,
         cfg: &TrainConfig,
         kernel: Kernel,
-    ) -> CpuTrainer {
+    ) -> Result<CpuTrainer, TrainError> {
         let (width, height) = game.grid();
         let grid = Grid { width, height };
         let g = grid.cells();
@@ -263,8 +281,13 @@ impl CpuTrainer {
             task_cells,
             runs,
         };
-        let mut b = Builder::default();
-        let layers = b.layers(net);
+        let named = NamedTensors::of(net);
+        let mut b = Builder::new(
+            &named,
+            net.stem.bn.epsilon as f32,
+            net.stem.bn.momentum as f32,
+        );
+        let layers = b.layers(&shape.layout());
         let settings = OptimSettings {
             kind: cfg.optimizer,
             weight_decay: cfg.weight_decay,
@@ -274,6 +297,7 @@ impl CpuTrainer {
                 cfg.policy_loss_weight,
                 cfg.value_loss_weight,
                 cfg.score_loss_weight,
+                cfg.ownership_loss_weight,
             ],
         };
         let zeros = |v: &Vec<Vec<f32>>| v.iter().map(|p| vec![0.0; p.len()]).collect::<Vec<_>>();
@@ -286,7 +310,7 @@ impl CpuTrainer {
                 velocity: zeros(&b.values),
             },
         };
-        CpuTrainer {
+        let trainer = CpuTrainer {
             game,
             net: shape.clone(),
             geo,
@@ -298,7 +322,15 @@ impl CpuTrainer {
             time: 0,
             settings,
             tape: Tape::default(),
+        };
+        let gaps = trainer.uncovered(shape);
+        if !gaps.is_empty() {
+            return Err(TrainError::Unsupported(format!(
+                "the CPU training engine cannot train this network: {}; set train.device = \"flex\" to train it with Burn",
+                gaps.join(", ")
+            )));
         }
+        Ok(trainer)
     }
 
     /// The kernel build this trainer runs.
@@ -375,6 +407,10 @@ impl CpuTrainer {
         }
         t.q = vec![0.0; cells * qp];
         t.dq = vec![0.0; cells * qp];
+        if let Some(o) = &self.layers.ownership_out {
+            t.oz = vec![0.0; cells * o.c_pad];
+            t.doz = vec![0.0; cells * o.c_pad];
+        }
         let l = &self.layers;
         t.tower = (0..l.tower_len())
             .map(|i| {

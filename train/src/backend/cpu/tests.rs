@@ -3,7 +3,10 @@ use std::collections::HashMap;
 use burn::optim::GradientsParams;
 
 use super::*;
+use crate::infer::fast::values;
 use crate::kernels::noise;
+use crate::net::Head;
+use burn::module::{Param, RunningState};
 
 /// A batch of random inputs and targets: legal masks, policy targets over the legal
 /// moves, value-only rows, one-hot results and scores.
@@ -33,6 +36,9 @@ fn random_batch(game: Game, n: usize, seed: u64) -> Batch {
             (0..3).map(move |j| f32::from(j == k.min(2)))
         })
         .collect();
+    // Ownership targets −1, 0 or 1 on most rows; the rest have none.
+    let ownership = u(7, n * w * h).iter().map(|v| (v * 1.5).round()).collect();
+    let ownership_weight = u(8, n).iter().map(|v| f32::from(*v > -0.6)).collect();
     Batch {
         size: n,
         inputs,
@@ -41,6 +47,10 @@ fn random_batch(game: Game, n: usize, seed: u64) -> Batch {
         policy_weight,
         wdl,
         score: u(6, n),
+        ownership,
+        ownership_weight,
+        reply_policy: vec![0.0; n * size],
+        reply_weight: vec![0.0; n],
     }
 }
 
@@ -59,6 +69,7 @@ fn optimizer_steps_match_burn() {
         value_hidden: 16,
         in_planes: PLANES,
         policy_planes: game.policy_planes(),
+        aux_heads: vec![Head::Ownership],
     };
     for optimizer in [OptimizerKind::Adamw, OptimizerKind::Sgd] {
         let cfg = TrainConfig {
@@ -71,8 +82,8 @@ fn optimizer_steps_match_burn() {
         device.seed(5);
         let net0 = randomize_batch_norm(shape.init(&device), &device, 7);
         let kernel = Kernel::detect();
-        let start = CpuTrainer::with_kernel(&net0, &shape, game, &cfg, kernel);
-        let mut mine = CpuTrainer::with_kernel(&net0, &shape, game, &cfg, kernel);
+        let start = CpuTrainer::with_kernel(&net0, &shape, game, &cfg, kernel).unwrap();
+        let mut mine = CpuTrainer::with_kernel(&net0, &shape, game, &cfg, kernel).unwrap();
         let (mut theirs, mut optim) = (net0.clone(), cfg.optimizer());
         for step in 0..3 {
             let batch = random_batch(game, 24, 20 + step);
@@ -82,7 +93,7 @@ fn optimizer_steps_match_burn() {
             let grads = GradientsParams::from_grads(loss.backward(), &theirs);
             theirs = optim.step(lr, theirs, grads);
         }
-        let theirs = CpuTrainer::with_kernel(&theirs, &shape, game, &cfg, kernel);
+        let theirs = CpuTrainer::with_kernel(&theirs, &shape, game, &cfg, kernel).unwrap();
         assert_eq!(mine.names, theirs.names);
         let mut worst = 0.0f64;
         for (i, name) in mine.names.iter().enumerate() {
@@ -98,13 +109,11 @@ fn optimizer_steps_match_burn() {
             let moved = norm(&mut b.iter().copied());
             assert!(moved > 0.0, "{optimizer:?} {name}: Burn did not move it");
             let err = norm(&mut a.iter().zip(&b).map(|(x, y)| x - y)) / moved;
-            // Observed: 2e-5 for SGD, whose step is linear in the gradient; 3.4e-3 for
-            // AdamW, whose first steps are about lr·sign(g), so that a gradient within
-            // rounding of zero moves its entry by up to 2·lr either way.
-            let bound = match optimizer {
-                OptimizerKind::Sgd => 1e-4,
-                OptimizerKind::Adamw => 1e-2,
-            };
+            // Observed, over every kernel build of an AVX-512 machine: 1.6e-5 for SGD and
+            // 2.4e-5 for AdamW (whose first steps are about lr·sign(g), so a gradient
+            // within rounding of zero could move its entry by 2·lr: none does on these
+            // seeds). The bound is about 4× the larger.
+            let bound = 1e-4;
             assert!(
                 err < bound,
                 "{optimizer:?} {name}: relative error {err:.2e}"
@@ -141,75 +150,23 @@ fn randomize_batch_norm(mut net: Net, device: &Device, seed: u64) -> Net {
     net
 }
 
-/// Burn's gradients of `net`'s parameters, by the trainer's names.
+/// Burn's gradient of every trained tensor of `net`, by the tensor's name (the names
+/// and parameter ids of the module's own record, not a list written here).
 fn burn_grads(net: &Net, grads: &GradientsParams) -> HashMap<String, Vec<f32>> {
-    let mut out = HashMap::new();
-    let mut put = |name: String, v: Option<Vec<f32>>| {
-        out.insert(name, v.expect("a gradient for every parameter"));
-    };
-    let conv =
-        |put: &mut dyn FnMut(String, Option<Vec<f32>>), name: &str, c: &burn::nn::conv::Conv2d| {
-            put(
-                format!("{name}.weight"),
-                grads.get::<4>(c.weight.id).map(values),
-            );
-            if let Some(b) = &c.bias {
-                put(format!("{name}.bias"), grads.get::<1>(b.id).map(values));
-            }
-        };
-    let bn =
-        |put: &mut dyn FnMut(String, Option<Vec<f32>>), name: &str, b: &burn::nn::BatchNorm| {
-            put(
-                format!("{name}.gamma"),
-                grads.get::<1>(b.gamma.id).map(values),
-            );
-            put(
-                format!("{name}.beta"),
-                grads.get::<1>(b.beta.id).map(values),
-            );
-        };
-    let linear =
-        |put: &mut dyn FnMut(String, Option<Vec<f32>>), name: &str, l: &burn::nn::Linear| {
-            put(
-                format!("{name}.weight"),
-                grads.get::<2>(l.weight.id).map(values),
-            );
-            let b = l.bias.as_ref().expect("bias");
-            put(format!("{name}.bias"), grads.get::<1>(b.id).map(values));
-        };
-    let conv_bn = |put: &mut dyn FnMut(String, Option<Vec<f32>>), name: &str, cb: &ConvBn| {
-        conv(put, &format!("{name}.conv"), &cb.conv);
-        bn(put, &format!("{name}.bn"), &cb.bn);
-    };
-    conv_bn(&mut put, "stem", &net.stem);
-    for (i, b) in net.blocks.iter().enumerate() {
-        conv_bn(&mut put, &format!("blocks.{i}.a"), &b.a);
-        conv_bn(&mut put, &format!("blocks.{i}.b"), &b.b);
-        if let Some(g) = &b.gpool {
-            put(
-                format!("blocks.{i}.gpool.weight"),
-                grads.get::<4>(g.weight.id).map(values),
-            );
-            let bias = g.bias.as_ref().expect("bias");
-            put(
-                format!("blocks.{i}.gpool.bias"),
-                grads.get::<1>(bias.id).map(values),
-            );
-        }
-    }
-    conv_bn(&mut put, "policy_conv", &net.policy_conv);
-    put(
-        "policy_out.weight".into(),
-        grads.get::<4>(net.policy_out.weight.id).map(values),
-    );
-    let b = net.policy_out.bias.as_ref().expect("bias");
-    put("policy_out.bias".into(), grads.get::<1>(b.id).map(values));
-    linear(&mut put, "pass_out", &net.pass_out);
-    conv_bn(&mut put, "value_conv", &net.value_conv);
-    linear(&mut put, "value_fc", &net.value_fc);
-    linear(&mut put, "wdl_out", &net.wdl_out);
-    linear(&mut put, "score_out", &net.score_out);
-    out
+    use burn::store::ModuleSnapshot;
+    net.collect(None, None, false)
+        .into_iter()
+        .filter_map(|t| {
+            let id = burn::module::ParamId::from(t.param_id?);
+            let g = match t.shape.num_dims() {
+                1 => grads.get::<1>(id).map(values),
+                2 => grads.get::<2>(id).map(values),
+                4 => grads.get::<4>(id).map(values),
+                d => panic!("{}: a {d}-dimensional tensor", t.name),
+            };
+            Some((t.name, g?))
+        })
+        .collect()
 }
 
 /// The hand-written forward and backward passes against Burn's autodiff: the same
@@ -222,13 +179,15 @@ fn gradients_match_burn_autodiff() {
     // Four architectures: gpool every other block, none, every block; narrow and
     // wide heads; BatchNorm γ, β and running statistics random (fresh ones are 1, 0,
     // 0, 1, which would hide a γ or β mistake).
+    // The second and fourth have the ownership head.
+    let own = || vec![Head::Ownership];
     let archs = [
-        (3, 24, 2, 8, 16),
-        (2, 16, 0, 12, 8),
-        (4, 20, 1, 6, 10),
-        (1, 40, 1, 20, 32),
+        (3, 24, 2, 8, 16, vec![]),
+        (2, 16, 0, 12, 8, own()),
+        (4, 20, 1, 6, 10, vec![]),
+        (1, 40, 1, 20, 32, own()),
     ];
-    for (game, (blocks, channels, gpool_every, head_channels, value_hidden)) in
+    for (game, (blocks, channels, gpool_every, head_channels, value_hidden, aux_heads)) in
         ["ataxx", "othello", "ataxx", "othello"]
             .into_iter()
             .zip(archs)
@@ -242,6 +201,7 @@ fn gradients_match_burn_autodiff() {
             value_hidden,
             in_planes: PLANES,
             policy_planes: game.policy_planes(),
+            aux_heads,
         };
         let cfg = TrainConfig::default();
         let batch = random_batch(game, 40, 8);
@@ -250,7 +210,7 @@ fn gradients_match_burn_autodiff() {
         let net = randomize_batch_norm(shape.init(&device), &device, blocks as u64 + 10);
         let mut worst = 0.0f64;
         for kernel in Kernel::available() {
-            let mut trainer = CpuTrainer::with_kernel(&net, &shape, game, &cfg, kernel);
+            let mut trainer = CpuTrainer::with_kernel(&net, &shape, game, &cfg, kernel).unwrap();
             assert_eq!(trainer.uncovered(&shape), Vec::<String>::new());
             let other = NetConfig {
                 gpool_every: if gpool_every == 0 { 1 } else { 0 },
@@ -277,17 +237,19 @@ fn gradients_match_burn_autodiff() {
             for (name, g) in &got {
                 let w = &want[name];
                 assert_eq!(g.len(), w.len(), "{name}");
-                // Relative L2 error, about 3e-6 here. A ReLU input within rounding of
-                // zero can fall on the other side of the kink in one implementation
-                // and move a few entries by more than rounding (seed 7 does that on
-                // Othello: 1.3e-2 in one tensor); a wrong formula moves them all.
+                // Relative L2 error: at most 2.2e-5 over these four nets and every
+                // kernel build (the ownership head's are the largest); the bound is
+                // about 4.5× that. A ReLU input within rounding of zero can fall on the
+                // other side of the kink in one implementation and move a few entries
+                // by more (seed 7 does that on Othello: 1.3e-2 in one tensor), so the
+                // seeds are fixed; a wrong formula moves every entry.
                 let norm = |v: &mut dyn Iterator<Item = f32>| {
                     v.map(|x| (x as f64).powi(2)).sum::<f64>().sqrt()
                 };
                 let err = norm(&mut g.iter().zip(w).map(|(a, b)| a - b))
                     / norm(&mut w.iter().copied()).max(1e-12);
                 assert!(
-                    err < 1e-3,
+                    err < 1e-4,
                     "{game} {kernel:?} {name}: relative error {err:.2e}"
                 );
                 worst = worst.max(err);
@@ -319,4 +281,28 @@ fn gradients_match_burn_autodiff() {
         }
         eprintln!("{game} {shape:?}: largest relative gradient error {worst:.2e}");
     }
+}
+
+#[test]
+fn a_net_with_the_reply_head_is_refused_by_name() {
+    let game: Game = "ataxx".parse().unwrap();
+    let shape = NetConfig {
+        aux_heads: vec![Head::Ownership, Head::Reply],
+        ..NetConfig::preset("tiny", game.policy_planes()).unwrap()
+    };
+    let net = shape.init(&Device::flex());
+    let err = CpuTrainer::new(&net, &shape, game, &TrainConfig::default())
+        .err()
+        .expect("the CPU engine has no reply head")
+        .to_string();
+    for part in [
+        "reply_out.weight",
+        "reply_out.bias",
+        "reply_pass_out.weight",
+        "reply_pass_out.bias",
+        "train.device = \"flex\"",
+    ] {
+        assert!(err.contains(part), "{part} not in: {err}");
+    }
+    assert!(!err.contains("ownership"), "{err}");
 }
