@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::evaluator::BuiltinEvaluator;
+use crate::evaluator::{BuiltinEvaluator, NetEngine};
 use crate::mcts::{MctsConfig, RootKind};
 
 /// Self-play settings. Every field has a default; unknown keys are rejected.
@@ -23,6 +23,9 @@ pub struct SelfplayConfig {
     pub seed: u64,
     /// Evaluator when no network is given: uniform, random or bootstrap.
     pub evaluator: BuiltinEvaluator,
+    /// Engine that runs a trained network: fast (the CPU fast path, checked against
+    /// Burn when loaded) or burn (Burn's forward pass: any architecture, slower).
+    pub net_engine: NetEngine,
     /// Simulations of a full search.
     pub simulations: u32,
     /// Simulations of a fast search (playout-cap randomization).
@@ -81,6 +84,7 @@ impl Default for SelfplayConfig {
             games_per_thread: 16,
             seed: 1,
             evaluator: BuiltinEvaluator::Bootstrap,
+            net_engine: NetEngine::Fast,
             simulations: 64,
             fast_simulations: 16,
             full_search_fraction: 0.25,

@@ -182,3 +182,36 @@ impl Evaluator for Bootstrap {
         format!("bootstrap-ab{}", self.depth)
     }
 }
+
+/// Which engine runs a trained network: the fast CPU path (the default), or Burn's
+/// forward pass, which runs any architecture Burn can build (slower).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetEngine {
+    /// `train::FastNet`: BatchNorm folded, SIMD kernels; checked against Burn at load.
+    #[default]
+    Fast,
+    /// `train::NetEvaluator`: Burn's Flex backend.
+    Burn,
+}
+
+impl std::str::FromStr for NetEngine {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<NetEngine, String> {
+        match s {
+            "fast" => Ok(NetEngine::Fast),
+            "burn" => Ok(NetEngine::Burn),
+            _ => Err(format!("unknown network engine `{s}` (fast or burn)")),
+        }
+    }
+}
+
+impl std::fmt::Display for NetEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NetEngine::Fast => "fast",
+            NetEngine::Burn => "burn",
+        })
+    }
+}

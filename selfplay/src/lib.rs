@@ -13,6 +13,8 @@ pub mod worker;
 
 pub use config::{ConfigError, SelfplayConfig};
 pub use data::{Sample, ShardStream, read_shard, shard_files, write_shard};
-pub use evaluator::{Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, HashRandom, Uniform};
+pub use evaluator::{
+    Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, HashRandom, NetEngine, Uniform,
+};
 pub use mcts::{LeafRequest, MctsConfig, RootKind, Search, SearchOutcome};
 pub use worker::{GameSummary, SelfplayError, SelfplayReport, opening_for, run_selfplay};

@@ -147,11 +147,13 @@ impl Pipeline {
             "{name}: self-play, {} games with {best} ({} simulations)",
             cfg.games, cfg.simulations
         ));
-        let model =
-            eval::load_network(&NetSource::Path(self.dir.clone()), self.game)?.map(|(_, m)| m);
+        let nets = match eval::load_network(&NetSource::Path(self.dir.clone()), self.game)? {
+            Some((_, m)) => Some(train::infer::evaluators(&m, &best, cfg.net_engine)?),
+            None => None,
+        };
         let make = || -> Box<dyn selfplay::Evaluator> {
-            match &model {
-                Some(m) => Box::new(train::FastEvaluator::new(m, best.clone())),
+            match &nets {
+                Some(make) => make(),
                 None => Box::new(selfplay::Bootstrap::new(2)),
             }
         };

@@ -124,9 +124,13 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let nets = match &model {
+        Some((m, name)) => Some(train::infer::evaluators(m, name, cfg.net_engine)?),
+        None => None,
+    };
     let make = || -> Box<dyn selfplay::Evaluator> {
-        match &model {
-            Some((m, name)) => Box::new(train::FastEvaluator::new(m, name.clone())),
+        match &nets {
+            Some(make) => make(),
             None => evaluator.build(),
         }
     };

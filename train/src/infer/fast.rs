@@ -11,6 +11,7 @@ use burn::prelude::*;
 use engine::{Game, Move, State};
 use selfplay::{Evaluation, Evaluator};
 
+use crate::error::TrainError;
 use crate::infer::Prediction;
 use crate::kernels::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
 use crate::kernels::{Job, Kernel, Packed, convolve};
@@ -372,6 +373,61 @@ impl FastNet {
             .collect();
         self.scratch = s;
         out
+    }
+}
+
+/// The largest difference between the fast path's outputs (policy and WDL logits, score)
+/// and Burn's that [`FastNet::check_against_burn`] accepts. Observed: within 1e-5 on
+/// trained nets (Winograd F(4×4, 3×3) rounding); a layer the fast path misses or
+/// misreads moves the outputs by far more.
+pub const FAST_PATH_TOLERANCE: f32 = 1e-3;
+
+impl FastNet {
+    /// Runs this fast net and Burn's forward pass of `model` on a few positions of its
+    /// game (the start and positions after random legal moves, from a fixed seed) and
+    /// returns the largest difference of their outputs; above [`FAST_PATH_TOLERANCE`],
+    /// the model is refused with [`TrainError::Unsupported`], which names the
+    /// alternative (Burn's evaluator).
+    pub fn check_against_burn(&mut self, model: &LoadedModel) -> Result<f32, TrainError> {
+        let mut rng = engine::Rng::new(0x5EED);
+        let states: Vec<State> = (0..8)
+            .map(|k| {
+                let mut s = self.game.startpos();
+                for _ in 0..k * 3 {
+                    let moves = s.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    s.play(moves[rng.below(moves.len() as u64) as usize]);
+                }
+                s
+            })
+            .collect();
+        let want = crate::infer::predict(model, &states);
+        let got = self.predict(&states);
+        let diff = got
+            .iter()
+            .zip(&want)
+            .flat_map(|(a, b)| {
+                a.policy_logits
+                    .iter()
+                    .zip(&b.policy_logits)
+                    .chain(a.wdl.iter().zip(&b.wdl))
+                    .chain([(&a.score, &b.score)])
+                    .map(|(x, y)| (x - y).abs())
+            })
+            .fold(
+                0.0f32,
+                |m, d| if d.is_nan() { f32::INFINITY } else { m.max(d) },
+            );
+        if diff > FAST_PATH_TOLERANCE {
+            return Err(TrainError::Unsupported(format!(
+                "the fast inference path differs from Burn's forward pass by {diff:.3e} \
+                 (more than {FAST_PATH_TOLERANCE:e}) on this network: run it with Burn's \
+                 evaluator (selfplay.net_engine = \"burn\", or the player option engine=burn)"
+            )));
+        }
+        Ok(diff)
     }
 }
 

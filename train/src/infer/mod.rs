@@ -3,8 +3,9 @@
 use burn::prelude::*;
 use burn::tensor::activation::softmax;
 use engine::{Move, State};
-use selfplay::{Evaluation, Evaluator};
+use selfplay::{Evaluation, Evaluator, NetEngine};
 
+use crate::error::TrainError;
 use crate::net::{PLANES, encode_into};
 use crate::store::LoadedModel;
 
@@ -61,6 +62,26 @@ pub fn move_probabilities(state: &State, moves: &[Move], logits: &[f32]) -> Vec<
     let e: Vec<f32> = z.iter().map(|v| (v - max).exp()).collect();
     let sum: f32 = e.iter().sum();
     e.iter().map(|v| v / sum).collect()
+}
+
+/// A factory of evaluators of `model` on `engine`, one per worker thread; `name` goes
+/// into the data's `model` column. The fast path is checked against Burn once, here
+/// ([`FastNet::check_against_burn`]), and a model it does not run is refused.
+pub fn evaluators(
+    model: &LoadedModel,
+    name: &str,
+    engine: NetEngine,
+) -> Result<impl Fn() -> Box<dyn Evaluator> + Sync + use<>, TrainError> {
+    if engine == NetEngine::Fast {
+        fast::FastNet::new(model).check_against_burn(model)?;
+    }
+    let (model, name) = (model.clone(), name.to_string());
+    Ok(move || -> Box<dyn Evaluator> {
+        match engine {
+            NetEngine::Fast => Box::new(fast::FastEvaluator::new(&model, name.clone())),
+            NetEngine::Burn => Box::new(NetEvaluator::new(model.clone(), name.clone())),
+        }
+    })
 }
 
 /// A trained network as a self-play evaluator (Burn's Flex backend).

@@ -8,7 +8,7 @@ use std::process::Command;
 use engine::{Game, Rng, State};
 use selfplay::{BuiltinEvaluator, SelfplayConfig};
 use train::export::write_npy;
-use train::net::{PLANES, encode};
+use train::net::{Head, PLANES, encode};
 use train::{TrainConfig, TrainOptions};
 
 fn temp(name: &str) -> PathBuf {
@@ -49,7 +49,29 @@ fn architectures() -> Vec<TrainConfig> {
         learning_rate: 1e-2,
         ..TrainConfig::default()
     };
-    vec![arch(2, 0, 16, 32), arch(3, 1, 6, 8), arch(1, 2, 48, 96)]
+    vec![
+        arch(2, 0, 16, 32),
+        arch(3, 1, 6, 8),
+        arch(1, 2, 48, 96),
+        // An auxiliary head the CPU engine trains.
+        TrainConfig {
+            heads: vec![Head::Policy, Head::Wdl, Head::Score, Head::Ownership],
+            ..arch(2, 1, 12, 16)
+        },
+        // One it does not: Burn's engine trains it.
+        TrainConfig {
+            heads: vec![
+                Head::Policy,
+                Head::Wdl,
+                Head::Score,
+                Head::Ownership,
+                Head::Reply,
+            ],
+            device: "flex".into(),
+            steps: 30,
+            ..arch(1, 1, 8, 8)
+        },
+    ]
 }
 
 /// A model of `game` trained with `tc` on a little uniform self-play.
@@ -132,7 +154,7 @@ fn onnx_export_matches_burn_for_every_family() {
         .map(|g| (g, model(g, "onnx")))
         .collect();
     for (k, tc) in architectures().into_iter().enumerate() {
-        let game = ["othello", "hexxagon", "ataxx"][k];
+        let game = ["othello", "hexxagon", "ataxx", "hexxagon", "ataxx"][k];
         cases.push((game, model_of(game, &format!("onnx-arch{k}"), tc)));
     }
     for (k, (game, trained)) in cases.into_iter().enumerate() {
@@ -172,7 +194,7 @@ fn fast_path_matches_burn_for_every_family() {
         .map(|g| (g, model(g, "fast")))
         .collect();
     for (k, tc) in architectures().into_iter().enumerate() {
-        let game = ["ataxx", "othello", "hexxagon"][k];
+        let game = ["ataxx", "othello", "hexxagon", "ataxx", "othello"][k];
         cases.push((game, model_of(game, &format!("fast-arch{k}"), tc)));
     }
     for (game, dir) in cases {

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use engine::Game;
-use selfplay::{BuiltinEvaluator, SelfplayConfig, ShardStream};
+use selfplay::{BuiltinEvaluator, NetEngine, SelfplayConfig, ShardStream};
 use train::data::{Batch, encode_sample};
-use train::net::PLANES;
+use train::net::{Head, PLANES};
 use train::{TrainConfig, TrainError, TrainOptions, train};
 
 fn temp(name: &str) -> PathBuf {
@@ -452,5 +452,54 @@ fn edited_metadata_and_checkpoint_pointers_are_refused() {
             e.contains("model.json") && e.contains(expect),
             "{pointer}: {e}"
         );
+    }
+}
+
+#[test]
+fn a_net_the_cpu_engine_cannot_train_is_refused_by_name_and_burn_trains_and_plays_it() {
+    let d = data("ataxx");
+    let heads = vec![
+        Head::Policy,
+        Head::Wdl,
+        Head::Score,
+        Head::Ownership,
+        Head::Reply,
+    ];
+    let cpu = TrainConfig {
+        heads: heads.clone(),
+        ..small_config(4)
+    };
+    let out = temp("reply-cpu");
+    let err = run(&cpu, &d, &out, false, None).unwrap_err().to_string();
+    assert!(
+        err.contains("reply_out.weight") && err.contains("train.device = \"flex\""),
+        "{err}"
+    );
+    assert!(!out.join("model.bpk").exists());
+    // Burn's engine trains it; the model records its heads and plays with either
+    // evaluator (the fast path reads only the main heads).
+    let flex = TrainConfig {
+        device: "flex".into(),
+        ..cpu
+    };
+    let out = temp("reply-flex");
+    assert!(run(&flex, &d, &out, false, None).unwrap().finished);
+    let model = train::load_model(&out).unwrap();
+    assert_eq!(model.meta.network.aux_heads, [Head::Ownership, Head::Reply]);
+    for engine in [NetEngine::Burn, NetEngine::Fast] {
+        let make = train::infer::evaluators(&model, "reply", engine).unwrap();
+        let cfg = SelfplayConfig {
+            games: 2,
+            threads: 1,
+            games_per_thread: 2,
+            simulations: 8,
+            fast_simulations: 4,
+            max_plies: 40,
+            ..SelfplayConfig::default()
+        };
+        let shards = temp(&format!("reply-play-{engine}"));
+        let report =
+            selfplay::run_selfplay(&cfg, &[], &make, &shards, &HashMap::new(), &|_| {}).unwrap();
+        assert_eq!(report.games, 2, "{engine}");
     }
 }
