@@ -100,6 +100,11 @@ impl PlaySearch {
         }
     }
 
+    /// Sets the leaves gathered per evaluator call.
+    pub fn set_batch(&mut self, batch: usize) {
+        self.batch = batch.max(1);
+    }
+
     /// The tree.
     pub fn tree(&self) -> &Search {
         &self.search
