@@ -316,10 +316,12 @@ impl Search {
         self.apply_batch(batch, std::slice::from_ref(eval), cfg, rng);
     }
 
-    /// Up to `max` descents from the root under virtual loss, for one evaluator call:
-    /// each descent ends at a leaf to evaluate, at a finished game (scored and backed up
-    /// at once, a simulation), or at a leaf already awaiting its evaluation (a collision:
-    /// the batch ends there). The batch may be empty: the search is finished, its
+    /// Descents from the root under virtual loss, for one evaluator call, until `max`
+    /// leaves are gathered or `max` descents did not find one: each descent ends at a
+    /// leaf to evaluate, at a finished game (scored and backed up at once, a simulation),
+    /// or at a leaf already awaiting its evaluation (a collision: it holds its virtual
+    /// loss until the batch is given back, so that the next descents go elsewhere). With
+    /// `max` 1, one descent is made. The batch may be empty: the search is finished, its
     /// remaining simulations are all in flight, or the root awaits its evaluation.
     /// Several batches may be in flight at once; give each back with
     /// [`Search::apply_batch`] before [`Search::outcome`] or [`Search::advance`].
@@ -339,10 +341,14 @@ impl Search {
             }
             return batch;
         }
-        for _ in 0..max.max(1) {
+        let max = max.max(1);
+        // Descents that found no leaf to evaluate, less those that did.
+        let mut misses = 0;
+        while batch.requests.len() < max && misses < max {
             if self.sims_done + self.in_flight >= self.sims_target {
                 break;
             }
+            misses += 1;
             let mut path = vec![self.root];
             let mut node = self.root;
             loop {
@@ -357,8 +363,9 @@ impl Search {
                     self.add_virtual_loss(&path);
                     if collision {
                         batch.leaves.push(PendingLeaf { path, moves: None });
-                        return batch;
+                        break;
                     }
+                    misses -= 1;
                     self.in_flight += 1;
                     let (req, moves) = self.request(node, cfg, rng);
                     batch.requests.push(req);

@@ -56,6 +56,8 @@ pub struct PlayStats {
     pub elapsed: Duration,
     /// Visits of the root kept from earlier searches.
     pub reused_visits: u32,
+    /// Times a thread found nothing to gather and waited for another's batch.
+    pub waits: u64,
 }
 
 /// Why a search could not run.
@@ -193,11 +195,18 @@ impl Context<'_> {
                     return;
                 }
                 let Shared { search, rng, .. } = &mut *g;
-                search.gather(self.batch, self.cfg, rng)
+                let before = search.simulations();
+                let batch = search.gather(self.batch, self.cfg, rng);
+                if batch.is_empty() && search.simulations() > before {
+                    // Only finished games were met: scored already, no wait.
+                    continue;
+                }
+                batch
             };
             if batch.is_empty() {
                 // Every simulation left is in flight on another thread, or the root
                 // awaits its evaluation there.
+                lock().stats.waits += 1;
                 std::thread::sleep(Duration::from_micros(20));
                 continue;
             }
