@@ -4,6 +4,7 @@ use std::sync::atomic::AtomicBool;
 
 use engine::search::{Limits, Searcher};
 use engine::{Move, Rng, State};
+use selfplay::{ClockState, TimeManager, expected_moves_left};
 
 use crate::player::{Player, PlayerError};
 
@@ -32,7 +33,8 @@ impl Player for GreedyPlayer {
     }
 }
 
-/// Alpha-beta search with fixed limits.
+/// Alpha-beta search with fixed limits; on a clock, its time comes from the time manager
+/// (its depth and node limits still apply).
 pub struct AlphaBetaPlayer {
     pub(crate) searcher: Searcher,
     pub(crate) limits: Limits,
@@ -49,6 +51,22 @@ impl Player for AlphaBetaPlayer {
         let report = self
             .searcher
             .search(state, self.limits, &stop, |_| {})
+            .expect("not over");
+        Ok(report.pv[0])
+    }
+
+    fn choose_timed(&mut self, state: &State, clock: &ClockState) -> Result<Move, PlayerError> {
+        let budget = TimeManager::default().budget(clock, expected_moves_left(state));
+        // Iterative deepening starts no iteration past half its time: twice the soft
+        // limit, within the hard one, spends about the soft limit.
+        let limits = Limits {
+            time: Some((budget.soft * 2).min(budget.hard)),
+            ..self.limits
+        };
+        let stop = AtomicBool::new(false);
+        let report = self
+            .searcher
+            .search(state, limits, &stop, |_| {})
             .expect("not over");
         Ok(report.pv[0])
     }

@@ -19,9 +19,13 @@ pub use gate::{
     CapRule, GameResult, GateConfig, GateConfigError, GateDecision, GateError, GateMode,
     GateOutcome, GateVerdict, MatchSummary, anchor, gate, gate_loop, openings_for,
 };
-pub use matches::{GameRecord, MatchConfig, MatchError, generate_openings, run_match, to_pgn};
+pub use matches::{
+    BadClock, GameRecord, MatchClock, MatchConfig, MatchError, TIME_LOSS, generate_openings,
+    run_match, to_pgn,
+};
 pub use mcts_player::{
-    BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, build_evaluator, load_network, resolve_net,
+    BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluator,
+    build_evaluators, load_network, resolve_net,
 };
 pub use operating::{
     OperatingError, OperatingPoint, PairModel, operating_characteristic, operating_point,

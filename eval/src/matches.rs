@@ -1,11 +1,19 @@
 //! Paired matches: every opening is played twice with colours swapped, pairs run in
-//! parallel, and the same seed gives the same games whatever the thread count.
+//! parallel, and the same seed gives the same games whatever the thread count (untimed
+//! matches; on a clock, the games depend on the machine's speed).
+//!
+//! A match may give both players the same clock ([`MatchClock`]): a fixed time per move,
+//! or a base time with an increment (sudden death + increment). Every move's thinking
+//! time is measured and taken off the mover's clock; a player whose move takes longer
+//! than its clock held loses on time (`time-loss by x: …`).
 
 use std::fmt::Write as _;
+use std::time::{Duration, Instant};
 
 use engine::boards::{BlockerParams, random_blocker_board};
 use engine::{Game, Rng, Side, State, splitmix64};
 use rayon::prelude::*;
+use selfplay::ClockState;
 
 use crate::player::{PlayerError, PlayerSpec, Timeouts};
 use crate::stats::MatchStats;
@@ -34,6 +42,118 @@ pub struct MatchConfig {
     /// Number of the first pair: a match played in several parts (SPRT batches) gives
     /// each part the following pair numbers, so openings and seeds continue.
     pub first_pair: usize,
+    /// The clock both players play on; `None`: each player's own limits.
+    pub clock: Option<MatchClock>,
+    /// Search threads of each MCTS player.
+    pub search_threads: usize,
+}
+
+/// The same clock for both players of a match.
+///
+/// ```
+/// use eval::MatchClock;
+/// use std::time::Duration;
+/// let tc: MatchClock = "tc=1+0.01".parse().unwrap();
+/// assert_eq!(tc, MatchClock::Fischer { base: Duration::from_secs(1), increment: Duration::from_millis(10) });
+/// assert_eq!(tc.to_string(), "tc=1+0.01");
+/// assert_eq!("time=100".parse::<MatchClock>().unwrap(), MatchClock::PerMove(Duration::from_millis(100)));
+/// assert!("tc=0".parse::<MatchClock>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchClock {
+    /// `time=MS`: this long for every move, unused time not carried over.
+    PerMove(Duration),
+    /// `tc=BASE+INC` (seconds, as cutechess writes it): a clock starting at `base`,
+    /// `increment` added after every move.
+    Fischer {
+        /// The clock at the start of the game.
+        base: Duration,
+        /// Added after each move.
+        increment: Duration,
+    },
+}
+
+/// A clock that names no clock.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "bad clock `{0}`: expected time=MS (milliseconds a move) or tc=BASE+INC (seconds, e.g. tc=1+0.01), with a positive time"
+)]
+pub struct BadClock(pub String);
+
+impl std::str::FromStr for MatchClock {
+    type Err = BadClock;
+
+    fn from_str(s: &str) -> Result<MatchClock, BadClock> {
+        let bad = || BadClock(s.to_string());
+        let secs = |v: &str| -> Result<Duration, BadClock> {
+            let x: f64 = v.parse().map_err(|_| bad())?;
+            if !(x.is_finite() && (0.0..=1e6).contains(&x)) {
+                return Err(bad());
+            }
+            Ok(Duration::from_millis((x * 1000.0).round() as u64))
+        };
+        if let Some(ms) = s.strip_prefix("time=") {
+            let ms: u64 = ms.parse().map_err(|_| bad())?;
+            if ms == 0 || ms > 1_000_000_000 {
+                return Err(bad());
+            }
+            return Ok(MatchClock::PerMove(Duration::from_millis(ms)));
+        }
+        let tc = s.strip_prefix("tc=").ok_or_else(bad)?;
+        let (base, inc) = tc.split_once('+').unwrap_or((tc, "0"));
+        let (base, increment) = (secs(base)?, secs(inc)?);
+        if base.is_zero() {
+            return Err(bad());
+        }
+        Ok(MatchClock::Fischer { base, increment })
+    }
+}
+
+impl std::fmt::Display for MatchClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatchClock::PerMove(t) => write!(f, "time={}", t.as_millis()),
+            MatchClock::Fischer { base, increment } => {
+                write!(f, "tc={}+{}", base.as_secs_f64(), increment.as_secs_f64())
+            }
+        }
+    }
+}
+
+impl MatchClock {
+    /// Each side's clock at the start of a game.
+    fn start(&self) -> Duration {
+        match *self {
+            MatchClock::PerMove(t) => t,
+            MatchClock::Fischer { base, .. } => base,
+        }
+    }
+
+    /// What the mover is told before a move, with `remaining` on its clock.
+    fn state(&self, remaining: Duration) -> ClockState {
+        match *self {
+            MatchClock::PerMove(t) => ClockState {
+                remaining: t,
+                increment: Duration::ZERO,
+                moves_to_go: Some(1),
+            },
+            MatchClock::Fischer { increment, .. } => ClockState {
+                remaining,
+                increment,
+                moves_to_go: None,
+            },
+        }
+    }
+
+    /// The mover's clock after a move that took `used` with `remaining` on it, or `None`
+    /// when it took longer than that (a loss on time).
+    fn after(&self, remaining: Duration, used: Duration) -> Option<Duration> {
+        let left = remaining.checked_sub(used)?;
+        Some(match *self {
+            MatchClock::PerMove(t) => t,
+            MatchClock::Fischer { increment, .. } => left + increment,
+        })
+    }
 }
 
 impl MatchConfig {
@@ -50,6 +170,8 @@ impl MatchConfig {
             timeouts: Timeouts::default(),
             max_plies: 1000,
             first_pair: 0,
+            clock: None,
+            search_threads: 1,
         }
     }
 }
@@ -72,9 +194,12 @@ pub struct GameRecord {
     /// The winner, or `None` for a draw.
     pub winner: Option<Side>,
     /// Why it ended (`full-board`, `wipe-out`, `no-moves`, `halfmove-cap`, `move-cap`,
-    /// or `forfeit by x: …`).
+    /// `time-loss by x: …` or `forfeit by x: …`).
     pub reason: String,
 }
+
+/// The prefix of the reason of a game lost on time.
+pub const TIME_LOSS: &str = "time-loss";
 
 impl GameRecord {
     /// A's points: 1, ½ or 0.
@@ -142,10 +267,12 @@ fn play_game(
     };
     let mut players = Vec::with_capacity(2);
     for (side, spec) in [(Side::X, x), (Side::O, o)] {
-        match spec.build(
+        match spec.build_with(
             cfg.game,
             splitmix64(seed ^ side.index() as u64).1,
             cfg.timeouts,
+            cfg.search_threads,
+            cfg.clock.is_some(),
         ) {
             Ok(mut p) => {
                 if let Err(e) = p.new_game() {
@@ -167,6 +294,7 @@ fn play_game(
     }
     let mut s = opening;
     let mut moves = Vec::new();
+    let mut clocks = cfg.clock.map(|c| [c.start(); 2]);
     loop {
         if let Some(r) = s.result() {
             return Ok((moves, r.winner, r.reason.name().to_string()));
@@ -175,7 +303,30 @@ fn play_game(
             return Ok((moves, None, "move-cap".into()));
         }
         let side = s.side_to_move();
-        match players[side.index()].choose(&s) {
+        let player = &mut players[side.index()];
+        let chosen = match (cfg.clock, clocks.as_mut()) {
+            (Some(clock), Some(left)) => {
+                let remaining = left[side.index()];
+                let t = Instant::now();
+                let chosen = player.choose_timed(&s, &clock.state(remaining));
+                let used = t.elapsed();
+                match clock.after(remaining, used) {
+                    Some(next) => left[side.index()] = next,
+                    None => {
+                        let reason = format!(
+                            "{TIME_LOSS} by {}: the move took {} ms with {} ms on the clock",
+                            side.char(),
+                            used.as_millis(),
+                            remaining.as_millis()
+                        );
+                        return Ok((moves, Some(side.other()), reason));
+                    }
+                }
+                chosen
+            }
+            _ => player.choose(&s),
+        };
+        match chosen {
             Ok(mv) if s.is_legal(mv) => {
                 moves.push(s.move_to_string(mv));
                 s.play(mv);
@@ -208,6 +359,9 @@ pub enum MatchError {
     /// The worker threads could not be started.
     #[error("cannot start the match's threads: {0}")]
     Threads(#[from] rayon::ThreadPoolBuildError),
+    /// A player without limits of its own (`ab`) in a match without a clock.
+    #[error("player {0} has no limit of its own: give the match a clock (time=MS or tc=BASE+INC)")]
+    NeedsClock(String),
 }
 
 /// Plays a paired match of `a` against `b`, calling `on_game` as each game ends (from
@@ -229,6 +383,13 @@ pub fn run_match(
                 source,
             })
     };
+    if cfg.clock.is_none() {
+        for p in [a, b] {
+            if p.needs_clock() {
+                return Err(MatchError::NeedsClock(p.to_string()));
+            }
+        }
+    }
     let (a, b) = (&pin(a)?, &pin(b)?);
     let openings = if cfg.openings.is_empty() {
         generate_openings(

@@ -1,15 +1,22 @@
-//! MCTS players: a trained network (or the bootstrap evaluator) behind the same search
-//! that self-play uses, without root noise, choosing the most visited move.
+//! MCTS players: a trained network (or the bootstrap evaluator) behind the play-time
+//! search ([`PlaySearch`]): the tree is kept between moves, leaves are evaluated in
+//! batches under virtual loss on one thread per evaluator, and a clock is split by the
+//! time manager; no root noise, the most visited move is played.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use engine::{Game, Move, Rng, State};
+use engine::{Game, Move, State};
 use selfplay::evaluator::{Bootstrap, Evaluator};
-use selfplay::mcts::{MctsConfig, Search};
+use selfplay::mcts::MctsConfig;
+use selfplay::mcts::play::DEFAULT_BATCH;
+use selfplay::{
+    ClockState, PlayError, PlayLimits, PlaySearch, PlayStats, TimeBudget, TimeManager,
+    expected_moves_left,
+};
 use train::{FastEvaluator, LoadedModel};
 
 use crate::player::{Player, PlayerError};
@@ -104,79 +111,191 @@ pub fn load_network(
 
 /// A fresh evaluator for `source` playing `game`; a model of another game is refused.
 pub fn build_evaluator(source: &NetSource, game: Game) -> Result<Box<dyn Evaluator>, PlayerError> {
+    Ok(build_evaluators(source, game, 1)?.0.remove(0))
+}
+
+/// `threads` fresh evaluators for `source` playing `game` (one per search thread; the
+/// model is loaded once), and whether they are a network, whose throughput grows with
+/// the batch (the bootstrap evaluator's does not).
+pub fn build_evaluators(
+    source: &NetSource,
+    game: Game,
+    threads: usize,
+) -> Result<(Vec<Box<dyn Evaluator>>, bool), PlayerError> {
+    let threads = threads.max(1);
     Ok(match load_network(source, game)? {
-        None => Box::new(Bootstrap::new(2)),
-        Some((dir, model)) => Box::new(FastEvaluator::new(&model, dir.display().to_string())),
+        None => (
+            (0..threads)
+                .map(|_| Box::new(Bootstrap::new(2)) as Box<dyn Evaluator>)
+                .collect(),
+            false,
+        ),
+        Some((dir, model)) => (
+            (0..threads)
+                .map(|_| {
+                    Box::new(FastEvaluator::new(&model, dir.display().to_string()))
+                        as Box<dyn Evaluator>
+                })
+                .collect(),
+            true,
+        ),
     })
 }
 
-/// MCTS with an evaluator: `sims` simulations a move, or as many as fit in `time`.
+/// Leaves per evaluator call for a search of `sims` simulations (`None`: a timed one)
+/// with a network: enough for the fast path to be efficient, few enough that virtual
+/// loss does not spread a short search thin (a 64-simulation search gathers 4 at a time).
+pub fn batch_for(sims: Option<u32>, network: bool) -> usize {
+    match (network, sims) {
+        (false, _) => 1,
+        (true, None) => DEFAULT_BATCH,
+        (true, Some(n)) => (n as usize / 16).clamp(1, DEFAULT_BATCH),
+    }
+}
+
+/// How an MCTS player thinks when no clock is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Thinking {
+    /// This many new simulations a move.
+    Sims(u32),
+    /// This long a move.
+    Time(Duration),
+}
+
+/// MCTS with one evaluator per search thread, keeping its tree between moves: `sims`
+/// simulations a move, or as many as fit in its time or its clock's budget.
 pub struct MctsPlayer {
-    evaluator: Box<dyn Evaluator>,
+    evaluators: Vec<Box<dyn Evaluator>>,
     cfg: MctsConfig,
-    sims: u32,
-    time: Option<Duration>,
-    rng: Rng,
+    thinking: Thinking,
+    batch: usize,
+    seed: u64,
+    search: Option<PlaySearch>,
+    time_manager: TimeManager,
+    last: Option<PlayStats>,
 }
 
 impl MctsPlayer {
-    /// A player searching `sims` simulations a move, or for `time` when given.
+    /// A player with one search thread per evaluator (at least one is needed), gathering
+    /// up to `batch` leaves per evaluator call.
     pub fn new(
-        evaluator: Box<dyn Evaluator>,
-        sims: u32,
-        time: Option<Duration>,
+        evaluators: Vec<Box<dyn Evaluator>>,
+        thinking: Thinking,
+        batch: usize,
         seed: u64,
-    ) -> MctsPlayer {
-        MctsPlayer {
-            evaluator,
+    ) -> Result<MctsPlayer, PlayerError> {
+        if evaluators.is_empty() {
+            return Err(PlayerError::Search(PlayError::NoEvaluator));
+        }
+        Ok(MctsPlayer {
+            evaluators,
             cfg: MctsConfig {
                 dirichlet_epsilon: 0.0,
                 forced_playouts: false,
                 ..MctsConfig::default()
             },
-            sims: sims.max(1),
-            time,
-            rng: Rng::new(seed),
+            thinking: match thinking {
+                Thinking::Sims(n) => Thinking::Sims(n.max(1)),
+                t => t,
+            },
+            batch: batch.max(1),
+            seed,
+            search: None,
+            time_manager: TimeManager::default(),
+            last: None,
+        })
+    }
+
+    /// Sets the leaves gathered per evaluator call from the next search on.
+    pub fn set_batch(&mut self, batch: usize) {
+        self.batch = batch.max(1);
+        if let Some(s) = &mut self.search {
+            s.set_batch(self.batch);
         }
     }
-}
 
-impl MctsPlayer {
+    /// Sets the time kept off every clock budget for latency.
+    pub fn set_move_overhead(&mut self, overhead: Duration) {
+        self.time_manager.move_overhead = overhead;
+    }
+
+    /// The counts of the last search (none after a forced move).
+    pub fn last_stats(&self) -> Option<PlayStats> {
+        self.last
+    }
+
+    /// Search threads.
+    pub fn threads(&self) -> usize {
+        self.evaluators.len()
+    }
+
+    /// The move for `state` within `limits` or until `stop` is set (then the most visited
+    /// move so far); the tree of the previous move is kept when it holds `state`.
+    pub fn search(
+        &mut self,
+        state: &State,
+        limits: PlayLimits,
+        stop: &AtomicBool,
+    ) -> Result<Move, PlayerError> {
+        let moves = state.legal_moves();
+        if moves.len() == 1 {
+            self.last = None;
+            return Ok(moves[0]);
+        }
+        let search = match &mut self.search {
+            Some(s) => {
+                s.set_position(state);
+                s
+            }
+            none => none.insert(PlaySearch::new(
+                *state,
+                self.cfg.clone(),
+                self.batch,
+                self.seed ^ state.hash(),
+            )),
+        };
+        let (out, stats) = search.run(&mut self.evaluators, limits, stop)?;
+        self.last = Some(stats);
+        Ok(out.best)
+    }
+
     /// Like [`Player::choose`], but ends the search early (with the most visited move so
     /// far) once `stop` is set; a UAI front end's `stop` sets it.
     pub fn choose_until(&mut self, state: &State, stop: &AtomicBool) -> Result<Move, PlayerError> {
-        let moves = state.legal_moves();
-        if moves.len() == 1 {
-            return Ok(moves[0]);
-        }
-        let deadline = self.time.map(|t| Instant::now() + t);
-        let mut search = Search::new(*state);
-        let target = if deadline.is_some() {
-            u32::MAX
-        } else {
-            self.sims
+        let limits = match self.thinking {
+            Thinking::Sims(n) => PlayLimits {
+                sims: Some(n),
+                time: None,
+            },
+            Thinking::Time(t) => PlayLimits {
+                sims: None,
+                time: Some(TimeBudget::fixed(t)),
+            },
         };
-        search.start(target, false, &self.cfg, &mut self.rng);
-        while let Some(req) = search.next_request(&self.cfg, &mut self.rng) {
-            let eval = self
-                .evaluator
-                .evaluate(
-                    std::slice::from_ref(&req.state),
-                    std::slice::from_ref(&req.moves),
-                )
-                .remove(0);
-            search.apply(&eval, &self.cfg, &mut self.rng);
-            let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
-            if (out_of_time || stop.load(Ordering::Relaxed)) && search.simulations() > 0 {
-                break;
-            }
-        }
-        Ok(search.outcome(&self.cfg).best)
+        self.search(state, limits, stop)
+    }
+
+    /// The time budget of a move on `clock` in `state`, by this player's time manager.
+    pub fn budget(&self, state: &State, clock: &ClockState) -> TimeBudget {
+        self.time_manager.budget(clock, expected_moves_left(state))
     }
 }
 
 impl Player for MctsPlayer {
+    fn new_game(&mut self) -> Result<(), PlayerError> {
+        self.search = None;
+        Ok(())
+    }
+
     fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {
         self.choose_until(state, &AtomicBool::new(false))
+    }
+
+    fn choose_timed(&mut self, state: &State, clock: &ClockState) -> Result<Move, PlayerError> {
+        let limits = PlayLimits {
+            sims: None,
+            time: Some(self.budget(state, clock)),
+        };
+        self.search(state, limits, &AtomicBool::new(false))
     }
 }

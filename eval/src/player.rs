@@ -1,5 +1,6 @@
 //! The `Player` trait and player names, parsed and built: the baseline ladder (`random`,
-//! `greedy`, `ab1`…, `ab:nodes=N`, `ab:time=MS`), MCTS with a network
+//! `greedy`, `ab1`…, `ab:nodes=N`, `ab:time=MS`, and `ab`, which plays on a match's
+//! clock only), MCTS with a network
 //! (`mcts:<dir>`), and external UAI engines (`uai:<path>[:options]`). The players
 //! themselves live in `baselines`, `mcts_player` and `uai_player`.
 
@@ -10,9 +11,12 @@ use std::time::Duration;
 
 use engine::search::{Limits, Searcher};
 use engine::{Game, Move, Rng, State};
+use selfplay::{ClockState, PlayError};
 
 use crate::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
-use crate::mcts_player::{MctsPlayer, NetSource, build_evaluator, load_network};
+use crate::mcts_player::{
+    MctsPlayer, NetSource, Thinking, batch_for, build_evaluators, load_network,
+};
 use crate::uai_player::UaiPlayer;
 
 /// Simulations per move of an MCTS player when its name gives none.
@@ -27,6 +31,14 @@ pub trait Player: Send {
 
     /// A legal move for `state` (which is not finished).
     fn choose(&mut self, state: &State) -> Result<Move, PlayerError>;
+
+    /// A legal move for `state` on `clock`, this player's own clock in a timed match.
+    /// Players that think ignore their own limits of time and spend the clock as their
+    /// time manager sees fit; the default, for players that move at once, ignores it.
+    fn choose_timed(&mut self, state: &State, clock: &ClockState) -> Result<Move, PlayerError> {
+        let _ = clock;
+        self.choose(state)
+    }
 }
 
 /// Why a player failed to give a move: the game is forfeited.
@@ -63,6 +75,9 @@ pub enum PlayerError {
         /// Why.
         why: String,
     },
+    /// The search could not run.
+    #[error("search: {0}")]
+    Search(#[from] PlayError),
     /// A network of another game.
     #[error("model {model} is for game {model_game}, not {game}")]
     WrongGame {
@@ -92,7 +107,7 @@ pub enum PlayerSpec {
     Random,
     /// The move with the best immediate piece gain (fewest in misère), random tie-break.
     Greedy,
-    /// Alpha-beta search with these limits.
+    /// Alpha-beta search with these limits (none: `ab`, for timed matches only).
     AlphaBeta(Limits),
     /// MCTS with a trained network or the bootstrap evaluator: `sims` simulations a
     /// move, or `time` per move when set.
@@ -116,7 +131,7 @@ pub enum PlayerSpec {
 /// A player name that names no player.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown player `{0}`: expected random, greedy, ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS], or uai:<path>[:name=value,...]"
+    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS], or uai:<path>[:name=value,...]"
 )]
 pub struct BadPlayerName(pub String);
 
@@ -128,6 +143,7 @@ impl FromStr for PlayerSpec {
         match s {
             "random" => return Ok(PlayerSpec::Random),
             "greedy" => return Ok(PlayerSpec::Greedy),
+            "ab" => return Ok(PlayerSpec::AlphaBeta(Limits::default())),
             _ => {}
         }
         if let Some(rest) = s.strip_prefix("uai:") {
@@ -213,8 +229,10 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Random => f.write_str("random"),
             PlayerSpec::Greedy => f.write_str("greedy"),
             PlayerSpec::AlphaBeta(l) => {
-                if let (Some(d), None, None) = (l.depth, l.nodes, l.time) {
-                    return write!(f, "ab{d}");
+                match (l.depth, l.nodes, l.time) {
+                    (Some(d), None, None) => return write!(f, "ab{d}"),
+                    (None, None, None) => return f.write_str("ab"),
+                    _ => {}
                 }
                 let mut parts = vec![];
                 if let Some(d) = l.depth {
@@ -305,13 +323,31 @@ impl PlayerSpec {
         })
     }
 
+    /// Whether this player has no limit of its own (`ab`): it can only play on a clock.
+    pub fn needs_clock(&self) -> bool {
+        matches!(self, PlayerSpec::AlphaBeta(l) if *l == Limits::default())
+    }
+
     /// A fresh player for `game`; `seed` drives its random choices (tie-breaks, random
-    /// moves).
+    /// moves). An MCTS player searches on one thread.
     pub fn build(
         &self,
         game: Game,
         seed: u64,
         timeouts: Timeouts,
+    ) -> Result<Box<dyn Player>, PlayerError> {
+        self.build_with(game, seed, timeouts, 1, false)
+    }
+
+    /// Like [`PlayerSpec::build`], with `search_threads` threads for an MCTS player, set
+    /// up for a clock when `clocked` (timed searches gather larger batches).
+    pub fn build_with(
+        &self,
+        game: Game,
+        seed: u64,
+        timeouts: Timeouts,
+        search_threads: usize,
+        clocked: bool,
     ) -> Result<Box<dyn Player>, PlayerError> {
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer(Rng::new(seed))),
@@ -320,12 +356,17 @@ impl PlayerSpec {
                 searcher: Searcher::new(16),
                 limits: *limits,
             }),
-            PlayerSpec::Mcts { net, sims, time } => Box::new(MctsPlayer::new(
-                build_evaluator(net, game)?,
-                *sims,
-                *time,
-                seed,
-            )),
+            PlayerSpec::Mcts { net, sims, time } => {
+                let (evaluators, network) = build_evaluators(net, game, search_threads)?;
+                let thinking = time.map_or(Thinking::Sims(*sims), Thinking::Time);
+                let fixed = (!clocked && time.is_none()).then_some(*sims);
+                Box::new(MctsPlayer::new(
+                    evaluators,
+                    thinking,
+                    batch_for(fixed, network),
+                    seed,
+                )?)
+            }
             PlayerSpec::Uai { path, options } => Box::new(UaiPlayer::start(
                 path.clone(),
                 options.clone(),

@@ -7,6 +7,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
 use engine::{Game, Move, State};
+use selfplay::ClockState;
 
 use crate::player::{Player, PlayerError, Timeouts};
 
@@ -163,10 +164,36 @@ impl Player for UaiPlayer {
     }
 
     fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {
-        self.send(&format!("position fen {}", state.text()))?;
         let go = self.go.clone();
-        self.send(&go)?;
-        let lines = self.wait_for("bestmove", self.move_budget + self.timeouts.per_move)?;
+        let within = self.move_budget + self.timeouts.per_move;
+        self.go_and_read(state, &go, within)
+    }
+
+    /// On a clock: `go` with the mover's clock (`btime`/`binc` for x, the first player,
+    /// as libataxx and cuteataxx have it; the opponent's clock is sent as the same), and
+    /// `movestogo 1` for a fixed time per move; the engine's own `go` limits are dropped.
+    fn choose_timed(&mut self, state: &State, clock: &ClockState) -> Result<Move, PlayerError> {
+        let (t, inc) = (clock.remaining.as_millis(), clock.increment.as_millis());
+        let mut go = format!("go wtime {t} btime {t} winc {inc} binc {inc}");
+        if let Some(m) = clock.moves_to_go {
+            go += &format!(" movestogo {m}");
+        }
+        let within = clock.remaining + self.timeouts.per_move;
+        self.go_and_read(state, &go, within)
+    }
+}
+
+impl UaiPlayer {
+    /// Sends the position and `go`, and reads the `bestmove` within `within`.
+    fn go_and_read(
+        &mut self,
+        state: &State,
+        go: &str,
+        within: Duration,
+    ) -> Result<Move, PlayerError> {
+        self.send(&format!("position fen {}", state.text()))?;
+        self.send(go)?;
+        let lines = self.wait_for("bestmove", within)?;
         let line = lines.last().map_or("", String::as_str);
         let text = line.split_whitespace().nth(1).unwrap_or("").to_string();
         state

@@ -16,5 +16,7 @@ pub use data::{Sample, ShardStream, read_shard, shard_files, write_shard};
 pub use evaluator::{
     Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, HashRandom, NetEngine, Uniform,
 };
-pub use mcts::{LeafRequest, MctsConfig, RootKind, Search, SearchOutcome};
+pub use mcts::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
+pub use mcts::time::{ClockState, TimeBudget, TimeManager, expected_moves_left};
+pub use mcts::{LeafBatch, LeafRequest, MctsConfig, RootKind, Search, SearchOutcome};
 pub use worker::{GameSummary, SelfplayError, SelfplayReport, opening_for, run_selfplay};

@@ -13,6 +13,15 @@ use engine::{Move, Rng, State, Symmetry};
 
 use crate::evaluator::Evaluation;
 
+mod gumbel;
+mod noise;
+pub mod play;
+mod reuse;
+pub mod time;
+
+use gumbel::Gumbel;
+use noise::{dirichlet, gumbel_noise};
+
 /// Which rule picks the root actions.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -79,6 +88,9 @@ struct Node {
     /// For finished games: the value for the side to move here.
     terminal: Option<f32>,
     expanded: bool,
+    /// Simulations through this node whose leaf awaits its evaluation (virtual loss:
+    /// each counts as a visit lost by the player who moved into this node).
+    in_flight: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -97,6 +109,32 @@ pub struct LeafRequest {
     pub moves: Vec<Move>,
 }
 
+/// A leaf handed out by [`Search::gather`] and not yet evaluated.
+#[derive(Clone, Debug)]
+struct PendingLeaf {
+    /// The path from the root to the leaf; every node on it carries one virtual loss.
+    path: Vec<u32>,
+    /// The leaf's legal moves in the tree's order; `None` for a collision (a descent
+    /// that met a leaf already awaiting its evaluation), which only holds virtual loss.
+    moves: Option<Vec<Move>>,
+}
+
+/// Leaves gathered by [`Search::gather`]: the positions to evaluate, and the paths to
+/// give their evaluations back to with [`Search::apply_batch`].
+#[derive(Debug, Default)]
+pub struct LeafBatch {
+    /// The positions for the evaluator, in order (collisions have none).
+    pub requests: Vec<LeafRequest>,
+    leaves: Vec<PendingLeaf>,
+}
+
+impl LeafBatch {
+    /// Whether the batch holds nothing to evaluate or give back.
+    pub fn is_empty(&self) -> bool {
+        self.leaves.is_empty()
+    }
+}
+
 /// What a finished search found at the root.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchOutcome {
@@ -112,17 +150,6 @@ pub struct SearchOutcome {
     pub root_q: f32,
 }
 
-struct Gumbel {
-    /// Per root edge: Gumbel noise and log-prior.
-    g: Vec<f32>,
-    logits: Vec<f32>,
-    remaining: Vec<usize>,
-    queue: VecDeque<usize>,
-    phases_left: u32,
-    budget: u32,
-    scheduled: u32,
-}
-
 /// One game's search tree and the progress of the current search.
 pub struct Search {
     nodes: Vec<Node>,
@@ -131,9 +158,10 @@ pub struct Search {
     sims_target: u32,
     sims_done: u32,
     full: bool,
-    /// The leaf awaiting its evaluation, with its legal moves (in the tree's order).
-    pending: Option<(u32, Vec<Move>)>,
-    path: Vec<u32>,
+    /// Leaves handed out and not yet given back (collisions excluded).
+    in_flight: u32,
+    /// The batch of [`Search::next_request`], awaiting [`Search::apply`].
+    pending: Option<LeafBatch>,
     gumbel: Option<Gumbel>,
     root_value: f32,
     symmetries: Vec<Symmetry>,
@@ -166,8 +194,8 @@ impl Search {
             sims_target: 0,
             sims_done: 0,
             full: true,
+            in_flight: 0,
             pending: None,
-            path: Vec::new(),
             gumbel: None,
             root_value: 0.0,
             symmetries,
@@ -185,6 +213,7 @@ impl Search {
             value_sum: 0.0,
             terminal: terminal_value(&state),
             expanded: false,
+            in_flight: 0,
         });
         (self.nodes.len() - 1) as u32
     }
@@ -206,6 +235,7 @@ impl Search {
         self.sims_done = 0;
         self.full = full;
         self.pending = None;
+        self.in_flight = 0;
         self.gumbel = None;
         if self.nodes[self.root as usize].expanded {
             self.prepare_root(cfg, rng);
@@ -266,37 +296,104 @@ impl Search {
     pub fn next_request(&mut self, cfg: &MctsConfig, rng: &mut Rng) -> Option<LeafRequest> {
         debug_assert!(self.pending.is_none(), "apply the pending evaluation first");
         loop {
-            let root = &self.nodes[self.root as usize];
-            if !root.expanded {
-                return Some(self.request(self.root, cfg, rng));
-            }
-            if self.sims_done >= self.sims_target {
+            if self.finished() {
                 return None;
             }
-            self.path.clear();
+            let mut batch = self.gather(1, cfg, rng);
+            if let Some(req) = batch.requests.first().cloned() {
+                self.pending = Some(batch);
+                return Some(req);
+            }
+            // A descent that ended in a finished game: already backed up.
+            debug_assert!(batch.leaves.is_empty());
+            batch.leaves.clear();
+        }
+    }
+
+    /// Takes the evaluation of the last requested leaf: expands it and backs the value up.
+    pub fn apply(&mut self, eval: &Evaluation, cfg: &MctsConfig, rng: &mut Rng) {
+        let batch = self.pending.take().expect("an evaluation was requested");
+        self.apply_batch(batch, std::slice::from_ref(eval), cfg, rng);
+    }
+
+    /// Descents from the root under virtual loss, for one evaluator call, until `max`
+    /// leaves are gathered or `max` descents did not find one: each descent ends at a
+    /// leaf to evaluate, at a finished game (scored and backed up at once, a simulation),
+    /// or at a leaf already awaiting its evaluation (a collision: it holds its virtual
+    /// loss until the batch is given back, so that the next descents go elsewhere). With
+    /// `max` 1, one descent is made. The batch may be empty: the search is finished, its
+    /// remaining simulations are all in flight, or the root awaits its evaluation.
+    /// Several batches may be in flight at once; give each back with
+    /// [`Search::apply_batch`] before [`Search::outcome`] or [`Search::advance`].
+    pub fn gather(&mut self, max: usize, cfg: &MctsConfig, rng: &mut Rng) -> LeafBatch {
+        let mut batch = LeafBatch::default();
+        let root = &self.nodes[self.root as usize];
+        if !root.expanded {
+            if root.in_flight == 0 {
+                let path = vec![self.root];
+                self.add_virtual_loss(&path);
+                let (req, moves) = self.request(self.root, cfg, rng);
+                batch.requests.push(req);
+                batch.leaves.push(PendingLeaf {
+                    path,
+                    moves: Some(moves),
+                });
+            }
+            return batch;
+        }
+        let max = max.max(1);
+        // Descents that found no leaf to evaluate, less those that did.
+        let mut misses = 0;
+        while batch.requests.len() < max && misses < max {
+            if self.sims_done + self.in_flight >= self.sims_target {
+                break;
+            }
+            misses += 1;
+            let mut path = vec![self.root];
             let mut node = self.root;
             loop {
-                self.path.push(node);
                 let n = &self.nodes[node as usize];
                 if let Some(v) = n.terminal {
-                    self.backup(v);
+                    self.backup(&path, v);
                     self.sims_done += 1;
                     break;
                 }
                 if !n.expanded {
-                    return Some(self.request(node, cfg, rng));
+                    let collision = n.in_flight > 0;
+                    self.add_virtual_loss(&path);
+                    if collision {
+                        batch.leaves.push(PendingLeaf { path, moves: None });
+                        break;
+                    }
+                    misses -= 1;
+                    self.in_flight += 1;
+                    let (req, moves) = self.request(node, cfg, rng);
+                    batch.requests.push(req);
+                    batch.leaves.push(PendingLeaf {
+                        path,
+                        moves: Some(moves),
+                    });
+                    break;
                 }
                 let edge = if node == self.root {
                     self.pick_root(cfg)
                 } else {
                     self.pick_puct(node, cfg, false)
                 };
-                node = self.child(edge);
+                node = self.child(edge, node);
+                path.push(node);
             }
+        }
+        batch
+    }
+
+    fn add_virtual_loss(&mut self, path: &[u32]) {
+        for &id in path {
+            self.nodes[id as usize].in_flight += 1;
         }
     }
 
-    fn request(&mut self, node: u32, cfg: &MctsConfig, rng: &mut Rng) -> LeafRequest {
+    fn request(&mut self, node: u32, cfg: &MctsConfig, rng: &mut Rng) -> (LeafRequest, Vec<Move>) {
         let state = self.nodes[node as usize].state;
         let moves = state.legal_moves();
         let req = if cfg.symmetry && self.symmetries.len() > 1 {
@@ -311,13 +408,47 @@ impl Search {
                 moves: moves.clone(),
             }
         };
-        self.pending = Some((node, moves));
-        req
+        (req, moves)
     }
 
-    /// Takes the evaluation of the last requested leaf: expands it and backs the value up.
-    pub fn apply(&mut self, eval: &Evaluation, cfg: &MctsConfig, rng: &mut Rng) {
-        let (node, moves) = self.pending.take().expect("an evaluation was requested");
+    /// Gives back a batch from [`Search::gather`] with the evaluations of its requests
+    /// (in order): removes its virtual losses, expands its leaves and backs their values
+    /// up. Collisions only give their virtual loss back.
+    pub fn apply_batch(
+        &mut self,
+        batch: LeafBatch,
+        evals: &[Evaluation],
+        cfg: &MctsConfig,
+        rng: &mut Rng,
+    ) {
+        debug_assert_eq!(batch.requests.len(), evals.len());
+        let mut evals = evals.iter();
+        for leaf in batch.leaves {
+            for &id in &leaf.path {
+                let n = &mut self.nodes[id as usize];
+                n.in_flight = n.in_flight.saturating_sub(1);
+            }
+            let Some(moves) = leaf.moves else { continue };
+            let eval = evals.next().expect("an evaluation for every request");
+            let node = *leaf.path.last().expect("a path holds its leaf");
+            self.expand(node, &moves, eval);
+            if node == self.root {
+                // The root is only requested before its expansion: its own evaluation
+                // is not a simulation.
+                self.root_value = eval.value;
+                let root = &mut self.nodes[node as usize];
+                root.visits += 1;
+                root.value_sum -= eval.value;
+                self.prepare_root(cfg, rng);
+                continue;
+            }
+            self.in_flight = self.in_flight.saturating_sub(1);
+            self.backup(&leaf.path, eval.value);
+            self.sims_done += 1;
+        }
+    }
+
+    fn expand(&mut self, node: u32, moves: &[Move], eval: &Evaluation) {
         debug_assert_eq!(moves.len(), eval.policy.len());
         let first = self.edges.len() as u32;
         let sum: f32 = eval.policy.iter().sum::<f32>().max(1e-12);
@@ -332,24 +463,12 @@ impl Search {
         n.first_edge = first;
         n.num_edges = moves.len() as u32;
         n.expanded = true;
-        if node == self.root {
-            // The root is only requested before its expansion: its own evaluation is
-            // not a simulation.
-            self.root_value = eval.value;
-            let root = &mut self.nodes[node as usize];
-            root.visits += 1;
-            root.value_sum -= eval.value;
-            self.prepare_root(cfg, rng);
-            return;
-        }
-        self.backup(eval.value);
-        self.sims_done += 1;
     }
 
-    /// Backs up `v`, the value for the side to move at the last node of the path.
-    fn backup(&mut self, v: f32) {
+    /// Backs up `v`, the value for the side to move at the last node of `path`.
+    fn backup(&mut self, path: &[u32], v: f32) {
         let mut x = -v;
-        for &id in self.path.iter().rev() {
+        for &id in path.iter().rev() {
             let n = &mut self.nodes[id as usize];
             n.visits += 1;
             n.value_sum += x;
@@ -357,26 +476,25 @@ impl Search {
         }
     }
 
-    fn child(&mut self, edge: usize) -> u32 {
+    fn child(&mut self, edge: usize, parent: u32) -> u32 {
         let e = self.edges[edge];
         if e.child != NONE {
             return e.child;
         }
-        let parent_state = {
-            // The parent of an edge is whichever node's range holds it: the last on the path.
-            let parent = *self.path.last().expect("path holds the parent");
-            self.nodes[parent as usize].state
-        };
+        let parent_state = self.nodes[parent as usize].state;
         let id = self.alloc(parent_state.after(e.mv));
         self.edges[edge].child = id;
         id
     }
 
+    /// A child's value and visits, each simulation in flight through it counted as a
+    /// visit lost (virtual loss); `None` while it has neither.
     fn q_and_visits(&self, e: &Edge) -> Option<(f32, u32)> {
         (e.child != NONE)
             .then(|| &self.nodes[e.child as usize])
-            .filter(|c| c.visits > 0)
-            .map(|c| (c.value_sum / c.visits as f32, c.visits))
+            .map(|c| (c.value_sum - c.in_flight as f32, c.visits + c.in_flight))
+            .filter(|&(_, n)| n > 0)
+            .map(|(sum, n)| (sum / n as f32, n))
     }
 
     fn pick_puct(&self, node: u32, cfg: &MctsConfig, forced: bool) -> usize {
@@ -576,118 +694,5 @@ impl Search {
         let e: Vec<f32> = z.iter().map(|x| (x - m).exp()).collect();
         let s: f32 = e.iter().sum();
         e.iter().map(|x| x / s).collect()
-    }
-
-    /// Moves the root to the child reached by `mv`, keeping its subtree (tree reuse), or
-    /// starts a fresh tree when `keep` is false or the child was never visited.
-    pub fn advance(&mut self, mv: Move, keep: bool) {
-        let r = self.nodes[self.root as usize].clone();
-        let child = (r.first_edge..r.first_edge + r.num_edges)
-            .map(|i| self.edges[i as usize])
-            .find(|e| e.mv == mv)
-            .map(|e| e.child)
-            .filter(|&c| c != NONE);
-        let next_state = r.state.after(mv);
-        let (nodes, edges, root) = match child {
-            Some(c) if keep => self.copy_subtree(c),
-            _ => {
-                let symmetries = std::mem::take(&mut self.symmetries);
-                *self = Search::with_symmetries(next_state, symmetries);
-                return;
-            }
-        };
-        self.nodes = nodes;
-        self.edges = edges;
-        self.root = root;
-        self.gumbel = None;
-        self.pending = None;
-    }
-
-    fn copy_subtree(&self, top: u32) -> (Vec<Node>, Vec<Edge>, u32) {
-        let mut nodes = Vec::new();
-        let mut edges = Vec::new();
-        let mut queue = VecDeque::from([(top, NONE)]);
-        // (old id, index of the edge in `edges` that points to it)
-        while let Some((old, parent_edge)) = queue.pop_front() {
-            let n = &self.nodes[old as usize];
-            let id = nodes.len() as u32;
-            let mut copy = n.clone();
-            copy.first_edge = edges.len() as u32;
-            if parent_edge != NONE {
-                let pe: &mut Edge = &mut edges[parent_edge as usize];
-                pe.child = id;
-            }
-            for i in n.first_edge..n.first_edge + n.num_edges {
-                let e = self.edges[i as usize];
-                let slot = edges.len() as u32;
-                edges.push(Edge { child: NONE, ..e });
-                if e.child != NONE {
-                    queue.push_back((e.child, slot));
-                }
-            }
-            nodes.push(copy);
-        }
-        (nodes, edges, 0)
-    }
-}
-
-impl Gumbel {
-    /// Schedules the next phase of Sequential Halving so that the whole search spends
-    /// exactly the budget: each remaining action gets ⌊n / (phases · |S|)⌋ visits (at
-    /// least one), and the last phase shares out whatever is left.
-    fn plan_phase(&mut self) {
-        let left = self.budget - self.scheduled;
-        if left == 0 {
-            return;
-        }
-        let s = self.remaining.len() as u32;
-        let per = if self.phases_left <= 1 || s == 1 {
-            0 // last phase: everything left, round-robin
-        } else {
-            (self.budget / (self.phases_left * s)).max(1)
-        };
-        let count = if per == 0 { left } else { (per * s).min(left) };
-        for k in 0..count {
-            self.queue.push_back(self.remaining[(k % s) as usize]);
-        }
-        self.scheduled += count;
-    }
-}
-
-fn gumbel_noise(rng: &mut Rng) -> f32 {
-    let u = rng.next_f64().clamp(1e-12, 1.0 - 1e-12);
-    -(-u.ln()).ln() as f32
-}
-
-/// A Dirichlet(alpha, …, alpha) sample of `n` components.
-fn dirichlet(rng: &mut Rng, alpha: f32, n: usize) -> Vec<f32> {
-    let draws: Vec<f64> = (0..n).map(|_| gamma(rng, alpha as f64)).collect();
-    let sum: f64 = draws.iter().sum::<f64>().max(1e-300);
-    draws.iter().map(|d| (d / sum) as f32).collect()
-}
-
-/// Gamma(alpha, 1) by Marsaglia and Tsang (with the alpha < 1 boost).
-fn gamma(rng: &mut Rng, alpha: f64) -> f64 {
-    if alpha < 1.0 {
-        let u = rng.next_f64().max(1e-300);
-        return gamma(rng, alpha + 1.0) * u.powf(1.0 / alpha);
-    }
-    let d = alpha - 1.0 / 3.0;
-    let c = 1.0 / (9.0 * d).sqrt();
-    loop {
-        let (x, v) = loop {
-            // Box–Muller normal.
-            let u1 = rng.next_f64().max(1e-300);
-            let u2 = rng.next_f64();
-            let x = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-            let v = 1.0 + c * x;
-            if v > 0.0 {
-                break (x, v * v * v);
-            }
-        };
-        let u = rng.next_f64();
-        if u < 1.0 - 0.0331 * x.powi(4) || u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
-            return d * v;
-        }
     }
 }

@@ -21,6 +21,10 @@ pub enum Suite {
     /// thread), perft with every leaf move made (make-move throughput), Hexxagon,
     /// Othello and Annexation 64 perft.
     Movegen,
+    /// The play-time MCTS search (`--model DIR`, or an untrained small net): evaluations/s
+    /// on `--threads` threads at batch 16, 32 and 64, against the fast path's raw batched
+    /// throughput on 1 and on as many threads.
+    Play,
     /// `flipzero serve` under a closed loop of dashboard viewers on 127.0.0.1 (needs
     /// `--run`): requests/s and latency percentiles at 1 to 64 clients.
     Serve,
@@ -35,10 +39,13 @@ pub struct BenchArgs {
     /// The run directory the serve benchmark serves.
     #[arg(long)]
     run: Option<std::path::PathBuf>,
-    /// Runtime threads of the serve benchmark's server.
+    /// The model directory of the play benchmark (default: an untrained small net).
+    #[arg(long)]
+    model: Option<std::path::PathBuf>,
+    /// Runtime threads of the serve benchmark's server; search threads of the play one.
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// Seconds per load level of the serve benchmark.
+    /// Seconds per load level of the serve benchmark; per figure of the play one.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
 }
@@ -60,6 +67,9 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         Suite::Search => bench_search(),
         Suite::Selfplay => bench_selfplay(),
         Suite::Net => bench_net(),
+        Suite::Play => {
+            super::bench_play::run(a.model.as_deref(), a.threads.max(1), a.seconds.max(0.5))
+        }
         Suite::Serve => {
             let run = a
                 .run

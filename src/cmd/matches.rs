@@ -11,10 +11,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Arguments of `flipzero match`.
 #[derive(Args)]
 pub struct MatchArgs {
-    /// Player A: random, greedy, ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS,
-    /// mcts:bootstrap or mcts:<model dir or run dir>[:sims=N|:time=MS] (a run directory
-    /// means its current best), or uai:<path>[:name=value,...] (UAI options, plus
-    /// movetime/depth/nodes for `go`).
+    /// Player A: random, greedy, ab (with --clock), ab1..ab64, ab:depth=N, ab:nodes=N,
+    /// ab:time=MS, mcts:bootstrap or mcts:<model dir or run dir>[:sims=N|:time=MS] (a run
+    /// directory means its current best), or uai:<path>[:name=value,...] (UAI options,
+    /// plus movetime/depth/nodes for `go`).
     #[arg(long)]
     a: String,
     /// Player B (same names as A).
@@ -41,6 +41,16 @@ pub struct MatchArgs {
     /// Games played at once.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// The same clock for both players: time=MS (milliseconds a move) or tc=BASE+INC
+    /// (seconds, e.g. tc=1+0.01). Every player then thinks on its clock (an MCTS
+    /// player's sims/time and alpha-beta's time are replaced; depth and node limits
+    /// stay), and a move that takes longer than the clock holds loses on time. Timed
+    /// games are best played one at a time (--threads 1) on an otherwise idle machine.
+    #[arg(long)]
+    clock: Option<String>,
+    /// Search threads of each MCTS player in each game.
+    #[arg(long, default_value_t = 1)]
+    search_threads: usize,
     /// Where to write every game (PGN). Default: data/matches/<a>-vs-<b>-seed<seed>.pgn.
     #[arg(long)]
     pgn: Option<PathBuf>,
@@ -82,6 +92,11 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
     cfg.random_plies = a.random_plies;
     cfg.blockers = a.blockers;
     cfg.threads = a.threads.max(1);
+    cfg.search_threads = a.search_threads.max(1);
+    cfg.clock = match &a.clock {
+        Some(c) => Some(c.parse::<eval::MatchClock>().context("--clock")?),
+        None => None,
+    };
     cfg.timeouts = Timeouts {
         startup: Duration::from_millis(a.startup_timeout_ms),
         per_move: Duration::from_millis(a.move_timeout_ms),
@@ -123,17 +138,31 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
         .iter()
         .filter(|r| r.reason.starts_with("forfeit"))
         .count();
+    // Games lost on time by A and by B.
+    let mut time_losses = [0usize; 2];
+    for r in &records {
+        if let Some(rest) = r.reason.strip_prefix(eval::TIME_LOSS) {
+            let x_lost = rest.starts_with(" by x");
+            time_losses[usize::from(x_lost != r.a_is_x)] += 1;
+        }
+    }
     let e = stats.elo();
     let [w, d, l] = stats.wdl;
     let p = stats.pentanomial;
+    let clock = cfg
+        .clock
+        .map_or(String::new(), |c| format!("   clock: {c}"));
     println!(
-        "A: {pa}   B: {pb}   game: {game}   games: {}",
+        "A: {pa}   B: {pb}   game: {game}   games: {}{clock}",
         stats.games()
     );
     println!("W/D/L (A): {w}/{d}/{l}   score {:.3}", e.score);
     println!("pentanomial (pairs scoring 0, 1/2, 1, 3/2, 2 for A): {p:?}");
     if forfeits > 0 {
         println!("forfeits: {forfeits} (see Termination tags in the PGN)");
+    }
+    if cfg.clock.is_some() {
+        println!("time losses: A {}   B {}", time_losses[0], time_losses[1]);
     }
     println!(
         "Elo difference (A - B): {:.1} +- {:.1} (95%)",

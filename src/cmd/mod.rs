@@ -1,6 +1,7 @@
 //! Subcommands of the `flipzero` binary.
 
 pub mod bench;
+pub mod bench_play;
 pub mod bench_serve;
 pub mod config;
 pub mod gate;

@@ -26,6 +26,9 @@ pub struct PlayArgs {
     /// Seed of the opponent's random choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Search threads of an MCTS opponent (it keeps its tree between moves).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
 }
 
 /// A drawing of any board with coordinates: ranks top-down, files a, b, c… left to right.
@@ -85,8 +88,12 @@ pub fn run(a: PlayArgs) -> anyhow::Result<()> {
         other => anyhow::bail!("--side {other}: expected x or o"),
     };
     let spec: PlayerSpec = a.opponent.parse()?;
+    anyhow::ensure!(
+        !spec.needs_clock(),
+        "--opponent {spec} has no limit of its own: give it one (ab:time=MS, ab3, ...)"
+    );
     let mut opponent = spec
-        .build(game, a.seed, Timeouts::default())
+        .build_with(game, a.seed, Timeouts::default(), a.threads.max(1), false)
         .with_context(|| format!("cannot start the opponent {spec}"))?;
     opponent.new_game()?;
     println!("{game}: you play {} against {spec}. {HELP}\n", human.char());

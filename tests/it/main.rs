@@ -4,6 +4,7 @@ mod browser;
 mod cli;
 mod pipeline;
 mod serve;
+mod timed;
 mod uai;
 
 /// Runs `flipzero ARGS`, writes `input` to its standard input and closes it, and waits

@@ -7,7 +7,7 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
-struct Session {
+pub(crate) struct Session {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -19,7 +19,7 @@ struct Session {
 const PROMPT: Duration = Duration::from_secs(1);
 
 impl Session {
-    fn start() -> Session {
+    pub(crate) fn start() -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
             .arg("uai")
             .stdin(Stdio::piped())
@@ -51,7 +51,7 @@ impl Session {
         }
     }
 
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         self.send_raw(format!("{line}\n").as_bytes());
     }
 
@@ -62,13 +62,13 @@ impl Session {
     }
 
     /// Lines up to and including the first that starts with `prefix`.
-    fn until(&mut self, prefix: &str) -> Vec<String> {
+    pub(crate) fn until(&mut self, prefix: &str) -> Vec<String> {
         self.within(prefix, Duration::from_secs(20))
     }
 
     /// Lines up to and including the first that starts with `prefix`, which must come
     /// within `bound`.
-    fn within(&mut self, prefix: &str, bound: Duration) -> Vec<String> {
+    pub(crate) fn within(&mut self, prefix: &str, bound: Duration) -> Vec<String> {
         let deadline = Instant::now() + bound;
         let mut seen = vec![];
         loop {
@@ -85,7 +85,7 @@ impl Session {
         }
     }
 
-    fn bestmove(&mut self) -> String {
+    pub(crate) fn bestmove(&mut self) -> String {
         let lines = self.until("bestmove");
         move_of(&lines)
     }
@@ -114,7 +114,7 @@ impl Session {
     }
 
     /// `quit`, then checks for a prompt, clean exit.
-    fn quit(mut self) {
+    pub(crate) fn quit(mut self) {
         self.send("quit");
         let status = self.exit_within(PROMPT);
         assert!(status.success(), "{status}");
@@ -122,14 +122,14 @@ impl Session {
 }
 
 /// The move of the last line, a `bestmove` line.
-fn move_of(lines: &[String]) -> String {
+pub(crate) fn move_of(lines: &[String]) -> String {
     let last = lines.last().unwrap();
     assert!(last.starts_with("bestmove "), "{lines:?}");
     last.split_whitespace().nth(1).unwrap().to_string()
 }
 
 /// Whether `mv` is legal in the start position of `game`.
-fn legal_at_start(game: &str, mv: &str) -> bool {
+pub(crate) fn legal_at_start(game: &str, mv: &str) -> bool {
     let game: engine::Game = game.parse().unwrap();
     game.startpos().parse_move(mv).is_ok()
 }
@@ -234,7 +234,7 @@ fn time_control_is_respected_with_small_increments() {
 }
 
 /// Writes an executable shell script into a fresh temporary folder.
-fn script(name: &str, body: &str) -> std::path::PathBuf {
+pub(crate) fn script(name: &str, body: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("flipzero-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
@@ -244,7 +244,7 @@ fn script(name: &str, body: &str) -> std::path::PathBuf {
     path
 }
 
-fn run_match(args: &[&str]) -> (bool, String) {
+pub(crate) fn run_match(args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
         .arg("match")
         .args(args)
@@ -532,7 +532,7 @@ fn a_line_that_is_not_utf8_is_reported_and_skipped() {
 }
 
 /// A fresh folder for a test's files.
-fn temp(name: &str) -> PathBuf {
+pub(crate) fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("flipzero-uai-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
@@ -540,7 +540,7 @@ fn temp(name: &str) -> PathBuf {
 }
 
 /// An untrained one-block network for `game`, written as a model directory `dir`.
-fn write_model(dir: &Path, game: &str) {
+pub(crate) fn write_model(dir: &Path, game: &str) {
     let game: engine::Game = game.parse().unwrap();
     let cfg = train::NetConfig {
         blocks: 1,
@@ -559,7 +559,7 @@ fn write_model(dir: &Path, game: &str) {
 }
 
 /// Sends `cmd` and returns what it answered (up to a following `readyok`).
-fn answer(s: &mut Session, cmd: &str) -> Vec<String> {
+pub(crate) fn answer(s: &mut Session, cmd: &str) -> Vec<String> {
     s.send(cmd);
     s.send("isready");
     let mut lines = s.until("readyok");
@@ -605,8 +605,15 @@ fn a_model_and_the_game_must_match_whichever_changes() {
             s.send("go movetime 200");
             let lines = s.until("bestmove");
             assert!(legal_at_start("ataxx", &move_of(&lines)), "{lines:?}");
-            // The model played: MCTS reports no search iterations.
-            assert!(lines.iter().all(|l| !l.starts_with("info")), "{lines:?}");
+            // The model played: MCTS reports its simulations, no alpha-beta iterations.
+            assert!(
+                lines.iter().all(|l| !l.starts_with("info depth")),
+                "{lines:?}"
+            );
+            assert!(
+                lines.iter().any(|l| l.starts_with("info nodes")),
+                "{lines:?}"
+            );
         }
     }
     // The same check for an MCTS player chosen through the Player option.
@@ -658,7 +665,14 @@ fn a_model_and_the_game_must_match_whichever_changes() {
     );
     s.send("go nodes 20");
     let lines = s.until("bestmove");
-    assert!(lines.iter().all(|l| !l.starts_with("info")), "{lines:?}");
+    assert!(
+        lines.iter().all(|l| !l.starts_with("info depth")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("info nodes 20 ")),
+        "{lines:?}"
+    );
     assert!(legal_at_start("hexxagon", &move_of(&lines)), "{lines:?}");
     s.quit();
 }

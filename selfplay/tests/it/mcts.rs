@@ -20,7 +20,7 @@ fn run(root: State, sims: u32, cfg: &MctsConfig, seed: u64) -> (Search, selfplay
     (search, out)
 }
 
-fn wins_now(s: &State, m: Move) -> bool {
+pub(crate) fn wins_now(s: &State, m: Move) -> bool {
     let child = s.after(m);
     child
         .result()
@@ -34,7 +34,7 @@ fn loses_next(s: &State, m: Move) -> bool {
 }
 
 /// Positions from short random games of few pieces, with `pick` true.
-fn find(count: usize, pick: impl Fn(&State) -> bool) -> Vec<State> {
+pub(crate) fn find(count: usize, pick: impl Fn(&State) -> bool) -> Vec<State> {
     let game: Game = "ataxx".parse().unwrap();
     let mut rng = Rng::new(4);
     let mut out = vec![];

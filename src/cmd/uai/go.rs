@@ -1,5 +1,6 @@
 //! `go`: its parameters, and the search thread that answers `bestmove`.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -7,14 +8,36 @@ use std::time::Duration;
 
 use engine::search::{Limits, MATE, SearchReport, Searcher};
 use engine::{Move, State};
-use eval::{MctsPlayer, NetSource, PlayerSpec, Timeouts};
+use eval::{MctsPlayer, NetSource, PlayerSpec, Thinking, Timeouts};
+use selfplay::{ClockState, PlayLimits, TimeBudget, TimeManager, expected_moves_left};
 
 use super::options::{Choice, check_net};
 use super::{error, say};
 
+/// An MCTS player kept between searches, so that its tree is reused and its network is
+/// not folded again: for one network and one thread count.
+pub(super) struct KeptMcts {
+    /// The model directory (`None`: the bootstrap evaluator) and the search threads.
+    key: (Option<PathBuf>, usize),
+    /// Whether the evaluators are a network (batches help).
+    network: bool,
+    player: MctsPlayer,
+}
+
+impl KeptMcts {
+    /// Forgets the tree (a new game).
+    pub(super) fn new_game(&mut self) {
+        use eval::Player;
+        let _ = self.player.new_game();
+    }
+}
+
+/// What a search thread hands back: the alpha-beta tables and the kept MCTS player.
+pub(super) type Kept = (Searcher, Option<KeptMcts>);
+
 /// A search thread; it prints `bestmove` before it ends and hands its tables back.
 pub(super) struct Running {
-    handle: JoinHandle<Searcher>,
+    handle: JoinHandle<Kept>,
     stop: Arc<AtomicBool>,
     /// What to answer if the thread dies without answering: a legal move.
     fallback: String,
@@ -23,10 +46,10 @@ pub(super) struct Running {
 impl Running {
     /// Stops the search (it still answers `bestmove`) and waits for its tables. Every
     /// player polls the flag between nodes or simulations, so this takes milliseconds.
-    pub(super) fn stop(self) -> Option<Searcher> {
+    pub(super) fn stop(self) -> Option<Kept> {
         self.stop.store(true, Ordering::Relaxed);
         match self.handle.join() {
-            Ok(searcher) => Some(searcher),
+            Ok(kept) => Some(kept),
             Err(_) => {
                 error("the search failed");
                 say(&format!("bestmove {}", self.fallback));
@@ -41,7 +64,12 @@ pub(super) struct Setup {
     pub player: Choice,
     /// Simulations per move of an MCTS player; 0 = by the clock.
     pub simulations: u32,
+    /// Search threads of an MCTS player.
+    pub threads: usize,
+    /// The time manager (its move overhead is the `MoveOverhead` option).
+    pub time_manager: TimeManager,
     pub searcher: Searcher,
+    pub mcts: Option<KeptMcts>,
 }
 
 /// Starts searching `pos` (which has legal moves) on a new thread.
@@ -49,26 +77,37 @@ pub(super) fn start(pos: State, params: &GoParams, setup: Setup) -> Running {
     let moves = pos.legal_moves();
     let fallback = pos.move_to_string(moves[0]);
     let forced = (moves.len() == 1).then(|| moves[0]);
-    let limits = params.limits(&pos);
+    let budget = params.budget(&pos, &setup.time_manager);
+    let limits = params.limits(budget);
     let infinite = params.infinite;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let Setup {
         player,
         simulations,
+        threads,
+        time_manager: _,
         mut searcher,
+        mut mcts,
     } = setup;
+    let gui = Gui {
+        limits,
+        budget,
+        infinite,
+        simulations,
+        threads,
+    };
     let handle = std::thread::spawn(move || {
         let mv = match forced {
             Some(mv) => mv,
-            None => choose(&player, simulations, &mut searcher, &pos, limits, &flag),
+            None => choose(&player, &gui, &mut searcher, &mut mcts, &pos, &flag),
         };
         // With `go infinite`, the answer waits for `stop`.
         while infinite && !flag.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(1));
         }
         say(&format!("bestmove {}", pos.move_to_string(mv)));
-        searcher
+        (searcher, mcts)
     });
     Running {
         handle,
@@ -77,16 +116,29 @@ pub(super) fn start(pos: State, params: &GoParams, setup: Setup) -> Running {
     }
 }
 
+/// What the GUI asked of one search.
+struct Gui {
+    /// Alpha-beta limits.
+    limits: Limits,
+    /// Thinking time from `movetime` or the clock.
+    budget: Option<TimeBudget>,
+    infinite: bool,
+    /// The `Simulations` option; 0 = by the clock.
+    simulations: u32,
+    threads: usize,
+}
+
 /// The move of `player`; a player that cannot play (a model that no longer loads or no
 /// longer matches the game) is reported and the alpha-beta search plays instead.
 fn choose(
     player: &Choice,
-    simulations: u32,
+    gui: &Gui,
     searcher: &mut Searcher,
+    mcts: &mut Option<KeptMcts>,
     pos: &State,
-    limits: Limits,
     stop: &AtomicBool,
 ) -> Move {
+    let limits = gui.limits;
     let played = match player {
         Choice::Search => return search(searcher, pos, limits, stop),
         Choice::Ladder(PlayerSpec::AlphaBeta(own)) => {
@@ -94,14 +146,32 @@ fn choose(
         }
         Choice::Ladder(PlayerSpec::Mcts { net, sims, time }) => {
             // The GUI's node limit is a simulation count; otherwise the Simulations
-            // option, the clock, or the player's own setting.
-            let (sims, time) = match (limits.nodes, simulations, limits.time) {
-                (Some(n), _, _) => (n.min(1_000_000) as u32, None),
-                (None, 0, Some(t)) if time.is_none() => (*sims, Some(t)),
-                (None, 0, _) => (*sims, *time),
-                (None, n, _) => (n, None),
+            // option, the player's own time, the GUI's time, or the player's own count;
+            // `go infinite` searches until `stop`.
+            let play = match (limits.nodes, gui.simulations, time, gui.budget) {
+                (Some(n), ..) => PlayLimits {
+                    sims: Some(n.min(1_000_000) as u32),
+                    time: None,
+                },
+                (None, n, ..) if n > 0 => PlayLimits {
+                    sims: Some(n),
+                    time: None,
+                },
+                _ if gui.infinite => PlayLimits::default(),
+                (None, _, Some(t), _) => PlayLimits {
+                    sims: None,
+                    time: Some(TimeBudget::fixed(*t)),
+                },
+                (None, _, None, Some(b)) => PlayLimits {
+                    sims: None,
+                    time: Some(b),
+                },
+                (None, _, None, None) => PlayLimits {
+                    sims: Some(*sims),
+                    time: None,
+                },
             };
-            mcts(net, sims, time, pos, stop)
+            run_mcts(net, gui.threads, play, mcts, pos, stop)
         }
         Choice::Ladder(spec) => spec
             .build(pos.game(), pos.hash(), Timeouts::default())
@@ -114,21 +184,58 @@ fn choose(
     })
 }
 
-fn mcts(
+/// Searches with the kept MCTS player, (re)built when the network or the thread count
+/// changed; reports the search's counts in an `info` line.
+fn run_mcts(
     net: &NetSource,
-    sims: u32,
-    time: Option<Duration>,
+    threads: usize,
+    limits: PlayLimits,
+    kept: &mut Option<KeptMcts>,
     pos: &State,
     stop: &AtomicBool,
 ) -> Result<Move, String> {
     // Checked again here: a run directory's best model may have changed since.
-    if let NetSource::Path(p) = net {
-        check_net(p, pos.game())?;
+    let model = match net {
+        NetSource::Bootstrap => None,
+        NetSource::Path(p) => {
+            check_net(p, pos.game())?;
+            match eval::resolve_net(p).map_err(|e| e.to_string())? {
+                eval::ResolvedNet::Bootstrap => None,
+                eval::ResolvedNet::Model(dir) => Some(dir),
+            }
+        }
+    };
+    let key = (model, threads);
+    if kept.as_ref().is_none_or(|k| k.key != key) {
+        *kept = None;
+        let (evaluators, network) =
+            eval::build_evaluators(net, pos.game(), threads).map_err(|e| e.to_string())?;
+        let player = MctsPlayer::new(evaluators, Thinking::Sims(1), 1, pos.hash())
+            .map_err(|e| e.to_string())?;
+        *kept = Some(KeptMcts {
+            key,
+            network,
+            player,
+        });
     }
-    let evaluator = eval::build_evaluator(net, pos.game()).map_err(|e| e.to_string())?;
-    MctsPlayer::new(evaluator, sims, time, pos.hash())
-        .choose_until(pos, stop)
-        .map_err(|e| e.to_string())
+    let k = kept.as_mut().expect("built above");
+    k.player.set_batch(eval::batch_for(limits.sims, k.network));
+    let mv = k
+        .player
+        .search(pos, limits, stop)
+        .map_err(|e| e.to_string())?;
+    if let Some(st) = k.player.last_stats() {
+        let ms = st.elapsed.as_millis().max(1);
+        say(&format!(
+            "info nodes {} nps {} time {ms} string {} evaluations in {} batches, {} visits reused",
+            st.simulations,
+            u128::from(st.simulations) * 1000 / ms,
+            st.evaluations,
+            st.batches,
+            st.reused_visits
+        ));
+    }
+    Ok(mv)
 }
 
 /// The tighter of a ladder player's own limits and the GUI's.
@@ -277,9 +384,19 @@ impl GoParams {
         (p, warnings)
     }
 
-    /// Search limits. In UAI for Ataxx (libataxx, cuteataxx) the first player `x` is
-    /// "black": `btime`/`binc` are x's clock, `wtime`/`winc` o's.
-    fn limits(&self, pos: &State) -> Limits {
+    /// The thinking time: `movetime` (less 10 ms for latency), or the time manager's
+    /// budget on the mover's clock; none with `go infinite` or without either. In UAI for
+    /// Ataxx (libataxx, cuteataxx) the first player `x` is "black": `btime`/`binc` are
+    /// x's clock, `wtime`/`winc` o's.
+    fn budget(&self, pos: &State, tm: &TimeManager) -> Option<TimeBudget> {
+        if self.infinite {
+            return None;
+        }
+        if let Some(t) = self.movetime {
+            return Some(TimeBudget::fixed(Duration::from_millis(
+                t.saturating_sub(10).max(1),
+            )));
+        }
         let x_to_move = pos.side_to_move() == engine::Side::X;
         let (left, inc) = if x_to_move {
             (self.btime, self.binc)
@@ -288,27 +405,28 @@ impl GoParams {
         };
         // A clock for the other side only: ours is taken as empty (move at once, as
         // Stockfish does), not as unlimited.
-        let left = left.or_else(|| (self.wtime.or(self.btime)).map(|_| 0));
-        let clock = left.map(|left| {
-            // Keep a safety margin for process and pipe latency; spend a share of what is
-            // left plus most of the increment, never more than half of the clock.
-            let overhead = 30;
-            let usable = left.saturating_sub(overhead);
-            let share = usable / self.movestogo.unwrap_or(30) + inc * 3 / 4;
-            Duration::from_millis(share.min(usable / 2 + inc / 2).min(usable).max(1))
-        });
-        let movetime = self
-            .movetime
-            .map(|t| Duration::from_millis(t.saturating_sub(10).max(1)));
-        let time = if self.infinite {
-            None
-        } else {
-            movetime.or(clock)
+        let left = left.or_else(|| (self.wtime.or(self.btime)).map(|_| 0))?;
+        let clock = ClockState {
+            remaining: Duration::from_millis(left),
+            increment: Duration::from_millis(inc),
+            moves_to_go: self.movestogo.map(|m| m.min(u64::from(u32::MAX)) as u32),
         };
+        let b = tm.budget(&clock, expected_moves_left(pos));
+        let at_least = Duration::from_millis(1);
+        Some(TimeBudget {
+            soft: b.soft.max(at_least),
+            hard: b.hard.max(at_least),
+        })
+    }
+
+    /// Alpha-beta limits: `depth`, `nodes`, and a time from the budget (iterative
+    /// deepening starts no iteration past half its time, so twice the soft limit, within
+    /// the hard one, spends about the soft limit).
+    fn limits(&self, budget: Option<TimeBudget>) -> Limits {
         Limits {
             depth: self.depth,
             nodes: self.nodes,
-            time,
+            time: budget.map(|b| (b.soft * 2).min(b.hard)),
         }
     }
 }

@@ -15,8 +15,9 @@ use std::path::PathBuf;
 use clap::Args;
 use engine::search::Searcher;
 use engine::{Game, State};
+use selfplay::TimeManager;
 
-use go::{GoParams, Running, Setup};
+use go::{GoParams, KeptMcts, Running, Setup};
 use input::Input;
 use options::{Choice, check_net, model_player, parse_player, split_setoption};
 
@@ -43,6 +44,9 @@ pub struct UaiArgs {
 
 const DEFAULT_HASH_MB: usize = 16;
 
+/// The most search threads of an MCTS player (the alpha-beta search uses one).
+const MAX_THREADS: usize = 64;
+
 /// The deepest `perft` the UAI loop runs (it blocks the loop; 6 plies of Ataxx take
 /// well under a second).
 const MAX_UAI_PERFT: u32 = 6;
@@ -57,8 +61,15 @@ struct Engine {
     /// Simulations per move of an MCTS player; 0 = by the clock.
     simulations: u32,
     hash_mb: usize,
+    /// Search threads of an MCTS player (the `Threads` option).
+    threads: usize,
+    /// The time manager (the `MoveOverhead` option).
+    time_manager: TimeManager,
     /// The search tables, while no search holds them.
     searcher: Option<Searcher>,
+    /// The MCTS player kept between searches (its tree, its evaluators), while no search
+    /// holds it.
+    mcts: Option<KeptMcts>,
     /// The running (or finished but not yet joined) search.
     search: Option<Running>,
 }
@@ -92,7 +103,10 @@ pub fn run(a: UaiArgs) -> anyhow::Result<()> {
         model,
         simulations: a.simulations,
         hash_mb: DEFAULT_HASH_MB,
+        threads: 1,
+        time_manager: TimeManager::default(),
         searcher: Some(Searcher::new(DEFAULT_HASH_MB)),
+        mcts: None,
         search: None,
     };
     let lines = input::spawn_reader();
@@ -137,6 +151,9 @@ impl Engine {
                 if let Some(s) = self.searcher.as_mut() {
                     s.clear();
                 }
+                if let Some(m) = self.mcts.as_mut() {
+                    m.new_game();
+                }
                 self.position = self.game.startpos();
             }
             "position" => {
@@ -169,7 +186,9 @@ impl Engine {
     /// tables back.
     fn stop(&mut self) {
         if let Some(running) = self.search.take() {
-            self.searcher = running.stop();
+            let (searcher, mcts) = running.stop().unzip();
+            self.searcher = searcher;
+            self.mcts = mcts.flatten();
         }
     }
 
@@ -188,11 +207,20 @@ impl Engine {
                     "Hash must be a number of MiB in 1..=4096, got `{value}`"
                 )),
             },
-            "threads" => {
-                if value != "1" {
-                    error(format!("Threads must be 1, got `{value}`"));
+            "threads" => match value.parse::<usize>() {
+                Ok(n) if (1..=MAX_THREADS).contains(&n) => self.threads = n,
+                _ => error(format!(
+                    "Threads must be a number in 1..={MAX_THREADS}, got `{value}`"
+                )),
+            },
+            "moveoverhead" | "move overhead" => match value.parse::<u64>() {
+                Ok(ms) if ms <= 5000 => {
+                    self.time_manager.move_overhead = std::time::Duration::from_millis(ms)
                 }
-            }
+                _ => error(format!(
+                    "MoveOverhead must be a number of milliseconds in 0..=5000, got `{value}`"
+                )),
+            },
             "model" if value.is_empty() || value == "<empty>" => self.model = None,
             "model" => {
                 let dir = PathBuf::from(value);
@@ -282,6 +310,9 @@ impl Engine {
         let setup = Setup {
             player,
             simulations: self.simulations,
+            threads: self.threads,
+            time_manager: self.time_manager,
+            mcts: self.mcts.take(),
             searcher: self
                 .searcher
                 .take()
@@ -295,7 +326,10 @@ fn hello() {
     say(concat!("id name flipzero ", env!("CARGO_PKG_VERSION")));
     say("id author the flipzero developers");
     say("option name Hash type spin default 16 min 1 max 4096");
-    say("option name Threads type spin default 1 min 1 max 1");
+    say(&format!(
+        "option name Threads type spin default 1 min 1 max {MAX_THREADS}"
+    ));
+    say("option name MoveOverhead type spin default 30 min 0 max 5000");
     say("option name Player type string default ab");
     say("option name Model type string default <empty>");
     say("option name Simulations type spin default 0 min 0 max 1000000");

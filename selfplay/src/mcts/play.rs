@@ -1,0 +1,300 @@
+//! Play-time search: one tree kept between moves, searched by several threads at once,
+//! each gathering a batch of leaves under virtual loss for its own evaluator, within a
+//! simulation count or a time budget.
+//!
+//! The tree sits under one mutex. A thread takes it to gather a batch
+//! ([`Search::gather`]), lets it go while its evaluator runs, and takes it again to give
+//! the evaluations back ([`Search::apply_batch`]); tree work is small beside a network
+//! call, so the threads' evaluators run nearly all the time. With one thread the search
+//! is a fixed sequence of batches: the same seed, evaluator and simulation count give the
+//! same tree.
+//!
+//! A timed search stops at the soft limit of its budget unless the best move is still in
+//! doubt (the runner-up has at least [`CLOSE_RATIO`] of the leader's visits), then at
+//! the hard limit; it stops early once the runner-up cannot catch the leader with the
+//! simulations the soft limit leaves (lc0's smart pruning). No batch is started that
+//! would end after the hard limit at the pace of the last one.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use engine::{Move, Rng, State};
+
+use super::time::TimeBudget;
+use super::{MctsConfig, RootKind, Search, SearchOutcome};
+use crate::evaluator::Evaluator;
+
+/// When the runner-up has at least this share of the leader's visits at the soft limit,
+/// the search goes on towards the hard limit.
+pub const CLOSE_RATIO: f32 = 0.7;
+
+/// Leaves per evaluator call when none is set: where the fast path is efficient.
+pub const DEFAULT_BATCH: usize = 32;
+
+/// What ends one search (besides the stop flag).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlayLimits {
+    /// New simulations to run (fixed work, no early stop).
+    pub sims: Option<u32>,
+    /// Thinking time.
+    pub time: Option<TimeBudget>,
+}
+
+/// Counts of one search.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlayStats {
+    /// New simulations (finished games met count as simulations).
+    pub simulations: u32,
+    /// Positions evaluated.
+    pub evaluations: u64,
+    /// Evaluator calls.
+    pub batches: u64,
+    /// Time inside evaluator calls, summed over threads.
+    pub eval_time: Duration,
+    /// Wall-clock time of the search.
+    pub elapsed: Duration,
+    /// Visits of the root kept from earlier searches.
+    pub reused_visits: u32,
+    /// Times a thread found nothing to gather and waited for another's batch.
+    pub waits: u64,
+}
+
+/// Why a search could not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlayError {
+    /// No evaluator was given: a search needs one per thread.
+    #[error("a search needs at least one evaluator (one per thread)")]
+    NoEvaluator,
+    /// The root is a finished game.
+    #[error("the game is over: no move to search")]
+    GameOver,
+}
+
+/// A search tree kept between the moves of a game, searched by one thread per evaluator.
+pub struct PlaySearch {
+    search: Search,
+    cfg: MctsConfig,
+    rng: Rng,
+    batch: usize,
+}
+
+/// The tree and what every thread changes, under the mutex.
+struct Shared<'a> {
+    search: &'a mut Search,
+    rng: &'a mut Rng,
+    stats: PlayStats,
+    /// Set by the first thread that decides to stop; the others stop too.
+    done: bool,
+    /// Duration of the latest evaluator call, to keep the next one within the limit.
+    last_eval: Duration,
+}
+
+impl PlaySearch {
+    /// A search of `root` gathering up to `batch` leaves per evaluator call; `seed` drives
+    /// its random choices (symmetries).
+    pub fn new(root: State, cfg: MctsConfig, batch: usize, seed: u64) -> PlaySearch {
+        PlaySearch {
+            search: Search::new(root),
+            cfg,
+            rng: Rng::new(seed),
+            batch: batch.max(1),
+        }
+    }
+
+    /// Sets the leaves gathered per evaluator call.
+    pub fn set_batch(&mut self, batch: usize) {
+        self.batch = batch.max(1);
+    }
+
+    /// The tree.
+    pub fn tree(&self) -> &Search {
+        &self.search
+    }
+
+    /// Moves the tree to `state`, keeping the subtree when the tree holds it (the same
+    /// position, or one or two plies below the root); returns whether it was kept.
+    pub fn set_position(&mut self, state: &State) -> bool {
+        self.search.reroot(state)
+    }
+
+    /// Searches the current root with one thread per evaluator until `limits` or `stop`
+    /// (at least one simulation is always made, so that the move is searched). A timed
+    /// search always uses the PUCT root, whatever the configuration says.
+    pub fn run(
+        &mut self,
+        evaluators: &mut [Box<dyn Evaluator>],
+        limits: PlayLimits,
+        stop: &AtomicBool,
+    ) -> Result<(SearchOutcome, PlayStats), PlayError> {
+        if evaluators.is_empty() {
+            return Err(PlayError::NoEvaluator);
+        }
+        if self.search.root_state().legal_moves().is_empty() {
+            return Err(PlayError::GameOver);
+        }
+        let start = Instant::now();
+        let mut cfg = self.cfg.clone();
+        if limits.sims.is_none() {
+            cfg.root = RootKind::Puct;
+        }
+        let reused_visits = self.search.visits_at(&[]).map_or(0, |(v, _)| v);
+        self.search
+            .start(limits.sims.unwrap_or(u32::MAX), false, &cfg, &mut self.rng);
+        let shared = Mutex::new(Shared {
+            search: &mut self.search,
+            rng: &mut self.rng,
+            stats: PlayStats {
+                reused_visits,
+                ..PlayStats::default()
+            },
+            done: false,
+            last_eval: Duration::ZERO,
+        });
+        let ctx = Context {
+            cfg: &cfg,
+            limits,
+            stop,
+            start,
+            batch: self.batch,
+        };
+        std::thread::scope(|scope| {
+            let (first, rest) = evaluators.split_first_mut().expect("not empty");
+            for ev in rest {
+                let (shared, ctx) = (&shared, &ctx);
+                scope.spawn(move || ctx.work(shared, ev.as_mut()));
+            }
+            ctx.work(&shared, first.as_mut());
+        });
+        let mut stats = shared.into_inner().unwrap_or_else(|p| p.into_inner()).stats;
+        stats.simulations = self.search.simulations();
+        stats.elapsed = start.elapsed();
+        Ok((self.search.outcome(&cfg), stats))
+    }
+}
+
+/// What every thread of one search reads.
+struct Context<'a> {
+    cfg: &'a MctsConfig,
+    limits: PlayLimits,
+    stop: &'a AtomicBool,
+    start: Instant,
+    batch: usize,
+}
+
+impl Context<'_> {
+    fn work(&self, shared: &Mutex<Shared<'_>>, evaluator: &mut dyn Evaluator) {
+        let lock = || shared.lock().unwrap_or_else(|p| p.into_inner());
+        let mut states: Vec<State> = Vec::with_capacity(self.batch);
+        let mut moves: Vec<Vec<Move>> = Vec::with_capacity(self.batch);
+        loop {
+            let batch = {
+                let mut g = lock();
+                if g.done || self.should_stop(&g) {
+                    g.done = true;
+                    return;
+                }
+                let Shared { search, rng, .. } = &mut *g;
+                let before = search.simulations();
+                let batch = search.gather(self.batch, self.cfg, rng);
+                if batch.is_empty() && search.simulations() > before {
+                    // Only finished games were met: scored already, no wait.
+                    continue;
+                }
+                batch
+            };
+            if batch.is_empty() {
+                // Every simulation left is in flight on another thread, or the root
+                // awaits its evaluation there.
+                lock().stats.waits += 1;
+                std::thread::sleep(Duration::from_micros(20));
+                continue;
+            }
+            states.clear();
+            moves.clear();
+            for r in &batch.requests {
+                states.push(r.state);
+                moves.push(r.moves.clone());
+            }
+            let t = Instant::now();
+            let evals = if states.is_empty() {
+                Vec::new()
+            } else {
+                evaluator.evaluate(&states, &moves)
+            };
+            let took = t.elapsed();
+            let mut g = lock();
+            if !states.is_empty() {
+                g.stats.evaluations += states.len() as u64;
+                g.stats.batches += 1;
+                g.stats.eval_time += took;
+                g.last_eval = took;
+            }
+            let Shared { search, rng, .. } = &mut *g;
+            search.apply_batch(batch, &evals, self.cfg, rng);
+        }
+    }
+
+    fn should_stop(&self, g: &Shared<'_>) -> bool {
+        let search = &*g.search;
+        let Some((_, children)) = search.visits_at(&[]) else {
+            return false;
+        };
+        if children.is_empty() {
+            // The root awaits its evaluation.
+            return false;
+        }
+        if search.finished() {
+            return true;
+        }
+        let done = search.simulations();
+        if done == 0 {
+            return false;
+        }
+        if self.stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        let Some(budget) = self.limits.time else {
+            return false;
+        };
+        // Leave room for a batch started now to end in time.
+        let elapsed = self.start.elapsed() + g.last_eval;
+        if elapsed >= budget.hard {
+            return true;
+        }
+        let (first, second) = leaders(&children);
+        if elapsed >= budget.soft {
+            return (second as f32) < CLOSE_RATIO * first as f32;
+        }
+        // Smart pruning: the simulations the soft limit leaves at the pace so far.
+        let rate = done as f64 / self.start.elapsed().as_secs_f64().max(1e-6);
+        let left = rate * (budget.soft - elapsed).as_secs_f64();
+        f64::from(second) + left < f64::from(first)
+    }
+}
+
+/// The largest and second-largest visit counts.
+fn leaders(children: &[(Move, u32)]) -> (u32, u32) {
+    let mut top = (0, 0);
+    for &(_, v) in children {
+        if v > top.0 {
+            top = (v, top.0);
+        } else if v > top.1 {
+            top.1 = v;
+        }
+    }
+    top
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaders_are_the_two_largest() {
+        let m = Move::PASS;
+        assert_eq!(leaders(&[(m, 3), (m, 9), (m, 9), (m, 1)]), (9, 9));
+        assert_eq!(leaders(&[(m, 3), (m, 9), (m, 4)]), (9, 4));
+        assert_eq!(leaders(&[(m, 5)]), (5, 0));
+    }
+}

@@ -1,0 +1,156 @@
+//! The play-time search: tree reuse over a move pair, batches under virtual loss on
+//! several threads, determinism on one thread, and the stop flag.
+
+use std::sync::atomic::AtomicBool;
+
+use engine::{Game, Move, State};
+use selfplay::{Evaluator, HashRandom, MctsConfig, PlayError, PlayLimits, PlaySearch, Uniform};
+
+use crate::mcts::{find, wins_now};
+
+fn play_cfg() -> MctsConfig {
+    MctsConfig {
+        dirichlet_epsilon: 0.0,
+        forced_playouts: false,
+        ..MctsConfig::default()
+    }
+}
+
+fn evaluators(threads: usize, random: bool) -> Vec<Box<dyn Evaluator>> {
+    (0..threads)
+        .map(|_| -> Box<dyn Evaluator> {
+            if random {
+                Box::new(HashRandom)
+            } else {
+                Box::new(Uniform)
+            }
+        })
+        .collect()
+}
+
+fn sims(n: u32) -> PlayLimits {
+    PlayLimits {
+        sims: Some(n),
+        time: None,
+    }
+}
+
+fn most_visited(children: &[(Move, u32)]) -> Move {
+    children.iter().max_by_key(|c| c.1).unwrap().0
+}
+
+#[test]
+fn a_move_pair_keeps_the_grandchilds_subtree() {
+    let game: Game = "ataxx".parse().unwrap();
+    let start = game.startpos();
+    let mut search = PlaySearch::new(start, play_cfg(), 8, 1);
+    let mut evs = evaluators(1, true);
+    let stop = AtomicBool::new(false);
+    let (out, stats) = search.run(&mut evs, sims(600), &stop).unwrap();
+    assert_eq!(stats.simulations, 600);
+    assert_eq!(stats.reused_visits, 0);
+    // Our move, then the opponent's most searched reply.
+    let ours = out.best;
+    let (_, replies) = search.tree().visits_at(&[ours]).unwrap();
+    let reply = most_visited(&replies);
+    let kept = search.tree().visits_at(&[ours, reply]).unwrap();
+    assert!(kept.0 >= 10, "the grandchild was searched: {kept:?}");
+    let next = start.after(ours).after(reply);
+    assert!(search.set_position(&next));
+    assert_eq!(search.tree().root_state(), next);
+    assert_eq!(search.tree().visits_at(&[]).unwrap(), kept);
+    // Searching on adds the new simulations to the kept ones.
+    let (out2, stats2) = search.run(&mut evs, sims(100), &stop).unwrap();
+    assert_eq!(stats2.reused_visits, kept.0);
+    assert_eq!(search.tree().visits_at(&[]).unwrap().0, kept.0 + 100);
+    assert_eq!(
+        out2.visits.iter().sum::<u32>(),
+        kept.1.iter().map(|c| c.1).sum::<u32>() + 100
+    );
+    // A position the tree does not hold starts a fresh tree.
+    let elsewhere = game.parse_position("x5o/7/7/7/7/7/o4xx o 0 1").unwrap();
+    assert!(!search.set_position(&elsewhere));
+    assert_eq!(search.tree().visits_at(&[]).unwrap().0, 0);
+    assert_eq!(search.tree().tree_size(), 1);
+}
+
+#[test]
+fn threads_find_the_same_wipe_outs() {
+    let positions = find(10, |s| {
+        let m = s.legal_moves();
+        let w = m.iter().filter(|&&x| wins_now(s, x)).count();
+        w >= 1 && w * 4 <= m.len()
+    });
+    let stop = AtomicBool::new(false);
+    for s in positions {
+        for (threads, batch) in [(1, 1), (1, 16), (2, 8), (4, 16)] {
+            let mut search = PlaySearch::new(s, play_cfg(), batch, 1);
+            let (out, stats) = search
+                .run(&mut evaluators(threads, false), sims(300), &stop)
+                .unwrap();
+            assert_eq!(stats.simulations, 300);
+            assert_eq!(out.visits.iter().sum::<u32>(), 300);
+            assert!(
+                wins_now(&s, out.best),
+                "{} with {threads} threads, batch {batch}: chose {}",
+                s.text(),
+                s.move_to_string(out.best)
+            );
+        }
+    }
+}
+
+fn search_once(root: State, threads: usize, batch: usize, seed: u64) -> (Vec<u32>, usize) {
+    let mut search = PlaySearch::new(root, play_cfg(), batch, seed);
+    let (out, _) = search
+        .run(
+            &mut evaluators(threads, true),
+            sims(500),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+    (out.visits, search.tree().tree_size())
+}
+
+#[test]
+fn one_thread_is_deterministic_and_batches_add_up() {
+    for game in ["ataxx", "othello"] {
+        let root = game.parse::<Game>().unwrap().startpos();
+        let a = search_once(root, 1, 16, 9);
+        assert_eq!(a, search_once(root, 1, 16, 9), "{game}");
+        assert_eq!(a.0.iter().sum::<u32>(), 500);
+        // Several threads: every simulation lands once, every virtual loss is returned.
+        let (visits, _) = search_once(root, 3, 16, 9);
+        assert_eq!(visits.iter().sum::<u32>(), 500, "{game}");
+    }
+}
+
+#[test]
+fn a_set_stop_flag_ends_the_search_after_one_batch() {
+    let root = "ataxx".parse::<Game>().unwrap().startpos();
+    let mut search = PlaySearch::new(root, play_cfg(), 16, 1);
+    let limits = PlayLimits::default();
+    let (out, stats) = search
+        .run(&mut evaluators(1, true), limits, &AtomicBool::new(true))
+        .unwrap();
+    assert!((1..=16).contains(&stats.simulations), "{stats:?}");
+    assert!(root.is_legal(out.best));
+    assert_eq!(stats.batches, 2, "the root, then one batch of leaves");
+}
+
+#[test]
+fn no_evaluator_or_a_finished_game_is_an_error() {
+    let game: Game = "ataxx".parse().unwrap();
+    let mut search = PlaySearch::new(game.startpos(), play_cfg(), 8, 1);
+    let stop = AtomicBool::new(false);
+    assert_eq!(
+        search.run(&mut [], sims(10), &stop).err(),
+        Some(PlayError::NoEvaluator)
+    );
+    let over = game.parse_position("7/7/7/7/7/7/6x o 0 1").unwrap();
+    let mut search = PlaySearch::new(over, play_cfg(), 8, 1);
+    assert_eq!(
+        search.run(&mut evaluators(1, false), sims(10), &stop).err(),
+        Some(PlayError::GameOver)
+    );
+}
