@@ -2096,6 +2096,7 @@ mod tests {
             policy_weight,
             wdl,
             score: u(6, n),
+            ..Batch::zeros(game, n)
         }
     }
 
