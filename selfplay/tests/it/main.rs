@@ -1,4 +1,5 @@
 //! The crate's integration tests, in one binary so that a test run links few executables.
 
+mod aux_targets;
 mod mcts;
 mod workers;
