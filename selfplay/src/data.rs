@@ -10,26 +10,32 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, BooleanArray, Float32Array, Float32Builder, ListArray, ListBuilder,
-    RecordBatch, StringArray, StringDictionaryBuilder, UInt16Array, UInt16Builder, UInt32Array,
-    UInt64Array,
+    Array, ArrayRef, BooleanArray, Float32Array, Float32Builder, Int8Builder, ListArray,
+    ListBuilder, PrimitiveArray, RecordBatch, StringArray, StringDictionaryBuilder, UInt16Array,
+    UInt16Builder, UInt32Array, UInt64Array,
 };
-use arrow::datatypes::{DataType, Field, Int32Type, Schema};
+use arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Field, Float32Type, Int8Type, Int32Type, Schema, UInt16Type,
+};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
-/// Version of the row schema, written into every file's metadata.
-pub const SCHEMA_VERSION: &str = "1";
+/// Version of the row schema, written into every file's metadata. Version 2 added the
+/// auxiliary targets (`ownership`, `reply_legal`, `reply_policy`).
+pub const SCHEMA_VERSION: &str = "2";
+/// Older schema versions this build still reads: their rows come back without the
+/// columns added since (empty targets).
+pub const READABLE_VERSIONS: [&str; 1] = ["1"];
 /// Metadata key of the schema version.
 pub const KEY_SCHEMA_VERSION: &str = "flipzero.schema_version";
 /// Metadata key of the generating configuration (TOML).
 pub const KEY_CONFIG: &str = "flipzero.config";
 
 /// One recorded position (one row).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sample {
     /// Game number within the run.
     pub game_id: u64,
@@ -59,6 +65,17 @@ pub struct Sample {
     pub model: String,
     /// How the game ended (`full-board`, `wipe-out`, …, `resigned`).
     pub end_reason: String,
+    /// Who holds each grid cell in the game's final position, from this row's side to
+    /// move's view: 1 its piece, −1 the opponent's, 0 empty, blocked or not a cell.
+    /// `width × height` entries (`Game::grid`), cell `y * width + x` as in policy slot 0;
+    /// empty when the game did not end by the rules (resigned, move cap).
+    pub ownership: Vec<i8>,
+    /// Policy indices of the legal moves of the opponent's reply (the next row's
+    /// `legal`); empty when there is no reply target.
+    pub reply_legal: Vec<u16>,
+    /// The reply's search policy (the next row's `policy`), in the order of
+    /// `reply_legal`; empty when there is no reply target.
+    pub reply_policy: Vec<f32>,
 }
 
 /// Failures reading or writing shards.
@@ -114,6 +131,9 @@ fn schema(metadata: &HashMap<String, String>) -> Schema {
         Field::new("visits", DataType::UInt32, false),
         Field::new("model", DataType::Utf8, false),
         Field::new("end_reason", dict, false),
+        Field::new("ownership", list(DataType::Int8), false),
+        Field::new("reply_legal", list(DataType::UInt16), false),
+        Field::new("reply_policy", list(DataType::Float32), false),
     ])
     .with_metadata(metadata.clone())
 }
@@ -123,6 +143,9 @@ fn to_batch(rows: &[Sample], schema: Arc<Schema>) -> Result<RecordBatch, String>
     let mut reason = StringDictionaryBuilder::<Int32Type>::new();
     let mut legal = ListBuilder::new(UInt16Builder::new());
     let mut policy = ListBuilder::new(Float32Builder::new());
+    let mut ownership = ListBuilder::new(Int8Builder::new());
+    let mut reply_legal = ListBuilder::new(UInt16Builder::new());
+    let mut reply_policy = ListBuilder::new(Float32Builder::new());
     for r in rows {
         variant.append_value(&r.variant);
         reason.append_value(&r.end_reason);
@@ -130,6 +153,12 @@ fn to_batch(rows: &[Sample], schema: Arc<Schema>) -> Result<RecordBatch, String>
         legal.append(true);
         policy.values().append_slice(&r.policy);
         policy.append(true);
+        ownership.values().append_slice(&r.ownership);
+        ownership.append(true);
+        reply_legal.values().append_slice(&r.reply_legal);
+        reply_legal.append(true);
+        reply_policy.values().append_slice(&r.reply_policy);
+        reply_policy.append(true);
     }
     let col = |f: &dyn Fn(&Sample) -> f32| -> ArrayRef {
         Arc::new(rows.iter().map(f).collect::<Float32Array>())
@@ -161,6 +190,9 @@ fn to_batch(rows: &[Sample], schema: Arc<Schema>) -> Result<RecordBatch, String>
                 .collect::<StringArray>(),
         ),
         Arc::new(reason.finish()),
+        Arc::new(ownership.finish()),
+        Arc::new(reply_legal.finish()),
+        Arc::new(reply_policy.finish()),
     ];
     RecordBatch::try_new(schema, columns).map_err(|e| e.to_string())
 }
@@ -317,25 +349,29 @@ pub fn read_shard(path: &Path) -> Result<(Vec<Sample>, HashMap<String, String>),
             }
         }
     }
-    match metadata.get(KEY_SCHEMA_VERSION) {
-        Some(v) if v == SCHEMA_VERSION => {}
+    let current = match metadata.get(KEY_SCHEMA_VERSION) {
+        Some(v) if v == SCHEMA_VERSION => true,
+        Some(v) if READABLE_VERSIONS.contains(&v.as_str()) => false,
         Some(v) => {
             return Err(err(format!(
-                "schema version {v}, this build reads {SCHEMA_VERSION}"
+                "schema version {v}, this build reads {} and {SCHEMA_VERSION}",
+                READABLE_VERSIONS.join(", ")
             )));
         }
         None => return Err(err("not a flipzero shard (no schema version)".into())),
-    }
+    };
     let reader = builder.build().map_err(|e| err(e.to_string()))?;
     let mut rows = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| err(e.to_string()))?;
-        rows.extend(from_batch(&batch).map_err(err)?);
+        rows.extend(from_batch(&batch, current).map_err(err)?);
     }
     Ok((rows, metadata))
 }
 
-fn from_batch(b: &RecordBatch) -> Result<Vec<Sample>, String> {
+/// The rows of a record batch; `current` says the file has this version's columns (an
+/// older file's rows get empty auxiliary targets).
+fn from_batch(b: &RecordBatch, current: bool) -> Result<Vec<Sample>, String> {
     fn col<'a, T: 'static>(b: &'a RecordBatch, name: &str) -> Result<&'a T, String> {
         b.column_by_name(name)
             .ok_or_else(|| format!("missing column `{name}`"))?
@@ -368,22 +404,30 @@ fn from_batch(b: &RecordBatch) -> Result<Vec<Sample>, String> {
     let model = col::<StringArray>(b, "model")?;
     let variant = dict_strings(b, "variant")?;
     let reason = dict_strings(b, "end_reason")?;
-    let list_u16 = |l: &ListArray, i: usize| -> Result<Vec<u16>, String> {
+    /// Entry `i` of a list column of `T` values.
+    fn list<T: ArrowPrimitiveType>(
+        l: &ListArray,
+        i: usize,
+        name: &str,
+    ) -> Result<Vec<T::Native>, String> {
         let v = l.value(i);
         let a = v
             .as_any()
-            .downcast_ref::<UInt16Array>()
-            .ok_or("legal: not u16")?;
+            .downcast_ref::<PrimitiveArray<T>>()
+            .ok_or_else(|| format!("column `{name}` has an unexpected item type"))?;
         Ok(a.values().to_vec())
+    }
+    // The auxiliary targets of version 2; an older file has none.
+    let aux = |name: &str| -> Result<Option<&ListArray>, String> {
+        if current {
+            col::<ListArray>(b, name).map(Some)
+        } else {
+            Ok(None)
+        }
     };
-    let list_f32 = |l: &ListArray, i: usize| -> Result<Vec<f32>, String> {
-        let v = l.value(i);
-        let a = v
-            .as_any()
-            .downcast_ref::<Float32Array>()
-            .ok_or("policy: not f32")?;
-        Ok(a.values().to_vec())
-    };
+    let ownership = aux("ownership")?;
+    let reply_legal = aux("reply_legal")?;
+    let reply_policy = aux("reply_policy")?;
     (0..b.num_rows())
         .map(|i| {
             Ok(Sample {
@@ -391,8 +435,8 @@ fn from_batch(b: &RecordBatch) -> Result<Vec<Sample>, String> {
                 ply: ply.value(i),
                 variant: variant[i].clone(),
                 fen: fen.value(i).to_string(),
-                legal: list_u16(legal, i)?,
-                policy: list_f32(policy, i)?,
+                legal: list::<UInt16Type>(legal, i, "legal")?,
+                policy: list::<Float32Type>(policy, i, "policy")?,
                 played: played.value(i),
                 root_q: root_q.value(i),
                 result: result.value(i),
@@ -401,6 +445,18 @@ fn from_batch(b: &RecordBatch) -> Result<Vec<Sample>, String> {
                 visits: visits.value(i),
                 model: model.value(i).to_string(),
                 end_reason: reason[i].clone(),
+                ownership: match ownership {
+                    Some(l) => list::<Int8Type>(l, i, "ownership")?,
+                    None => Vec::new(),
+                },
+                reply_legal: match reply_legal {
+                    Some(l) => list::<UInt16Type>(l, i, "reply_legal")?,
+                    None => Vec::new(),
+                },
+                reply_policy: match reply_policy {
+                    Some(l) => list::<Float32Type>(l, i, "reply_policy")?,
+                    None => Vec::new(),
+                },
             })
         })
         .collect()

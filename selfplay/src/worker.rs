@@ -193,6 +193,9 @@ impl Driver<'_> {
                 visits: s.search.simulations(),
                 model: self.model.clone(),
                 end_reason: String::new(),
+                ownership: Vec::new(),
+                reply_legal: Vec::new(),
+                reply_policy: Vec::new(),
             });
             s.sides.push(side);
             if let Some(t) = self.cfg.resign_threshold {
@@ -240,7 +243,8 @@ impl Driver<'_> {
         s.plies += 1;
     }
 
-    /// Fills in every sample's outcome; `resigned` names the side that resigned.
+    /// Fills in every sample's outcome and auxiliary targets; `resigned` names the side
+    /// that resigned.
     fn finish(&self, s: &mut Slot, resigned: Option<Side>) -> (GameSummary, Vec<Sample>) {
         let playable = s.state.playable_cells().max(1) as f32;
         let counts = s.state.counts();
@@ -261,6 +265,10 @@ impl Driver<'_> {
             sample.score = (sign * x_score as f32 / playable).clamp(-1.0, 1.0);
             sample.end_reason = reason.clone();
         }
+        // Only a game that ended by the rules has a final position to own: a resigned
+        // game's board and one stopped at the run's move cap are not final.
+        let final_board = (resigned.is_none() && s.state.result().is_some()).then_some(&s.state);
+        fill_aux_targets(&mut s.samples, &s.sides, final_board);
         let summary = GameSummary {
             game_id: s.game_id,
             plies: s.plies,
@@ -270,6 +278,43 @@ impl Driver<'_> {
         };
         (summary, std::mem::take(&mut s.samples))
     }
+}
+
+/// Fills the auxiliary targets of one game's samples (in play order; `sides[k]` is the
+/// side to move of `samples[k]`): every row's ownership of `final_board` (none when
+/// `None`), and as each row's reply target the next row's search policy when that row
+/// is the very next ply, a full search, and the opponent's move.
+fn fill_aux_targets(samples: &mut [Sample], sides: &[Side], final_board: Option<&State>) {
+    for k in 0..samples.len() {
+        samples[k].ownership = final_board.map_or_else(Vec::new, |b| ownership(b, sides[k]));
+        let reply = samples.get(k + 1).filter(|next| {
+            Some(next.ply) == samples[k].ply.checked_add(1)
+                && next.full_search
+                && sides[k + 1] == sides[k].other()
+        });
+        let (legal, policy) = reply.map_or_else(Default::default, |next| {
+            (next.legal.clone(), next.policy.clone())
+        });
+        samples[k].reply_legal = legal;
+        samples[k].reply_policy = policy;
+    }
+}
+
+/// Who holds each grid cell of `board` from `side`'s view: 1 `side`'s piece, −1 the
+/// other's, 0 empty, blocked or not a cell; grid cell `y * width + x` (`Game::grid`).
+fn ownership(board: &State, side: Side) -> Vec<i8> {
+    let game = board.game();
+    let (w, h) = game.grid();
+    let mut out = vec![0i8; w * h];
+    for cell in game.cells() {
+        let (x, y) = game.grid_xy(cell);
+        out[y * w + x] = match board.piece_at(cell) {
+            Some(p) if p == side => 1,
+            Some(_) => -1,
+            None => 0,
+        };
+    }
+    out
 }
 
 /// Plays `cfg.games` games and writes their positions as shards in `out`. Worker `k` of

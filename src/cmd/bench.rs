@@ -259,6 +259,7 @@ fn random_rows(game: engine::Game, n: usize) -> Vec<selfplay::Sample> {
             visits: 1,
             model: "bench".into(),
             end_reason: "bench".into(),
+            ..Default::default()
         });
     }
     rows

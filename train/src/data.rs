@@ -76,14 +76,18 @@ pub struct Batch {
     pub wdl: Vec<f32>,
     /// `[size]` final-score targets.
     pub score: Vec<f32>,
-    /// `[size, height * width]` each cell's final owner from the side to move's view
-    /// (1 its own, −1 the opponent's, 0 empty), cells as policy slot 0 orders them.
+    /// `[size, height, width]` final ownership of every grid cell, from the row's side to
+    /// move's view (1 its piece, −1 the opponent's, 0 empty, blocked or not a cell), cell
+    /// `y * width + x` of the transformed board (the order of `inputs`' planes and of
+    /// policy slot 0); all 0 for rows without the target.
     pub ownership: Vec<f32>,
     /// `[size]`: 1 for rows with an ownership target, 0 otherwise.
     pub ownership_weight: Vec<f32>,
-    /// `[size, policy_size]` the opponent's reply policy (the next position's target).
+    /// `[size, policy_size]` the opponent's reply policy: probabilities over the policy
+    /// indices of the position after the played move (under the row's symmetry); all 0
+    /// for rows without the target.
     pub reply_policy: Vec<f32>,
-    /// `[size]`: 1 for rows with a reply target, 0 otherwise.
+    /// `[size]`: 1 for rows with a reply-policy target, 0 otherwise.
     pub reply_weight: Vec<f32>,
 }
 
@@ -171,6 +175,47 @@ pub fn encode_sample(
     };
     b.wdl[i * 3 + k] = 1.0;
     b.score[i] = row.score;
+    if !row.ownership.is_empty() {
+        if row.ownership.len() != w * h {
+            return Err(err(format!(
+                "`ownership` has {} cells, the grid {}",
+                row.ownership.len(),
+                w * h
+            )));
+        }
+        let target = &mut b.ownership[i * w * h..(i + 1) * w * h];
+        for cell in game.cells() {
+            let (x, y) = game.grid_xy(cell);
+            let (ix, iy) = game.grid_xy(sym.map[cell] as usize);
+            let v = row.ownership[y * w + x];
+            if !(-1..=1).contains(&v) {
+                return Err(err(format!("ownership value {v} is not −1, 0 or 1")));
+            }
+            target[iy * w + ix] = f32::from(v);
+        }
+        b.ownership_weight[i] = 1.0;
+    }
+    if !row.reply_legal.is_empty() {
+        if row.reply_legal.len() != row.reply_policy.len() {
+            return Err(err(
+                "`reply_legal` and `reply_policy` differ in length".into()
+            ));
+        }
+        // The reply is a move of the position after the played one; its policy index is
+        // geometric, so the image's index of the image move is the transformed slot.
+        let reply = state.after(by_index(row.played)?);
+        let replies = reply.legal_moves();
+        let target = &mut b.reply_policy[i * p..(i + 1) * p];
+        for (&idx, &prob) in row.reply_legal.iter().zip(&row.reply_policy) {
+            let mv = replies
+                .iter()
+                .copied()
+                .find(|&m| reply.policy_index(m) == idx as usize)
+                .ok_or_else(|| err(format!("reply index {idx} is not a legal reply")))?;
+            target[image.policy_index(sym.apply(mv))] = prob;
+        }
+        b.reply_weight[i] = 1.0;
+    }
     Ok(())
 }
 

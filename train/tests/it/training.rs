@@ -1,13 +1,13 @@
 //! Training end to end on small self-play data: the loss falls, augmented batches keep
 //! their targets, a killed run resumes to the same losses, bad checkpoints are named.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use engine::Game;
-use selfplay::{BuiltinEvaluator, NetEngine, SelfplayConfig, ShardStream};
-use train::data::{Batch, encode_sample};
+use engine::{Game, Side, State};
+use selfplay::{BuiltinEvaluator, NetEngine, Sample, SelfplayConfig, ShardStream};
+use train::data::{Batch, encode_sample, make_batch};
 use train::net::{Head, PLANES};
 use train::{TrainConfig, TrainError, TrainOptions, train};
 
@@ -162,6 +162,147 @@ fn augmented_samples_keep_their_targets_under_every_symmetry() {
             }
         }
     }
+}
+
+/// The owner map of `board` from `side`'s view, grid cell `y * width + x`.
+fn owners(board: &State, side: Side) -> Vec<f32> {
+    let game = board.game();
+    let (w, h) = game.grid();
+    let mut out = vec![0.0; w * h];
+    for cell in game.cells() {
+        let (x, y) = game.grid_xy(cell);
+        out[y * w + x] = match board.piece_at(cell) {
+            Some(p) if p == side => 1.0,
+            Some(_) => -1.0,
+            None => 0.0,
+        };
+    }
+    out
+}
+
+/// Each game's rows in play order, with the game's final position (the last row's
+/// move, then the forced moves after it).
+fn games_with_final(g: Game, rows: &[Sample]) -> Vec<(Vec<&Sample>, State)> {
+    let mut games: BTreeMap<u64, Vec<&Sample>> = BTreeMap::new();
+    for r in rows {
+        games.entry(r.game_id).or_default().push(r);
+    }
+    games
+        .into_values()
+        .map(|mut samples| {
+            samples.sort_by_key(|s| s.ply);
+            let last = samples[samples.len() - 1];
+            let mut board = g.parse_position(&last.fen).unwrap();
+            let played = board
+                .legal_moves()
+                .into_iter()
+                .find(|&m| board.policy_index(m) == last.played as usize)
+                .unwrap();
+            board.play(played);
+            while !board.is_game_over() {
+                board.play(board.legal_moves()[0]);
+            }
+            (samples, board)
+        })
+        .collect()
+}
+
+#[test]
+fn auxiliary_targets_follow_the_rows_symmetry() {
+    for game in ["ataxx", "hexxagon", "othello", "annexation64"] {
+        let g: Game = game.parse().unwrap();
+        let rows: Vec<Sample> = ShardStream::open(&data(game)).unwrap().collect();
+        let (mut moved, mut replies, mut none) = (0, 0, 0);
+        for (samples, fin) in games_with_final(g, &rows) {
+            for (k, row) in samples.iter().enumerate().step_by(3) {
+                let s = g.parse_position(&row.fen).unwrap();
+                let side = s.side_to_move();
+                let syms = s.symmetries();
+                for (j, sym) in syms.iter().enumerate() {
+                    let encode = |r: &Sample| {
+                        let mut b = Batch::zeros(g, 1);
+                        let pick = |n| {
+                            assert_eq!(n, syms.len());
+                            j
+                        };
+                        encode_sample(g, r, pick, &mut b, 0).unwrap();
+                        b
+                    };
+                    let b = encode(row);
+                    // Ownership under the symmetry is the transformed final board's.
+                    let want = owners(&fin.transform(sym), side);
+                    assert_eq!(b.ownership, want, "{game} {} symmetry {j}", row.fen);
+                    assert_eq!(b.ownership_weight, [1.0]);
+                    moved += usize::from(want != owners(&fin, side));
+                    // The reply target is the next row's policy under the same symmetry.
+                    match samples.get(k + 1) {
+                        Some(next) if !row.reply_legal.is_empty() => {
+                            let bn = encode(next);
+                            assert_eq!(b.reply_policy, bn.policy, "{game} {} {j}", row.fen);
+                            assert_eq!(b.reply_weight, [1.0]);
+                            replies += 1;
+                        }
+                        _ => {
+                            assert!(b.reply_policy.iter().all(|&v| v == 0.0));
+                            assert_eq!(b.reply_weight, [0.0]);
+                            none += 1;
+                        }
+                    }
+                }
+            }
+        }
+        // Asymmetric final boards (so an untransformed grid would fail), and both kinds
+        // of reply rows.
+        assert!(
+            moved > 10 && replies > 10 && none > 10,
+            "{game}: {moved} {replies} {none}"
+        );
+    }
+}
+
+#[test]
+fn batches_carry_auxiliary_targets_with_their_weights() {
+    let g: Game = "hexxagon".parse().unwrap();
+    let rows: Vec<Sample> = ShardStream::open(&data("hexxagon")).unwrap().collect();
+    let (w, h) = g.grid();
+    let (cells, p, n) = (w * h, g.policy_size(), 64);
+    let b = make_batch(g, &rows, n, 3, 0).unwrap();
+    assert_eq!(b.ownership.len(), n * cells);
+    assert_eq!(b.ownership_weight.len(), n);
+    assert_eq!(b.reply_policy.len(), n * p);
+    assert_eq!(b.reply_weight.len(), n);
+    // Every game of the data ended by the rules: every row owns its final board.
+    assert!(b.ownership_weight.iter().all(|&v| v == 1.0));
+    let not_cells: Vec<usize> = (0..cells)
+        .filter(|&i| g.cell_at((i % w) as i32, (i / w) as i32).is_none())
+        .collect();
+    assert!(!not_cells.is_empty());
+    for i in 0..n {
+        let own = &b.ownership[i * cells..(i + 1) * cells];
+        assert!(own.iter().all(|v| [-1.0, 0.0, 1.0].contains(v)));
+        assert!(not_cells.iter().all(|&c| own[c] == 0.0));
+        assert!(own.iter().any(|&v| v != 0.0));
+        let reply = &b.reply_policy[i * p..(i + 1) * p];
+        let total: f32 = reply.iter().sum();
+        match b.reply_weight[i] {
+            1.0 => assert!((total - 1.0).abs() < 1e-4, "{total}"),
+            0.0 => assert_eq!(total, 0.0),
+            v => panic!("reply weight {v}"),
+        }
+    }
+    let with_reply = b.reply_weight.iter().filter(|&&v| v == 1.0).count();
+    assert!(with_reply > 0 && with_reply < n, "{with_reply}");
+    // A row without targets (a version-1 shard's) has zero weights and zero targets.
+    let old = Sample {
+        ownership: Vec::new(),
+        reply_legal: Vec::new(),
+        reply_policy: Vec::new(),
+        ..rows[0].clone()
+    };
+    let mut b = Batch::zeros(g, 1);
+    encode_sample(g, &old, |_| 1, &mut b, 0).unwrap();
+    assert_eq!((b.ownership_weight[0], b.reply_weight[0]), (0.0, 0.0));
+    assert!(b.ownership.iter().chain(&b.reply_policy).all(|&v| v == 0.0));
 }
 
 #[test]
