@@ -33,6 +33,8 @@ pub use operating::{
 };
 pub use player::{BadPlayerName, DEFAULT_MCTS_SIMS, Player, PlayerError, PlayerSpec, Timeouts};
 pub use rundir::{BestError, LockError, RunLock, current_best, promote};
+/// The engine that runs a network in play (see `PlayerSpec::Mcts`).
+pub use selfplay::NetEngine;
 pub use selfplay::data::write_atomic;
 pub use stats::{
     EloEstimate, MatchStats, Outcome, PairTotals, Rating, RatingError, SprtConfig, SprtVerdict,

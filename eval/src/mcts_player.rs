@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use engine::{Game, Move, State};
+use selfplay::NetEngine;
 use selfplay::evaluator::{Bootstrap, Evaluator};
 use selfplay::mcts::MctsConfig;
 use selfplay::mcts::play::DEFAULT_BATCH;
@@ -17,7 +18,7 @@ use selfplay::{
     ClockState, PlayError, PlayLimits, PlaySearch, PlayStats, TimeBudget, TimeManager,
     expected_moves_left,
 };
-use train::{FastEvaluator, LoadedModel};
+use train::LoadedModel;
 
 use crate::player::{Player, PlayerError};
 
@@ -110,8 +111,12 @@ pub fn load_network(
 }
 
 /// A fresh evaluator for `source` playing `game`; a model of another game is refused.
-pub fn build_evaluator(source: &NetSource, game: Game) -> Result<Box<dyn Evaluator>, PlayerError> {
-    Ok(build_evaluators(source, game, 1)?.0.remove(0))
+pub fn build_evaluator(
+    source: &NetSource,
+    game: Game,
+    engine: NetEngine,
+) -> Result<Box<dyn Evaluator>, PlayerError> {
+    Ok(build_evaluators(source, game, 1, engine)?.0.remove(0))
 }
 
 /// `threads` fresh evaluators for `source` playing `game` (one per search thread; the
@@ -121,6 +126,7 @@ pub fn build_evaluators(
     source: &NetSource,
     game: Game,
     threads: usize,
+    engine: NetEngine,
 ) -> Result<(Vec<Box<dyn Evaluator>>, bool), PlayerError> {
     let threads = threads.max(1);
     Ok(match load_network(source, game)? {
@@ -130,15 +136,12 @@ pub fn build_evaluators(
                 .collect(),
             false,
         ),
-        Some((dir, model)) => (
-            (0..threads)
-                .map(|_| {
-                    Box::new(FastEvaluator::new(&model, dir.display().to_string()))
-                        as Box<dyn Evaluator>
-                })
-                .collect(),
-            true,
-        ),
+        Some((dir, model)) => {
+            // The fast path is checked against Burn here, before any game.
+            let make = train::infer::evaluators(&model, &dir.display().to_string(), engine)
+                .map_err(|e| PlayerError::Model(format!("model {}: {e}", dir.display())))?;
+            ((0..threads).map(|_| make()).collect(), true)
+        }
     })
 }
 

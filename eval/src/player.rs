@@ -11,12 +11,10 @@ use std::time::Duration;
 
 use engine::search::{Limits, Searcher};
 use engine::{Game, Move, Rng, State};
-use selfplay::{ClockState, PlayError};
+use selfplay::{ClockState, NetEngine, PlayError};
 
 use crate::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
-use crate::mcts_player::{
-    MctsPlayer, NetSource, Thinking, batch_for, build_evaluators, load_network,
-};
+use crate::mcts_player::{MctsPlayer, NetSource, Thinking, batch_for, build_evaluators};
 use crate::uai_player::UaiPlayer;
 
 /// Simulations per move of an MCTS player when its name gives none.
@@ -100,6 +98,11 @@ pub enum PlayerError {
 /// let m = "mcts:data/runs/a:sims=200".parse::<PlayerSpec>().unwrap();
 /// assert_eq!(m.to_string(), "mcts:data/runs/a:sims=200");
 /// assert_eq!("mcts:bootstrap".parse::<PlayerSpec>().unwrap().to_string(), "mcts:bootstrap");
+/// // Burn's forward pass instead of the fast path (any architecture Burn can build):
+/// let b = "mcts:models/m:sims=50,engine=burn".parse::<PlayerSpec>().unwrap();
+/// assert_eq!(b.to_string(), "mcts:models/m:sims=50,engine=burn");
+/// assert_eq!("mcts:m:engine=fast".parse::<PlayerSpec>().unwrap().to_string(), "mcts:m");
+/// assert!("mcts:m:engine=gpu".parse::<PlayerSpec>().is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
@@ -118,6 +121,9 @@ pub enum PlayerSpec {
         sims: u32,
         /// Thinking time per move, instead of a simulation count.
         time: Option<Duration>,
+        /// The engine that runs the network (`engine=burn`: Burn's forward pass, for an
+        /// architecture the fast path does not run).
+        engine: NetEngine,
     },
     /// An external UAI engine.
     Uai {
@@ -131,7 +137,7 @@ pub enum PlayerSpec {
 /// A player name that names no player.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS], or uai:<path>[:name=value,...]"
+    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn], or uai:<path>[:name=value,...]"
 )]
 pub struct BadPlayerName(pub String);
 
@@ -177,9 +183,13 @@ impl FromStr for PlayerSpec {
             if source.is_empty() {
                 return Err(bad());
             }
-            let (mut sims, mut time) = (DEFAULT_MCTS_SIMS, None);
+            let (mut sims, mut time, mut engine) = (DEFAULT_MCTS_SIMS, None, NetEngine::Fast);
             for part in options.split(',').filter(|o| !o.is_empty()) {
                 let (k, v) = part.split_once('=').ok_or_else(bad)?;
+                if k == "engine" {
+                    engine = v.parse().map_err(|_| bad())?;
+                    continue;
+                }
                 let n: u64 = v.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?;
                 match k {
                     "sims" if n <= 1_000_000 => sims = n as u32,
@@ -192,7 +202,12 @@ impl FromStr for PlayerSpec {
             } else {
                 NetSource::Path(PathBuf::from(source))
             };
-            return Ok(PlayerSpec::Mcts { net, sims, time });
+            return Ok(PlayerSpec::Mcts {
+                net,
+                sims,
+                time,
+                engine,
+            });
         }
         if let Some(d) = s.strip_prefix("ab").filter(|d| !d.starts_with(':')) {
             let depth: u32 = d
@@ -246,15 +261,29 @@ impl fmt::Display for PlayerSpec {
                 }
                 write!(f, "ab:{}", parts.join(","))
             }
-            PlayerSpec::Mcts { net, sims, time } => {
+            PlayerSpec::Mcts {
+                net,
+                sims,
+                time,
+                engine,
+            } => {
                 match net {
                     NetSource::Bootstrap => f.write_str("mcts:bootstrap")?,
                     NetSource::Path(p) => write!(f, "mcts:{}", p.display())?,
                 }
+                let mut parts = Vec::new();
                 match time {
-                    Some(t) => write!(f, ":time={}", t.as_millis()),
-                    None if *sims != DEFAULT_MCTS_SIMS => write!(f, ":sims={sims}"),
-                    None => Ok(()),
+                    Some(t) => parts.push(format!("time={}", t.as_millis())),
+                    None if *sims != DEFAULT_MCTS_SIMS => parts.push(format!("sims={sims}")),
+                    None => {}
+                }
+                if *engine != NetEngine::Fast {
+                    parts.push(format!("engine={engine}"));
+                }
+                if parts.is_empty() {
+                    Ok(())
+                } else {
+                    write!(f, ":{}", parts.join(","))
                 }
             }
             PlayerSpec::Uai { path, options } => {
@@ -294,7 +323,9 @@ impl PlayerSpec {
     /// that fails later, mid-match, forfeits its games).
     pub fn check(&self, game: Game, timeouts: Timeouts) -> Result<(), PlayerError> {
         match self {
-            PlayerSpec::Mcts { net, .. } => load_network(net, game).map(drop),
+            PlayerSpec::Mcts { net, engine, .. } => {
+                build_evaluators(net, game, 1, *engine).map(drop)
+            }
             PlayerSpec::Uai { path, options } => {
                 UaiPlayer::start(path.clone(), options.clone(), game, timeouts).map(drop)
             }
@@ -311,6 +342,7 @@ impl PlayerSpec {
                 net: NetSource::Path(p),
                 sims,
                 time,
+                engine,
             } => PlayerSpec::Mcts {
                 net: match crate::mcts_player::resolve_net(p)? {
                     crate::mcts_player::ResolvedNet::Model(dir) => NetSource::Path(dir),
@@ -318,6 +350,7 @@ impl PlayerSpec {
                 },
                 sims: *sims,
                 time: *time,
+                engine: *engine,
             },
             other => other.clone(),
         })
@@ -356,8 +389,13 @@ impl PlayerSpec {
                 searcher: Searcher::new(16),
                 limits: *limits,
             }),
-            PlayerSpec::Mcts { net, sims, time } => {
-                let (evaluators, network) = build_evaluators(net, game, search_threads)?;
+            PlayerSpec::Mcts {
+                net,
+                sims,
+                time,
+                engine,
+            } => {
+                let (evaluators, network) = build_evaluators(net, game, search_threads, *engine)?;
                 let thinking = time.map_or(Thinking::Sims(*sims), Thinking::Time);
                 let fixed = (!clocked && time.is_none()).then_some(*sims);
                 Box::new(MctsPlayer::new(

@@ -360,7 +360,12 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
                 "external engines (uai:) cannot be started from the web page".into(),
             ));
         }
-        PlayerSpec::Mcts { net, sims, time } => {
+        PlayerSpec::Mcts {
+            net,
+            sims,
+            time,
+            engine,
+        } => {
             if sims > MAX_SIMS || time.is_some_and(|t| t > MAX_THINK) {
                 return Err(ApiError::BadRequest(format!(
                     "at most {MAX_SIMS} simulations or {} ms a move here",
@@ -371,7 +376,12 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
                 NetSource::Bootstrap => NetSource::Bootstrap,
                 NetSource::Path(p) => net_source(s, &p.to_string_lossy())?,
             };
-            PlayerSpec::Mcts { net, sims, time }
+            PlayerSpec::Mcts {
+                net,
+                sims,
+                time,
+                engine,
+            }
         }
         PlayerSpec::AlphaBeta(mut limits) => {
             limits.time = Some(limits.time.map_or(MAX_THINK, |t| t.min(MAX_THINK)));
@@ -492,7 +502,7 @@ async fn analyse(
     let source = net_source(&s, &b.net)?;
     let name = b.net.clone();
     search(&s, move || {
-        let mut ev = eval::build_evaluator(&source, game)
+        let mut ev = eval::build_evaluator(&source, game, eval::NetEngine::Fast)
             .map_err(|e| ApiError::BadRequest(format!("network `{name}`: {e}")))?;
         let moves = state.legal_moves();
         let e = ev

@@ -129,6 +129,7 @@ impl Pipeline {
             net,
             sims,
             time: None,
+            engine: self.cfg.selfplay.net_engine,
         }
     }
 

@@ -226,6 +226,14 @@ impl TrainConfig {
                     .all(|h| self.heads.contains(h)),
             "policy, wdl and score, each head once, and any of ownership, reply",
         )?;
+        // Found here rather than after a generation of self-play: the CPU engine refuses
+        // the reply head when it is built (`CpuTrainer::uncovered`).
+        check(
+            "heads",
+            format!("[{}] with device = \"{}\"", names.join(", "), self.device),
+            !(self.device == "cpu" && self.heads.contains(&Head::Reply)),
+            "without reply on the CPU engine (device = \"cpu\"), which does not train it; set train.device = \"flex\" to train it with Burn",
+        )?;
         check("window", self.window, self.window >= 1, "at least 1")?;
         check(
             "checkpoint_every",

@@ -42,6 +42,7 @@ fn mcts(dir: &Path) -> PlayerSpec {
         net: NetSource::Path(dir.to_path_buf()),
         sims: 16,
         time: None,
+        engine: selfplay::NetEngine::Fast,
     }
 }
 

@@ -18,7 +18,7 @@ use super::{error, say};
 /// not folded again: for one network and one thread count.
 pub(super) struct KeptMcts {
     /// The model directory (`None`: the bootstrap evaluator) and the search threads.
-    key: (Option<PathBuf>, usize),
+    key: (Option<PathBuf>, eval::NetEngine, usize),
     /// Whether the evaluators are a network (batches help).
     network: bool,
     player: MctsPlayer,
@@ -144,7 +144,12 @@ fn choose(
         Choice::Ladder(PlayerSpec::AlphaBeta(own)) => {
             return search(searcher, pos, merge(*own, limits), stop);
         }
-        Choice::Ladder(PlayerSpec::Mcts { net, sims, time }) => {
+        Choice::Ladder(PlayerSpec::Mcts {
+            net,
+            sims,
+            time,
+            engine,
+        }) => {
             // The GUI's node limit is a simulation count; otherwise the Simulations
             // option, the player's own time, the GUI's time, or the player's own count;
             // `go infinite` searches until `stop`.
@@ -171,7 +176,7 @@ fn choose(
                     time: None,
                 },
             };
-            run_mcts(net, gui.threads, play, mcts, pos, stop)
+            run_mcts(net, *engine, gui.threads, play, mcts, pos, stop)
         }
         Choice::Ladder(spec) => spec
             .build(pos.game(), pos.hash(), Timeouts::default())
@@ -188,6 +193,7 @@ fn choose(
 /// changed; reports the search's counts in an `info` line.
 fn run_mcts(
     net: &NetSource,
+    net_engine: eval::NetEngine,
     threads: usize,
     limits: PlayLimits,
     kept: &mut Option<KeptMcts>,
@@ -205,11 +211,11 @@ fn run_mcts(
             }
         }
     };
-    let key = (model, threads);
+    let key = (model, net_engine, threads);
     if kept.as_ref().is_none_or(|k| k.key != key) {
         *kept = None;
-        let (evaluators, network) =
-            eval::build_evaluators(net, pos.game(), threads).map_err(|e| e.to_string())?;
+        let (evaluators, network) = eval::build_evaluators(net, pos.game(), threads, net_engine)
+            .map_err(|e| e.to_string())?;
         let player = MctsPlayer::new(evaluators, Thinking::Sims(1), 1, pos.hash())
             .map_err(|e| e.to_string())?;
         *kept = Some(KeptMcts {

@@ -54,6 +54,7 @@ pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
         net: NetSource::Path(dir.to_path_buf()),
         sims: eval::DEFAULT_MCTS_SIMS,
         time: None,
+        engine: selfplay::NetEngine::Fast,
     }))
 }
 
