@@ -7,7 +7,7 @@ use burn::prelude::*;
 use burn::store::{ModuleSnapshot, SafetensorsStore};
 use engine::Game;
 use train::NetConfig;
-use train::net::PLANES;
+use train::net::{Head, PLANES};
 
 /// Name → shape of every tensor Burn stores for `net`, read from the safetensors header.
 fn burn_tensors(cfg: &NetConfig) -> BTreeMap<String, Vec<usize>> {
@@ -54,6 +54,15 @@ fn shapes(game: Game) -> Vec<NetConfig> {
             ..base.clone()
         },
         NetConfig::preset("standard", game.policy_planes()).unwrap(),
+        NetConfig {
+            aux_heads: vec![Head::Ownership],
+            ..base.clone()
+        },
+        NetConfig {
+            aux_heads: vec![Head::Ownership, Head::Reply],
+            gpool_every: 2,
+            ..base.clone()
+        },
     ]
 }
 
