@@ -5,7 +5,9 @@
 use engine::Game;
 use serde::{Deserialize, Serialize};
 
-use crate::matches::{GameRecord, MatchConfig, MatchError, generate_openings, run_match};
+use crate::matches::{
+    GameRecord, MatchClock, MatchConfig, MatchError, generate_openings, run_match,
+};
 use crate::player::PlayerSpec;
 use crate::stats::{MatchStats, PairTotals, SprtConfig, SprtVerdict};
 
@@ -66,6 +68,9 @@ pub struct GateConfig {
     pub threads: usize,
     /// A game reaching this many plies is a draw.
     pub max_plies: u32,
+    /// The clock both players play on, in gating and anchoring (`time=MS` a move, or
+    /// `tc=BASE+INC` in seconds): an equal-time comparison instead of equal simulations
+    pub clock: Option<MatchClock>,
 }
 
 impl Default for GateConfig {
@@ -89,6 +94,7 @@ impl Default for GateConfig {
             opening_random_plies: 4,
             threads: 2,
             max_plies: 600,
+            clock: None,
         }
     }
 }
@@ -421,6 +427,7 @@ pub fn gate(
     match_cfg.openings = openings_for(game, cfg.max_pairs, cfg.opening_random_plies, seed);
     match_cfg.threads = cfg.threads;
     match_cfg.max_plies = cfg.max_plies;
+    match_cfg.clock = cfg.clock;
     let mut stats = MatchStats::default();
     let mut records = Vec::new();
     let outcome = gate_loop(cfg, |first, pairs| {
@@ -509,6 +516,7 @@ pub fn anchor(
     match_cfg.openings = openings_for(game, pairs, cfg.opening_random_plies, seed);
     match_cfg.threads = cfg.threads;
     match_cfg.max_plies = cfg.max_plies;
+    match_cfg.clock = cfg.clock;
     ladder
         .iter()
         .map(|b| {

@@ -120,6 +120,20 @@ impl std::fmt::Display for MatchClock {
     }
 }
 
+/// Written in configs as its text (`"time=100"`, `"tc=1+0.01"`).
+impl serde::Serialize for MatchClock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for MatchClock {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MatchClock, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl MatchClock {
     /// Each side's clock at the start of a game.
     fn start(&self) -> Duration {

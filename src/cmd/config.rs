@@ -205,6 +205,11 @@ impl RunConfig {
                     "anchor.ladder = {p}: baselines must be fixed players (random, greedy, ab…, uai:…)"
                 );
             }
+            if spec.needs_clock() && self.gate.clock.is_none() {
+                bail!(
+                    "anchor.ladder = {p}: `ab` plays on a clock only; set gate.clock (e.g. \"time=100\") or name a limit (ab4, ab:time=100)"
+                );
+            }
         }
         Ok(())
     }

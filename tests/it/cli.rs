@@ -398,3 +398,35 @@ fn train_dry_run_describes_the_configured_network() {
     ]);
     assert!(!ok && err.contains("train.head_channels = 0"), "{err}");
 }
+
+#[test]
+fn gating_and_anchoring_take_a_clock() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-clock-{}", std::process::id()));
+    let run = dir.to_string_lossy().to_string();
+    let ladder = "anchor.ladder=[\"random\",\"ab\"]";
+    // `ab` has no limit of its own: refused without a clock, accepted with one.
+    let (ok, _, err) = flipzero(&["run", "--dry-run", "--run", &run, "--set", ladder]);
+    assert!(!ok && err.contains("set gate.clock"), "{err}");
+    let (ok, out, err) = flipzero(&[
+        "run",
+        "--dry-run",
+        "--run",
+        &run,
+        "--set",
+        ladder,
+        "--set",
+        "gate.clock=\"tc=1+0.01\"",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("clock = \"tc=1+0.01\""), "{out}");
+    let (ok, _, err) = flipzero(&[
+        "run",
+        "--dry-run",
+        "--run",
+        &run,
+        "--set",
+        "gate.clock=\"time=0\"",
+    ]);
+    assert!(!ok && err.contains("bad clock `time=0`"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
