@@ -219,10 +219,24 @@ impl Pipeline {
             .find(|(_, d)| d.join("train.json").is_file());
         let mut cfg = self.cfg.train.clone();
         cfg.seed = engine::splitmix64(self.cfg.train.seed ^ (u64::from(g) << 32)).1;
+        // The window grows with the positions the run has produced (train.window_exponent).
+        let mut produced = 0u64;
+        for k in 0..=g {
+            let path = self
+                .dir
+                .join("selfplay")
+                .join(generation_name(k))
+                .join("summary.json");
+            if let Some(s) = eval::report::read_record::<eval::report::SelfplaySummary>(&path)? {
+                produced += s.positions;
+            }
+        }
+        cfg.window = cfg.window_for(produced);
         self.log(&format!(
-            "{name}: training {} steps of {} from {}",
+            "{name}: training {} steps of {} on the newest {} of {produced} positions, from {}",
             cfg.steps,
             cfg.batch_size,
+            cfg.window,
             init.as_ref().map_or("random weights", |(n, _)| n.as_str())
         ));
         let b = bar(

@@ -69,8 +69,15 @@ pub struct TrainConfig {
     pub ownership_loss_weight: f32,
     /// Weight of the opponent's-reply policy cross-entropy.
     pub reply_loss_weight: f32,
-    /// Newest positions used for training.
+    /// Newest positions used for training (with `window_exponent`, the window's size
+    /// until the run has produced that many).
     pub window: usize,
+    /// How the window grows with the run's positions (KataGo's power law): 0 keeps it
+    /// at `window`; α in (0, 1] makes it `window · (1 + β((N / window)^α − 1) / α)` once
+    /// the run has produced N > `window` positions (see [`TrainConfig::window_for`]).
+    pub window_exponent: f64,
+    /// β of the power-law window.
+    pub window_scale: f64,
     /// Steps between checkpoints.
     pub checkpoint_every: u64,
     /// Seed of weights, data order and symmetries.
@@ -106,6 +113,8 @@ impl Default for TrainConfig {
             ownership_loss_weight: 0.5,
             reply_loss_weight: 0.15,
             window: 250_000,
+            window_exponent: 0.0,
+            window_scale: 0.4,
             checkpoint_every: 100,
             seed: 1,
             device: "cpu".into(),
@@ -234,6 +243,18 @@ impl TrainConfig {
             !(self.device == "cpu" && self.heads.contains(&Head::Reply)),
             "without reply on the CPU engine (device = \"cpu\"), which does not train it; set train.device = \"flex\" to train it with Burn",
         )?;
+        check(
+            "window_exponent",
+            self.window_exponent,
+            (0.0..=1.0).contains(&self.window_exponent),
+            "0 (a fixed window) ..=1",
+        )?;
+        check(
+            "window_scale",
+            self.window_scale,
+            (0.0..=10.0).contains(&self.window_scale),
+            "0..=10",
+        )?;
         check("window", self.window, self.window >= 1, "at least 1")?;
         check(
             "checkpoint_every",
@@ -274,6 +295,24 @@ impl TrainConfig {
         n
     }
 
+    /// The training window of a run that has produced `total` positions: `window`
+    /// until then, growing as KataGo's power law after (with α = `window_exponent`,
+    /// β = `window_scale`), never more than `total`. With α = 0.75 and β = 0.4, a
+    /// 250,000-position window becomes 493,790 at 1,000,000 positions and 2,237,389 at
+    /// 10,000,000: the window covers a shrinking share of an ever longer run, so old
+    /// data from weak networks leaves it, but it grows so that training does not overfit
+    /// the newest games.
+    pub fn window_for(&self, total: u64) -> usize {
+        let c = self.window as f64;
+        let n = total as f64;
+        let alpha = self.window_exponent;
+        if alpha <= 0.0 || n <= c {
+            return self.window;
+        }
+        let grown = c * (1.0 + self.window_scale * ((n / c).powf(alpha) - 1.0) / alpha);
+        grown.min(n).round() as usize
+    }
+
     /// The learning rate of step `step` (from 0).
     pub fn learning_rate_at(&self, step: u64) -> f64 {
         let peak = self.learning_rate;
@@ -303,5 +342,49 @@ impl TrainConfig {
                 .with_gradient_clipping(clip)
                 .init(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_grows_as_katagos_power_law() {
+        let fixed = TrainConfig {
+            window: 250_000,
+            ..TrainConfig::default()
+        };
+        assert_eq!(fixed.window_for(10_000_000), 250_000);
+        let grows = TrainConfig {
+            window_exponent: 0.75,
+            window_scale: 0.4,
+            ..fixed
+        };
+        assert_eq!(grows.window_for(100_000), 250_000);
+        assert_eq!(grows.window_for(250_000), 250_000);
+        // 250,000 · (1 + 0.4 · (4^0.75 − 1) / 0.75) = 493,790.
+        assert_eq!(grows.window_for(1_000_000), 493_790);
+        // 250,000 · (1 + 0.4 · (40^0.75 − 1) / 0.75) = 2,237,389.
+        assert_eq!(grows.window_for(10_000_000), 2_237_389);
+        // Steeper than the run itself near the start: capped at what exists.
+        let steep = TrainConfig {
+            window: 100,
+            window_exponent: 1.0,
+            window_scale: 5.0,
+            ..TrainConfig::default()
+        };
+        assert_eq!(steep.window_for(150), 150);
+        assert!(grows.validate().is_ok());
+        let bad = TrainConfig {
+            window_exponent: 1.5,
+            ..TrainConfig::default()
+        };
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("window_exponent")
+        );
     }
 }
