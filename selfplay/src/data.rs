@@ -24,7 +24,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
 /// Version of the row schema, written into every file's metadata. Version 2 added the
-/// auxiliary targets (`ownership`, `reply_legal`, `reply_policy`).
+/// auxiliary targets (`ownership`, `reply_legal`, `reply_policy`) and `surprise`.
 pub const SCHEMA_VERSION: &str = "2";
 /// Older schema versions this build still reads: their rows come back without the
 /// columns added since (empty targets).
@@ -76,6 +76,10 @@ pub struct Sample {
     /// The reply's search policy (the next row's `policy`), in the order of
     /// `reply_legal`; empty when there is no reply target.
     pub reply_policy: Vec<f32>,
+    /// How much the search changed the network's mind: the KL divergence of the policy
+    /// target from the network's prior over the legal moves, in nats (KataGo's policy
+    /// surprise). 0 for fast searches (no policy target) and in version-1 files.
+    pub surprise: f32,
 }
 
 /// Failures reading or writing shards.
@@ -134,6 +138,7 @@ fn schema(metadata: &HashMap<String, String>) -> Schema {
         Field::new("ownership", list(DataType::Int8), false),
         Field::new("reply_legal", list(DataType::UInt16), false),
         Field::new("reply_policy", list(DataType::Float32), false),
+        Field::new("surprise", DataType::Float32, false),
     ])
     .with_metadata(metadata.clone())
 }
@@ -193,6 +198,7 @@ fn to_batch(rows: &[Sample], schema: Arc<Schema>) -> Result<RecordBatch, String>
         Arc::new(ownership.finish()),
         Arc::new(reply_legal.finish()),
         Arc::new(reply_policy.finish()),
+        col(&|r| r.surprise),
     ];
     RecordBatch::try_new(schema, columns).map_err(|e| e.to_string())
 }
@@ -428,6 +434,11 @@ fn from_batch(b: &RecordBatch, current: bool) -> Result<Vec<Sample>, String> {
     let ownership = aux("ownership")?;
     let reply_legal = aux("reply_legal")?;
     let reply_policy = aux("reply_policy")?;
+    let surprise = if current {
+        Some(col::<Float32Array>(b, "surprise")?)
+    } else {
+        None
+    };
     (0..b.num_rows())
         .map(|i| {
             Ok(Sample {
@@ -457,6 +468,7 @@ fn from_batch(b: &RecordBatch, current: bool) -> Result<Vec<Sample>, String> {
                     Some(l) => list::<Float32Type>(l, i, "reply_policy")?,
                     None => Vec::new(),
                 },
+                surprise: surprise.map_or(0.0, |s| s.value(i)),
             })
         })
         .collect()

@@ -148,6 +148,22 @@ pub struct SearchOutcome {
     pub best: Move,
     /// The root's value for its side to move.
     pub root_q: f32,
+    /// The evaluator's prior over `moves`, before any root noise.
+    pub prior: Vec<f32>,
+}
+
+impl SearchOutcome {
+    /// KataGo's policy surprise: the KL divergence of the policy target from the
+    /// evaluator's prior, `Σ t · ln(t / p)` over the moves the target visits, in nats.
+    pub fn surprise(&self) -> f32 {
+        self.policy
+            .iter()
+            .zip(&self.prior)
+            .filter(|&(&t, _)| t > 0.0)
+            .map(|(&t, &p)| t * (t / p.max(1e-12)).ln())
+            .sum::<f32>()
+            .max(0.0)
+    }
 }
 
 /// One game's search tree and the progress of the current search.
@@ -163,6 +179,8 @@ pub struct Search {
     /// The batch of [`Search::next_request`], awaiting [`Search::apply`].
     pending: Option<LeafBatch>,
     gumbel: Option<Gumbel>,
+    /// The root's priors as the evaluator gave them (before root noise).
+    root_prior: Vec<f32>,
     root_value: f32,
     symmetries: Vec<Symmetry>,
 }
@@ -197,6 +215,7 @@ impl Search {
             in_flight: 0,
             pending: None,
             gumbel: None,
+            root_prior: Vec::new(),
             root_value: 0.0,
             symmetries,
         };
@@ -256,6 +275,7 @@ impl Search {
     fn prepare_root(&mut self, cfg: &MctsConfig, rng: &mut Rng) {
         let root = self.nodes[self.root as usize].clone();
         let range = root.first_edge as usize..(root.first_edge + root.num_edges) as usize;
+        self.root_prior = self.edges[range.clone()].iter().map(|e| e.prior).collect();
         if cfg.root == RootKind::Gumbel {
             let logits: Vec<f32> = self.edges[range.clone()]
                 .iter()
@@ -629,6 +649,7 @@ impl Search {
             policy,
             visits,
             root_q,
+            prior: self.root_prior.clone(),
         }
     }
 

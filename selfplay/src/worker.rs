@@ -196,6 +196,7 @@ impl Driver<'_> {
                 ownership: Vec::new(),
                 reply_legal: Vec::new(),
                 reply_policy: Vec::new(),
+                surprise: if s.full { out.surprise() } else { 0.0 },
             });
             s.sides.push(side);
             if let Some(t) = self.cfg.resign_threshold {

@@ -240,7 +240,7 @@ fn version_1_shards_read_without_targets_and_unknown_versions_are_refused() {
         &src,
         &v1,
         "1",
-        &["ownership", "reply_legal", "reply_policy"],
+        &["ownership", "reply_legal", "reply_policy", "surprise"],
     );
     let (old_rows, meta) = read_shard(&v1).unwrap();
     assert_eq!(meta[KEY_SCHEMA_VERSION], "1");
@@ -251,6 +251,7 @@ fn version_1_shards_read_without_targets_and_unknown_versions_are_refused() {
             ownership: Vec::new(),
             reply_legal: Vec::new(),
             reply_policy: Vec::new(),
+            surprise: 0.0,
             ..r.clone()
         })
         .collect();
@@ -274,4 +275,38 @@ fn version_1_shards_read_without_targets_and_unknown_versions_are_refused() {
         e.contains("part-000-0002.parquet") && e.contains("schema version 3"),
         "{e}"
     );
+}
+
+#[test]
+fn surprise_is_the_policy_targets_divergence_from_the_prior() {
+    // With the uniform evaluator every prior is 1/n over the n legal moves, so the
+    // surprise of a full search is ln n − H(target); fast searches have none.
+    let cfg = SelfplayConfig {
+        evaluator: BuiltinEvaluator::Uniform,
+        ..small("ataxx")
+    };
+    let rows = play(&cfg, &temp("surprise"));
+    let (mut full, mut positive) = (0, 0);
+    for r in &rows {
+        if !r.full_search {
+            assert_eq!(r.surprise, 0.0, "fast search at ply {}", r.ply);
+            continue;
+        }
+        full += 1;
+        let entropy: f32 = r
+            .policy
+            .iter()
+            .filter(|&&t| t > 0.0)
+            .map(|&t| -t * t.ln())
+            .sum();
+        let want = (r.legal.len() as f32).ln() - entropy;
+        assert!(
+            (r.surprise - want).abs() <= 1e-4 * want.max(1.0),
+            "ply {}: surprise {} vs ln n − H = {want}",
+            r.ply,
+            r.surprise
+        );
+        positive += usize::from(r.surprise > 0.01);
+    }
+    assert!(full > 20 && positive > full / 2, "{positive} of {full}");
 }
