@@ -30,7 +30,7 @@ pub use error::TrainError;
 pub use export::export;
 pub use infer::fast::{FastEvaluator, FastNet};
 pub use infer::{NetEvaluator, Prediction, move_probabilities, predict};
-/// The ndarray crate of [`net::encode`]'s arrays.
+/// The ndarray crate of [`data::Batch`]'s and [`net::encode`]'s arrays.
 pub use ndarray;
 pub use net::{Net, NetConfig};
 pub use store::{LoadedModel, ModelMeta, load_model, read_metadata};
