@@ -190,12 +190,7 @@ pub fn infer(a: InferArgs) -> anyhow::Result<()> {
         .parse_position(&a.position)
         .with_context(|| format!("bad position for {}", model.game))?;
     if let Some(p) = &a.dump_input {
-        let (w, h) = model.game.grid();
-        train::export::write_npy(
-            p,
-            &[1, train::net::PLANES, h, w],
-            &train::net::encode(&state),
-        )?;
+        train::store::save_npy(p, &train::net::encode_batch(&[state]))?;
     }
     let pred = train::predict(&model, &[state]).remove(0);
     let moves = state.legal_moves();

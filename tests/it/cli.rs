@@ -430,3 +430,57 @@ fn gating_and_anchoring_take_a_clock() {
     assert!(!ok && err.contains("bad clock `time=0`"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `infer --dump-input` writes the encoded planes `[1, planes, height, width]` as a
+/// version-1.0 `.npy` file of little-endian float32 in C order (what `np.load` reads,
+/// checked with Python by the ONNX export test): the header describes them, the data is
+/// the position's encoding, and no temporary file is left beside it.
+#[test]
+fn infer_dumps_the_encoded_input_as_npy() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-dump-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let model = dir.join("model");
+    std::fs::create_dir_all(&model).unwrap();
+    let game: engine::Game = "hexxagon".parse().unwrap();
+    let shape = train::NetConfig::preset("tiny", game.policy_planes()).unwrap();
+    let net = shape.init(&burn::prelude::Device::flex());
+    let digest = train::store::save_net(&net, &model.join("model.bpk")).unwrap();
+    train::store::write_metadata(&model, game, &shape, 0, 0, &digest).unwrap();
+    let out = dir.join("in.npy");
+    let (ok, _, err) = flipzero(&[
+        "infer",
+        "--model",
+        model.to_str().unwrap(),
+        "--position",
+        "startpos",
+        "--dump-input",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    assert_eq!((10 + len) % 64, 0, "the data is aligned");
+    let header = std::str::from_utf8(&bytes[10..10 + len]).unwrap();
+    let (w, h) = game.grid();
+    let planes = train::net::PLANES;
+    for part in [
+        "'descr': '<f4'".to_string(),
+        "'fortran_order': False".to_string(),
+        format!("'shape': (1, {planes}, {h}, {w})"),
+    ] {
+        assert!(header.contains(&part), "{header}");
+    }
+    let data: Vec<f32> = bytes[10 + len..]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let want = train::net::encode(&game.startpos());
+    assert_eq!(data, want.as_slice().unwrap());
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

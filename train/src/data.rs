@@ -5,14 +5,16 @@
 //! symmetries are drawn from them), so a run resumed at step `k` sees exactly the
 //! batches an uninterrupted run would have seen.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, sync_channel};
 
 use engine::{Game, Move, Rng, splitmix64};
+use ndarray::{Array1, Array2, Array3, Array4, ArrayRef, Axis, Dimension, s};
 use selfplay::Sample;
 
-use crate::net::{PLANES, encode_into};
+use crate::net::{PLANES, encode, encode_into};
 
 /// A window of training rows.
 pub struct Window {
@@ -59,36 +61,50 @@ pub fn load_window(dirs: &[PathBuf], max_rows: usize) -> Result<Window, selfplay
     })
 }
 
-/// One encoded batch, as flat row-major arrays.
+/// One encoded batch: an array per input and target, the sample on axis 0.
+///
+/// Every array is in standard (row-major, contiguous) layout: [`Batch::zeros`] makes it
+/// so and encoding only writes into it. The engines read the arrays as flat row-major
+/// slices ([`ArrayBase::as_slice`]); an array in another layout is read in its logical
+/// order, through a copy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
-    /// Samples in the batch.
+    /// Samples in the batch (the length of every array's axis 0).
     pub size: usize,
     /// `[size, PLANES, height, width]` inputs.
-    pub inputs: Vec<f32>,
+    pub inputs: Array4<f32>,
     /// `[size, policy_size]` target probabilities.
-    pub policy: Vec<f32>,
+    pub policy: Array2<f32>,
     /// `[size, policy_size]`: 1 for legal moves, 0 otherwise.
-    pub legal: Vec<f32>,
+    pub legal: Array2<f32>,
     /// `[size]`: 1 for rows that are policy targets (full searches), 0 otherwise.
-    pub policy_weight: Vec<f32>,
+    pub policy_weight: Array1<f32>,
     /// `[size, 3]` one-hot win/draw/loss targets.
-    pub wdl: Vec<f32>,
+    pub wdl: Array2<f32>,
     /// `[size]` final-score targets.
-    pub score: Vec<f32>,
+    pub score: Array1<f32>,
     /// `[size, height, width]` final ownership of every grid cell, from the row's side to
     /// move's view (1 its piece, −1 the opponent's, 0 empty, blocked or not a cell), cell
-    /// `y * width + x` of the transformed board (the order of `inputs`' planes and of
-    /// policy slot 0); all 0 for rows without the target.
-    pub ownership: Vec<f32>,
+    /// `[y, x]` of the transformed board (the order of `inputs`' planes and of policy
+    /// slot 0); all 0 for rows without the target.
+    pub ownership: Array3<f32>,
     /// `[size]`: 1 for rows with an ownership target, 0 otherwise.
-    pub ownership_weight: Vec<f32>,
+    pub ownership_weight: Array1<f32>,
     /// `[size, policy_size]` the opponent's reply policy: probabilities over the policy
     /// indices of the position after the played move (under the row's symmetry); all 0
     /// for rows without the target.
-    pub reply_policy: Vec<f32>,
+    pub reply_policy: Array2<f32>,
     /// `[size]`: 1 for rows with a reply-policy target, 0 otherwise.
-    pub reply_weight: Vec<f32>,
+    pub reply_weight: Array1<f32>,
+}
+
+/// The values of `a` in row-major order: borrowed when `a` is in standard layout (every
+/// array of a [`Batch`] made here), else copied.
+pub(crate) fn row_major<'a, D: Dimension>(a: &'a ArrayRef<f32, D>) -> Cow<'a, [f32]> {
+    match a.as_slice() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(a.iter().copied().collect()),
+    }
 }
 
 /// A training row that does not fit the game.
@@ -153,13 +169,12 @@ pub fn encode_sample(
     let sym = &syms[pick(syms.len()).min(syms.len() - 1)];
     let image = state.transform(sym);
     let (w, h) = game.grid();
-    let area = PLANES * w * h;
-    encode_into(&image, &mut b.inputs[i * area..(i + 1) * area]);
-    let p = game.policy_size();
-    let (target, legal) = (
-        &mut b.policy[i * p..(i + 1) * p],
-        &mut b.legal[i * p..(i + 1) * p],
-    );
+    let mut planes = b.inputs.index_axis_mut(Axis(0), i);
+    match planes.as_slice_mut() {
+        Some(out) => encode_into(&image, out),
+        None => planes.assign(&encode(&image)),
+    }
+    let (mut target, mut legal) = (b.policy.row_mut(i), b.legal.row_mut(i));
     for (&idx, &prob) in row.legal.iter().zip(&row.policy) {
         let j = image.policy_index(sym.apply(by_index(idx)?));
         target[j] = prob;
@@ -173,7 +188,7 @@ pub fn encode_sample(
     } else {
         1
     };
-    b.wdl[i * 3 + k] = 1.0;
+    b.wdl[[i, k]] = 1.0;
     b.score[i] = row.score;
     if !row.ownership.is_empty() {
         if row.ownership.len() != w * h {
@@ -183,7 +198,7 @@ pub fn encode_sample(
                 w * h
             )));
         }
-        let target = &mut b.ownership[i * w * h..(i + 1) * w * h];
+        let mut target = b.ownership.slice_mut(s![i, .., ..]);
         for cell in game.cells() {
             let (x, y) = game.grid_xy(cell);
             let (ix, iy) = game.grid_xy(sym.map[cell] as usize);
@@ -191,7 +206,7 @@ pub fn encode_sample(
             if !(-1..=1).contains(&v) {
                 return Err(err(format!("ownership value {v} is not −1, 0 or 1")));
             }
-            target[iy * w + ix] = f32::from(v);
+            target[[iy, ix]] = f32::from(v);
         }
         b.ownership_weight[i] = 1.0;
     }
@@ -205,7 +220,7 @@ pub fn encode_sample(
         // geometric, so the image's index of the image move is the transformed slot.
         let reply = state.after(by_index(row.played)?);
         let replies = reply.legal_moves();
-        let target = &mut b.reply_policy[i * p..(i + 1) * p];
+        let mut target = b.reply_policy.row_mut(i);
         for (&idx, &prob) in row.reply_legal.iter().zip(&row.reply_policy) {
             let mv = replies
                 .iter()
@@ -220,22 +235,22 @@ pub fn encode_sample(
 }
 
 impl Batch {
-    /// An all-zero batch of `size` samples for `game`.
+    /// An all-zero batch of `size` samples for `game`, every array in standard layout.
     pub fn zeros(game: Game, size: usize) -> Batch {
         let (w, h) = game.grid();
         let p = game.policy_size();
         Batch {
             size,
-            inputs: vec![0.0; size * PLANES * w * h],
-            policy: vec![0.0; size * p],
-            legal: vec![0.0; size * p],
-            policy_weight: vec![0.0; size],
-            wdl: vec![0.0; size * 3],
-            score: vec![0.0; size],
-            ownership: vec![0.0; size * w * h],
-            ownership_weight: vec![0.0; size],
-            reply_policy: vec![0.0; size * p],
-            reply_weight: vec![0.0; size],
+            inputs: Array4::zeros((size, PLANES, h, w)),
+            policy: Array2::zeros((size, p)),
+            legal: Array2::zeros((size, p)),
+            policy_weight: Array1::zeros(size),
+            wdl: Array2::zeros((size, 3)),
+            score: Array1::zeros(size),
+            ownership: Array3::zeros((size, h, w)),
+            ownership_weight: Array1::zeros(size),
+            reply_policy: Array2::zeros((size, p)),
+            reply_weight: Array1::zeros(size),
         }
     }
 }

@@ -22,6 +22,14 @@ pub enum TrainError {
     /// The chosen training engine cannot run this network.
     #[error("{0}")]
     Unsupported(String),
+    /// A position of another game than the network's.
+    #[error("a {position} position given to a network for {network}")]
+    OtherGame {
+        /// The network's game.
+        network: engine::Game,
+        /// The position's game.
+        position: engine::Game,
+    },
     /// A checkpoint or model file is unreadable or does not match.
     #[error("{path}: {message}")]
     Checkpoint {

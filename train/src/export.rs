@@ -147,30 +147,3 @@ pub fn export_onnx(model_dir: &Path, path: &Path) -> Result<(), TrainError> {
     let bytes = proto.write_to_bytes().map_err(|e| fail(e.to_string()))?;
     write_atomic(path, &bytes)
 }
-
-/// Writes a float32 array as a NumPy `.npy` file (format 1.0), atomically.
-pub fn write_npy(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), TrainError> {
-    assert_eq!(
-        shape.iter().product::<usize>(),
-        data.len(),
-        "shape and data disagree"
-    );
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let tuple = if dims.len() == 1 {
-        format!("{},", dims[0])
-    } else {
-        dims.join(", ")
-    };
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({tuple}), }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    for v in data {
-        bytes.extend(v.to_le_bytes());
-    }
-    write_atomic(path, &bytes)
-}

@@ -8,7 +8,8 @@
 //! - [`error`], [`config`]: the error type and a run's settings.
 //! - [`data`]: Parquet shards to training batches.
 //! - [`store`]: weights, model.json, loaded models, checkpoints.
-//! - [`infer`]: predictions, by Burn or by the fast path on [`kernels`].
+//! - [`infer`]: predictions, by Burn or by the fast path on [`kernels`]; [`Network`], the
+//!   batched prediction API for programs that embed a trained net.
 //! - [`backend`]: the hand-written CPU training engine.
 //! - [`training`]: the training loop over either engine; [`export`]: ONNX and safetensors.
 
@@ -29,7 +30,9 @@ pub use config::{OptimizerKind, TrainConfig, training_device};
 pub use error::TrainError;
 pub use export::export;
 pub use infer::fast::{FastEvaluator, FastNet};
-pub use infer::{NetEvaluator, Prediction, move_probabilities, predict};
+pub use infer::{NetEvaluator, Network, Prediction, Predictions, move_probabilities, predict};
+/// The ndarray crate of [`data::Batch`], [`Predictions`] and [`net::encode`]'s arrays.
+pub use ndarray;
 pub use net::{Net, NetConfig};
 pub use store::{LoadedModel, ModelMeta, load_model, read_metadata};
 pub use training::{StepMetrics, TrainOptions, TrainReport, train};

@@ -10,6 +10,9 @@ use crate::net::{PLANES, encode_into};
 use crate::store::LoadedModel;
 
 pub mod fast;
+mod network;
+
+pub use network::{Network, Predictions};
 
 /// The network's raw output for one position.
 #[derive(Clone, Debug, PartialEq)]

@@ -14,6 +14,7 @@
 
 use engine::flank::Phase;
 use engine::{Game, Side, State};
+use ndarray::{Array3, Array4};
 
 /// Number of input planes.
 pub const PLANES: usize = 7;
@@ -71,12 +72,41 @@ pub fn encode_into(state: &State, out: &mut [f32]) {
     }
 }
 
-/// The planes of `state` as a new vector.
-pub fn encode(state: &State) -> Vec<f32> {
+/// The planes of `state`, `[PLANES, height, width]`.
+pub fn encode(state: &State) -> Array3<f32> {
     let (w, h) = state.game().grid();
-    let mut v = vec![0.0; PLANES * w * h];
-    encode_into(state, &mut v);
-    v
+    let mut a = Array3::zeros((PLANES, h, w));
+    encode_into(
+        state,
+        a.as_slice_mut().expect("a new array is in standard layout"),
+    );
+    a
+}
+
+/// The planes of a batch of positions, `[states.len(), PLANES, height, width]`: row `i`
+/// is `encode(&states[i])`. An empty batch has the shape `[0, PLANES, 0, 0]`.
+///
+/// # Panics
+///
+/// If the positions are not all of one game (their grids, hence the array's shape,
+/// differ).
+pub fn encode_batch(states: &[State]) -> Array4<f32> {
+    let Some(first) = states.first() else {
+        return Array4::zeros((0, PLANES, 0, 0));
+    };
+    let game = first.game();
+    let (w, h) = game.grid();
+    let mut a = Array4::zeros((states.len(), PLANES, h, w));
+    let flat = a.as_slice_mut().expect("a new array is in standard layout");
+    for (s, out) in states.iter().zip(flat.chunks_exact_mut(PLANES * w * h)) {
+        assert!(
+            s.game() == game,
+            "encode_batch: a {} position in a batch of {game}",
+            s.game()
+        );
+        encode_into(s, out);
+    }
+    a
 }
 
 /// Grid size `(height, width)` of a game, as the network sees it.
@@ -94,6 +124,8 @@ mod tests {
         let g: Game = "ataxx".parse().unwrap();
         let s = g.parse_position("x5o/7/7/7/7/7/o5x o 7 1").unwrap();
         let v = encode(&s);
+        assert_eq!(v.shape(), [PLANES, 7, 7]);
+        let v = v.as_slice().unwrap();
         let at = |plane: usize, x: usize, y: usize| v[plane * 49 + y * 7 + x];
         // o to move: o's pieces (g7, a1) are "own".
         assert_eq!(
@@ -104,12 +136,50 @@ mod tests {
         assert_eq!(v[2 * 49..3 * 49].iter().sum::<f32>(), 0.0);
         // Hexxagon: 20 grid cells are off the board, 3 are blocked.
         let h: Game = "hexxagon".parse().unwrap();
-        let v = encode(&h.startpos());
+        let v = encode(&h.startpos()).into_raw_vec_and_offset().0;
         assert_eq!(v[2 * 81..3 * 81].iter().sum::<f32>(), 23.0);
         // Annexation 64 in its placement phase, full supplies.
         let a: Game = "annexation64".parse().unwrap();
-        let v = encode(&a.startpos());
+        let v = encode(&a.startpos()).into_raw_vec_and_offset().0;
         assert_eq!(v[2 * 100..3 * 100].iter().sum::<f32>(), 36.0);
         assert_eq!((v[4 * 100], v[5 * 100], v[6 * 100]), (1.0, 1.0, 1.0));
+    }
+
+    /// `encode_batch` stacks `encode`: every game family, positions after random moves
+    /// (so the clock and supply planes are not all zero or all one).
+    #[test]
+    fn encode_batch_stacks_encode() {
+        for name in ["ataxx", "hexxagon", "othello", "annexation64"] {
+            let g: Game = name.parse().unwrap();
+            let mut rng = engine::Rng::new(7);
+            let mut states = vec![g.startpos()];
+            for _ in 0..9 {
+                let mut s = *states.last().unwrap();
+                let moves = s.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                s.play(moves[rng.below(moves.len() as u64) as usize]);
+                states.push(s);
+            }
+            let batch = encode_batch(&states);
+            let (w, h) = g.grid();
+            assert_eq!(batch.shape(), [states.len(), PLANES, h, w], "{name}");
+            for (i, s) in states.iter().enumerate() {
+                assert_eq!(
+                    batch.index_axis(ndarray::Axis(0), i),
+                    encode(s),
+                    "{name} {i}"
+                );
+            }
+            // The rows differ: a stacking that repeated one position would pass above
+            // only if every position encoded the same.
+            assert_ne!(
+                batch.index_axis(ndarray::Axis(0), 0),
+                batch.index_axis(ndarray::Axis(0), states.len() - 1),
+                "{name}"
+            );
+        }
+        assert_eq!(encode_batch(&[]).shape(), [0, PLANES, 0, 0]);
     }
 }

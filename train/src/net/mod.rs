@@ -9,6 +9,6 @@ pub mod named;
 
 pub use config::{Head, NetConfig};
 pub use describe::{BlockSpec, ConvSpec, Layout, LinearSpec, ReplySpec, TensorSpec};
-pub use encode::{PLANE_NAMES, PLANES, encode, encode_into, grid_hw};
+pub use encode::{PLANE_NAMES, PLANES, encode, encode_batch, encode_into, grid_hw};
 pub use module::{ConvBn, Net, NetOutput, ResBlock};
 pub use named::NamedTensors;

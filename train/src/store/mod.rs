@@ -1,13 +1,15 @@
 //! What training writes and inference reads: weights with their digests, model.json,
-//! loaded models, and checkpoints.
+//! loaded models, checkpoints, and `.npy` arrays.
 
 mod checkpoint;
 mod meta;
 mod model;
+mod npy;
 mod weights;
 
 pub(crate) use checkpoint::remove_stale_temps;
 pub use checkpoint::{CheckpointState, Digests, latest_checkpoint};
 pub use meta::{MODEL_FORMAT_VERSION, ModelMeta, read_metadata, write_metadata};
 pub use model::{LoadedModel, load_init, load_model};
+pub use npy::save_npy;
 pub use weights::{load_net, save_net, sha256_hex, write_atomic};

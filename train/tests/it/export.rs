@@ -7,8 +7,9 @@ use std::process::Command;
 
 use engine::{Game, Rng, State};
 use selfplay::{BuiltinEvaluator, SelfplayConfig};
-use train::export::write_npy;
-use train::net::{Head, PLANES, encode};
+use train::ndarray::{Array1, Array2, Axis};
+use train::net::{Head, encode_batch};
+use train::store::save_npy;
 use train::{TrainConfig, TrainOptions};
 
 fn temp(name: &str) -> PathBuf {
@@ -164,25 +165,22 @@ fn onnx_export_matches_burn_for_every_family() {
         assert!(files.iter().any(|f| f.ends_with("model.onnx")));
         let model = train::load_model(&exported).unwrap();
         let states = positions(g, 12);
-        let (w, h) = g.grid();
-        let inputs: Vec<f32> = states.iter().flat_map(encode).collect();
+        let inputs = encode_batch(&states);
         let preds = train::predict(&model, &states);
         let case = temp(&format!("case-{k}"));
         std::fs::create_dir_all(&case).unwrap();
         let n = states.len();
-        write_npy(&case.join("inputs.npy"), &[n, PLANES, h, w], &inputs).unwrap();
+        save_npy(&case.join("inputs.npy"), &inputs).unwrap();
         let p = g.policy_size();
         let cat = |f: &dyn Fn(&train::Prediction) -> Vec<f32>| {
             preds.iter().flat_map(f).collect::<Vec<f32>>()
         };
-        write_npy(
-            &case.join("policy_logits.npy"),
-            &[n, p],
-            &cat(&|x| x.policy_logits.clone()),
-        )
-        .unwrap();
-        write_npy(&case.join("wdl.npy"), &[n, 3], &cat(&|x| x.wdl.to_vec())).unwrap();
-        write_npy(&case.join("score.npy"), &[n, 1], &cat(&|x| vec![x.score])).unwrap();
+        let logits = Array2::from_shape_vec((n, p), cat(&|x| x.policy_logits.clone())).unwrap();
+        save_npy(&case.join("policy_logits.npy"), &logits).unwrap();
+        let wdl = Array2::from_shape_vec((n, 3), cat(&|x| x.wdl.to_vec())).unwrap();
+        save_npy(&case.join("wdl.npy"), &wdl).unwrap();
+        let score = Array1::from_vec(cat(&|x| vec![x.score])).insert_axis(Axis(1));
+        save_npy(&case.join("score.npy"), &score).unwrap();
         check(&exported, &case);
     }
 }

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use engine::{Game, Side, State};
 use selfplay::{BuiltinEvaluator, NetEngine, Sample, SelfplayConfig, ShardStream};
 use train::data::{Batch, encode_sample, make_batch};
+use train::ndarray::{Axis, arr1};
 use train::net::{Head, PLANES};
 use train::{TrainConfig, TrainError, TrainOptions, train};
 
@@ -145,7 +146,7 @@ fn augmented_samples_keep_their_targets_under_every_symmetry() {
                     .map(|&m| image.policy_index(m))
                     .collect();
                 want.sort();
-                let got: Vec<usize> = (0..p).filter(|&i| b.legal[i] == 1.0).collect();
+                let got: Vec<usize> = (0..p).filter(|&i| b.legal[[0, i]] == 1.0).collect();
                 assert_eq!(got, want, "{game} {} symmetry {k}", row.fen);
                 // Each move's probability moved to its image's index.
                 for (&idx, &prob) in row.legal.iter().zip(&row.policy) {
@@ -154,11 +155,11 @@ fn augmented_samples_keep_their_targets_under_every_symmetry() {
                         .copied()
                         .find(|&m| s.policy_index(m) == idx as usize)
                         .unwrap();
-                    assert_eq!(b.policy[image.policy_index(sym.apply(m))], prob);
+                    assert_eq!(b.policy[[0, image.policy_index(sym.apply(m))]], prob);
                 }
                 // The input is the image's encoding.
-                assert_eq!(b.inputs, train::net::encode(&image));
-                assert_eq!(b.inputs.len(), PLANES * w * h);
+                assert_eq!(b.inputs.index_axis(Axis(0), 0), train::net::encode(&image));
+                assert_eq!(b.inputs.shape(), [1, PLANES, h, w]);
             }
         }
     }
@@ -231,20 +232,21 @@ fn auxiliary_targets_follow_the_rows_symmetry() {
                     let b = encode(row);
                     // Ownership under the symmetry is the transformed final board's.
                     let want = owners(&fin.transform(sym), side);
-                    assert_eq!(b.ownership, want, "{game} {} symmetry {j}", row.fen);
-                    assert_eq!(b.ownership_weight, [1.0]);
+                    let got = b.ownership.as_slice().unwrap();
+                    assert_eq!(got, want, "{game} {} symmetry {j}", row.fen);
+                    assert_eq!(b.ownership_weight, arr1(&[1.0]));
                     moved += usize::from(want != owners(&fin, side));
                     // The reply target is the next row's policy under the same symmetry.
                     match samples.get(k + 1) {
                         Some(next) if !row.reply_legal.is_empty() => {
                             let bn = encode(next);
                             assert_eq!(b.reply_policy, bn.policy, "{game} {} {j}", row.fen);
-                            assert_eq!(b.reply_weight, [1.0]);
+                            assert_eq!(b.reply_weight, arr1(&[1.0]));
                             replies += 1;
                         }
                         _ => {
                             assert!(b.reply_policy.iter().all(|&v| v == 0.0));
-                            assert_eq!(b.reply_weight, [0.0]);
+                            assert_eq!(b.reply_weight, arr1(&[0.0]));
                             none += 1;
                         }
                     }
@@ -267,10 +269,10 @@ fn batches_carry_auxiliary_targets_with_their_weights() {
     let (w, h) = g.grid();
     let (cells, p, n) = (w * h, g.policy_size(), 64);
     let b = make_batch(g, &rows, n, 3, 0).unwrap();
-    assert_eq!(b.ownership.len(), n * cells);
-    assert_eq!(b.ownership_weight.len(), n);
-    assert_eq!(b.reply_policy.len(), n * p);
-    assert_eq!(b.reply_weight.len(), n);
+    assert_eq!(b.ownership.shape(), [n, h, w]);
+    assert_eq!(b.ownership_weight.shape(), [n]);
+    assert_eq!(b.reply_policy.shape(), [n, p]);
+    assert_eq!(b.reply_weight.shape(), [n]);
     // Every game of the data ended by the rules: every row owns its final board.
     assert!(b.ownership_weight.iter().all(|&v| v == 1.0));
     let not_cells: Vec<usize> = (0..cells)
@@ -278,11 +280,12 @@ fn batches_carry_auxiliary_targets_with_their_weights() {
         .collect();
     assert!(!not_cells.is_empty());
     for i in 0..n {
-        let own = &b.ownership[i * cells..(i + 1) * cells];
+        let own = b.ownership.index_axis(Axis(0), i);
+        let own = own.as_slice().unwrap();
         assert!(own.iter().all(|v| [-1.0, 0.0, 1.0].contains(v)));
         assert!(not_cells.iter().all(|&c| own[c] == 0.0));
         assert!(own.iter().any(|&v| v != 0.0));
-        let reply = &b.reply_policy[i * p..(i + 1) * p];
+        let reply = b.reply_policy.row(i);
         let total: f32 = reply.iter().sum();
         match b.reply_weight[i] {
             1.0 => assert!((total - 1.0).abs() < 1e-4, "{total}"),

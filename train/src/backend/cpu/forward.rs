@@ -14,9 +14,10 @@ impl CpuTrainer {
         } = self;
         let (g, area) = (geo.g, geo.area);
         // Encode [plane][y][x] into the bordered channel-last input.
+        let inputs = row_major(&batch.inputs);
         t.input[..n * g * INPUT_STRIDE]
             .par_chunks_mut(g * INPUT_STRIDE)
-            .zip(batch.inputs.par_chunks(PLANES * area))
+            .zip(inputs.par_chunks(PLANES * area))
             .for_each(|(x, planes)| {
                 for (i, &cell) in geo.interior.iter().enumerate() {
                     let dst = &mut x[cell * INPUT_STRIDE..][..PLANES];

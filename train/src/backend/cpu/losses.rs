@@ -12,7 +12,10 @@ impl CpuTrainer {
         let size = self.game.policy_size();
         assert_eq!(t.logits.len(), n * size, "policy size of the game");
         let [wp, wv, ws, wo] = self.settings.weights;
-        let weight_sum = b.policy_weight.iter().sum::<f32>().max(1.0);
+        // The targets as flat row-major slices (the batch's layout, see `Batch`).
+        let (legal, policy, wdl) = (row_major(&b.legal), row_major(&b.policy), row_major(&b.wdl));
+        let (policy_weight, score) = (row_major(&b.policy_weight), row_major(&b.score));
+        let weight_sum = policy_weight.iter().sum::<f32>().max(1.0);
         let mut dlogits = vec![0.0; n * size];
         // Per sample in parallel: (weighted loss, entropy, hit, counted), summed in order.
         let rows: Vec<(f32, f32, bool, bool)> = dlogits
@@ -20,8 +23,8 @@ impl CpuTrainer {
             .enumerate()
             .map(|(s, dlogits)| {
                 let logits = &t.logits[s * size..][..size];
-                let legal = &b.legal[s * size..][..size];
-                let target = &b.policy[s * size..][..size];
+                let legal = &legal[s * size..][..size];
+                let target = &policy[s * size..][..size];
                 // Illegal moves get a large negative logit, as in `training::losses`.
                 let z: Vec<f32> = logits
                     .iter()
@@ -41,7 +44,7 @@ impl CpuTrainer {
                 let tsum: f32 = target.iter().sum();
                 let mut row_loss = 0.0f32;
                 let mut row_entropy = 0.0f32;
-                let scale = wp * b.policy_weight[s] / weight_sum;
+                let scale = wp * policy_weight[s] / weight_sum;
                 for j in 0..size {
                     let logp = z[j] - lse;
                     let p = if legal[j] > 0.0 { logp.exp() } else { 0.0 };
@@ -57,9 +60,9 @@ impl CpuTrainer {
                         })
                         .0
                 };
-                let counted = b.policy_weight[s] > 0.0;
+                let counted = policy_weight[s] > 0.0;
                 let hit = counted && argmax(&z) == argmax(target);
-                (row_loss * b.policy_weight[s], row_entropy, hit, counted)
+                (row_loss * policy_weight[s], row_entropy, hit, counted)
             })
             .collect();
         let (mut policy_loss, mut entropy) = (0.0f64, 0.0f64);
@@ -77,7 +80,7 @@ impl CpuTrainer {
         let mut score_loss = 0.0f64;
         for s in 0..n {
             let z = &t.wdl[s * 3..][..3];
-            let target = &b.wdl[s * 3..][..3];
+            let target = &wdl[s * 3..][..3];
             let max = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
             let lse = max + z.iter().map(|v| (v - max).exp()).sum::<f32>().ln();
             let tsum: f32 = target.iter().sum();
@@ -86,7 +89,7 @@ impl CpuTrainer {
                 value_loss -= (target[j] * logp) as f64;
                 dwdl[s * 3 + j] = wv / n as f32 * (logp.exp() * tsum - target[j]);
             }
-            let (y, want) = (t.score[s], b.score[s]);
+            let (y, want) = (t.score[s], score[s]);
             score_loss += ((y - want) * (y - want)) as f64;
             dscore[s] = ws / n as f32 * 2.0 * (y - want) * (1.0 - y * y);
         }
@@ -98,13 +101,14 @@ impl CpuTrainer {
         let mut downership = Vec::new();
         if self.layers.ownership_out.is_some() {
             let area = t.own.len() / n;
-            let count = b.ownership_weight.iter().sum::<f32>().max(1.0);
+            let (ownership, weight) = (row_major(&b.ownership), row_major(&b.ownership_weight));
+            let count = weight.iter().sum::<f32>().max(1.0);
             downership = vec![0.0; n * area];
             let mut own_loss = 0.0f64;
             for s in 0..n {
-                let w = b.ownership_weight[s];
+                let w = weight[s];
                 let y = &t.own[s * area..][..area];
-                let want = &b.ownership[s * area..][..area];
+                let want = &ownership[s * area..][..area];
                 let scale = wo * w / count * 2.0 / area as f32;
                 let mut row = 0.0f64;
                 for i in 0..area {

@@ -30,7 +30,7 @@ use engine::Game;
 use rayon::prelude::*;
 
 use crate::config::{OptimizerKind, TrainConfig};
-use crate::data::Batch;
+use crate::data::{Batch, row_major};
 use crate::error::TrainError;
 use crate::infer::fast::transpose;
 use crate::kernels::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};

@@ -39,18 +39,20 @@ fn random_batch(game: Game, n: usize, seed: u64) -> Batch {
     // Ownership targets −1, 0 or 1 on most rows; the rest have none.
     let ownership = u(7, n * w * h).iter().map(|v| (v * 1.5).round()).collect();
     let ownership_weight = u(8, n).iter().map(|v| f32::from(*v > -0.6)).collect();
+    use ndarray::{Array1, Array2, Array3, Array4};
+    const LEN: &str = "the shape's length";
     Batch {
         size: n,
-        inputs,
-        policy,
-        legal,
-        policy_weight,
-        wdl,
-        score: u(6, n),
-        ownership,
-        ownership_weight,
-        reply_policy: vec![0.0; n * size],
-        reply_weight: vec![0.0; n],
+        inputs: Array4::from_shape_vec((n, PLANES, h, w), inputs).expect(LEN),
+        policy: Array2::from_shape_vec((n, size), policy).expect(LEN),
+        legal: Array2::from_shape_vec((n, size), legal).expect(LEN),
+        policy_weight: Array1::from_vec(policy_weight),
+        wdl: Array2::from_shape_vec((n, 3), wdl).expect(LEN),
+        score: Array1::from_vec(u(6, n)),
+        ownership: Array3::from_shape_vec((n, h, w), ownership).expect(LEN),
+        ownership_weight: Array1::from_vec(ownership_weight),
+        reply_policy: Array2::zeros((n, size)),
+        reply_weight: Array1::zeros(n),
     }
 }
 
