@@ -78,6 +78,10 @@ pub struct TrainConfig {
     pub window_exponent: f64,
     /// β of the power-law window.
     pub window_scale: f64,
+    /// Policy-surprise weighting (KataGo), 0..=1: the share of a policy-target row's
+    /// sampling weight that is proportional to its surprise (see
+    /// [`crate::data::epoch_rows`]); 0 samples every row equally.
+    pub surprise_weight: f32,
     /// Steps between checkpoints.
     pub checkpoint_every: u64,
     /// Seed of weights, data order and symmetries.
@@ -115,6 +119,7 @@ impl Default for TrainConfig {
             window: 250_000,
             window_exponent: 0.0,
             window_scale: 0.4,
+            surprise_weight: 0.0,
             checkpoint_every: 100,
             seed: 1,
             device: "cpu".into(),
@@ -248,6 +253,12 @@ impl TrainConfig {
             self.window_exponent,
             (0.0..=1.0).contains(&self.window_exponent),
             "0 (a fixed window) ..=1",
+        )?;
+        check(
+            "surprise_weight",
+            self.surprise_weight,
+            (0.0..=1.0).contains(&self.surprise_weight),
+            "0 (off) ..=1",
         )?;
         check(
             "window_scale",

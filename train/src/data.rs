@@ -255,6 +255,39 @@ impl Batch {
     }
 }
 
+/// The rows an epoch runs over, by index: every row once when `surprise_weight` is 0.
+/// Otherwise (KataGo's policy-surprise weighting) each row with a policy target gets the
+/// weight `w = (1 − s) + s · surprise / mean surprise` (the mean over those rows, so
+/// their mean weight stays 1 and the share of value-only rows is unchanged) and appears
+/// `⌊w⌋` times, plus once more with probability `w − ⌊w⌋`, drawn from `seed`: the
+/// positions where the search overruled the network are seen more often. Rows without
+/// a policy target (fast searches) appear once.
+pub fn epoch_rows(rows: &[Sample], surprise_weight: f32, seed: u64) -> Vec<u32> {
+    let s = surprise_weight.clamp(0.0, 1.0);
+    let targets: Vec<f32> = rows
+        .iter()
+        .filter(|r| r.full_search)
+        .map(|r| r.surprise.max(0.0))
+        .collect();
+    let mean = targets.iter().map(|&v| v as f64).sum::<f64>() / targets.len().max(1) as f64;
+    if s == 0.0 || mean <= 0.0 {
+        return (0..rows.len() as u32).collect();
+    }
+    let mut rng = Rng::new(splitmix64(seed ^ 0x5C4B).1);
+    let mut order = Vec::with_capacity(rows.len() * 2);
+    for (i, r) in rows.iter().enumerate() {
+        let w = if r.full_search {
+            (1.0 - s) as f64 + s as f64 * r.surprise.max(0.0) as f64 / mean
+        } else {
+            1.0
+        };
+        let whole = w.floor();
+        let copies = whole as usize + usize::from(rng.next_f64() < w - whole);
+        order.extend(std::iter::repeat_n(i as u32, copies));
+    }
+    order
+}
+
 /// The batch of training step `step`: `size` rows of an epoch-by-epoch shuffle of the
 /// window, each under a random symmetry; everything drawn from `seed` and `step`.
 pub fn make_batch(
@@ -264,32 +297,47 @@ pub fn make_batch(
     seed: u64,
     step: u64,
 ) -> Result<Batch, RowError> {
+    let order: Vec<u32> = (0..rows.len() as u32).collect();
+    make_batch_from(game, rows, &order, size, seed, step)
+}
+
+/// As [`make_batch`], with epochs over `order` (row indices, see [`epoch_rows`]).
+pub fn make_batch_from(
+    game: Game,
+    rows: &[Sample],
+    order: &[u32],
+    size: usize,
+    seed: u64,
+    step: u64,
+) -> Result<Batch, RowError> {
     let mut b = Batch::zeros(game, size);
-    let n = rows.len() as u64;
+    let n = order.len() as u64;
     let mut perm_epoch = u64::MAX;
-    let mut perm: Vec<usize> = Vec::new();
+    let mut perm: Vec<u32> = Vec::new();
     for i in 0..size {
         let q = step * size as u64 + i as u64;
         let epoch = q / n;
         if epoch != perm_epoch {
-            perm = (0..rows.len()).collect();
+            perm = order.to_vec();
             let mut rng = Rng::new(splitmix64(seed ^ 0xE90C ^ epoch).1);
             for k in (1..perm.len()).rev() {
                 perm.swap(k, rng.below(k as u64 + 1) as usize);
             }
             perm_epoch = epoch;
         }
-        let row = &rows[perm[(q % n) as usize]];
+        let row = &rows[perm[(q % n) as usize] as usize];
         let mut rng = Rng::new(splitmix64(seed ^ splitmix64(q).1).1);
         encode_row(game, row, &mut rng, &mut b, i)?;
     }
     Ok(b)
 }
 
-/// Batches for steps `first..last`, encoded ahead on a background thread.
+/// Batches for steps `first..last` over `order` (see [`epoch_rows`]), encoded ahead on
+/// a background thread.
 pub fn batch_stream(
     game: Game,
     rows: Arc<Vec<Sample>>,
+    order: Arc<Vec<u32>>,
     size: usize,
     seed: u64,
     first: u64,
@@ -298,7 +346,10 @@ pub fn batch_stream(
     let (tx, rx) = sync_channel(4);
     std::thread::spawn(move || {
         for step in first..last {
-            if tx.send(make_batch(game, &rows, size, seed, step)).is_err() {
+            if tx
+                .send(make_batch_from(game, &rows, &order, size, seed, step))
+                .is_err()
+            {
                 return;
             }
         }

@@ -20,7 +20,7 @@ use engine::Game;
 pub use self::losses::losses;
 use self::trainer::{Engine, write_checkpoint};
 use crate::config::TrainConfig;
-use crate::data::{batch_stream, load_window};
+use crate::data::{batch_stream, epoch_rows, load_window};
 use crate::error::{TrainError, io};
 use crate::store::{
     CheckpointState, Digests, latest_checkpoint, remove_stale_temps, save_net, write_atomic,
@@ -160,9 +160,11 @@ pub fn train(
         .open(&metrics_path)
         .map_err(io(&metrics_path))?;
     let rows = Arc::new(window.rows);
+    let order = Arc::new(epoch_rows(&rows, cfg.surprise_weight, cfg.seed));
     let batches = batch_stream(
         game,
         rows.clone(),
+        order,
         cfg.batch_size,
         cfg.seed,
         start,

@@ -651,3 +651,44 @@ fn a_net_the_cpu_engine_cannot_train_is_refused_by_name_and_burn_trains_and_play
         assert_eq!(report.games, 2, "{engine}");
     }
 }
+
+#[test]
+fn surprising_rows_are_sampled_in_proportion_to_their_weight() {
+    use train::data::epoch_rows;
+    // 1,000 rows of each surprise 0, 1, 2, 3 with policy targets, and 1,000 without.
+    let rows: Vec<Sample> = (0..5000)
+        .map(|i| Sample {
+            full_search: i % 5 != 4,
+            surprise: if i % 5 == 4 { 0.0 } else { (i % 5) as f32 },
+            ..Sample::default()
+        })
+        .collect();
+    let ident: Vec<u32> = (0..5000).collect();
+    assert_eq!(epoch_rows(&rows, 0.0, 7), ident);
+    let order = epoch_rows(&rows, 0.5, 7);
+    assert_eq!(order, epoch_rows(&rows, 0.5, 7), "drawn from the seed");
+    let mut counts = [0usize; 5];
+    for &i in &order {
+        counts[i as usize % 5] += 1;
+    }
+    // w = 0.5 + 0.5 · surprise / 1.5 (the mean of 0, 1, 2, 3): 0.5, 0.83, 1.17, 1.5;
+    // each row's extra copy is a coin with p = w − ⌊w⌋, so the count of 1,000 rows is
+    // within 4 standard deviations of 1,000 · w. Rows without a policy target once each.
+    for (k, w) in [0.5, 5.0 / 6.0, 7.0 / 6.0, 1.5f64].into_iter().enumerate() {
+        let p = w - w.floor();
+        let sd = (1000.0 * p * (1.0 - p)).sqrt();
+        let got = counts[k] as f64;
+        assert!(
+            (got - 1000.0 * w).abs() <= 4.0 * sd,
+            "surprise {k}: {got} vs {}",
+            1000.0 * w
+        );
+    }
+    assert_eq!(counts[4], 1000);
+    // Every row with weight ≥ 1 appears at least once.
+    for (i, r) in rows.iter().enumerate() {
+        if r.surprise >= 1.5 {
+            assert!(order.contains(&(i as u32)), "row {i}");
+        }
+    }
+}
