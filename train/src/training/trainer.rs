@@ -30,6 +30,76 @@ pub(super) struct BurnRun {
     device: Device,
 }
 
+/// The largest relative difference between the CPU engine's losses and Burn's on the
+/// same batch that [`check_cpu_engine`] accepts. Observed: below 1e-5 (summation order);
+/// a layer the engine misses or misreads moves them by far more.
+pub const CPU_ENGINE_TOLERANCE: f32 = 1e-3;
+
+/// Runs the CPU engine (a throwaway copy: the check moves no weight and no running
+/// statistic of the run) and Burn's forward pass in training mode on eight positions of
+/// `game` (the start and positions after random legal moves, fixed seed, uniform
+/// policy targets) and compares their losses; a network the engine computes otherwise
+/// is refused, naming the alternative.
+fn check_cpu_engine(
+    net: &Net,
+    shape: &NetConfig,
+    game: Game,
+    cfg: &TrainConfig,
+) -> Result<(), TrainError> {
+    let mut rng = engine::Rng::new(0x5EED);
+    let rows: Vec<selfplay::Sample> = (0..8)
+        .map(|k| {
+            let mut s = game.startpos();
+            for _ in 0..k * 3 {
+                let moves = s.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                s.play(moves[rng.below(moves.len() as u64) as usize]);
+            }
+            let legal: Vec<u16> = s
+                .legal_moves()
+                .iter()
+                .map(|&m| s.policy_index(m) as u16)
+                .collect();
+            selfplay::Sample {
+                variant: game.to_string(),
+                fen: s.text(),
+                policy: vec![1.0 / legal.len().max(1) as f32; legal.len()],
+                played: legal.first().copied().unwrap_or(0),
+                result: [1.0, 0.0, -1.0][k % 3],
+                score: 0.25,
+                full_search: true,
+                legal,
+                ..selfplay::Sample::default()
+            }
+        })
+        .collect();
+    let batch = crate::data::make_batch(game, &rows, rows.len(), 1, 0)?;
+    let mut probe = CpuTrainer::new(net, shape, game, cfg)?;
+    let ours = probe.forward_backward(&batch);
+    let device = Device::flex().autodiff();
+    let burn_net = shape.init(&device).load_record(net.clone().into_record());
+    let (_, theirs) = losses(&burn_net, &batch, game, cfg, &device);
+    // Loss, policy, value and score losses.
+    let diff = ours[..4]
+        .iter()
+        .zip(&theirs[..4])
+        .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
+        .fold(
+            0.0f32,
+            |m, d| if d.is_nan() { f32::INFINITY } else { m.max(d) },
+        );
+    if diff > CPU_ENGINE_TOLERANCE {
+        return Err(TrainError::Unsupported(format!(
+            "the CPU training engine's losses differ from Burn's by {diff:.3e} (relative, more \
+             than {CPU_ENGINE_TOLERANCE:e}) on this network; set train.device = \"flex\" to \
+             train it with Burn"
+        )));
+    }
+    Ok(())
+}
+
 /// The optimizer state's file in a checkpoint of the CPU engine.
 const CPU_OPTIM: &str = "optim.bin";
 /// The optimizer state's file in a checkpoint of Burn's engine.
@@ -46,6 +116,7 @@ impl Engine {
     ) -> Result<Engine, TrainError> {
         Ok(if cfg.device == "cpu" {
             let trainer = CpuTrainer::new(&net, shape, game, cfg)?;
+            check_cpu_engine(&net, shape, game, cfg)?;
             Engine::Cpu(Box::new(trainer))
         } else {
             let device = training_device(&cfg.device).expect("validated").autodiff();
