@@ -15,10 +15,18 @@ impl NetConfig {
     /// device's random seed).
     pub fn init(&self, device: &Device) -> Net {
         let l = self.layout();
+        // "Same" padding for the conv-BN layers; a plain 1×1 convolution (policy logits,
+        // global pooling, auxiliary heads) pads nothing, and is left at Burn's `Valid`:
+        // an explicit zero padding costs Flex a padding pass per call.
         let conv = |s: &ConvSpec| {
             let p = s.k / 2;
+            let padding = if s.bn || p > 0 {
+                PaddingConfig2d::Explicit(p, p, p, p)
+            } else {
+                PaddingConfig2d::Valid
+            };
             Conv2dConfig::new([s.c_in, s.c_out], [s.k, s.k])
-                .with_padding(PaddingConfig2d::Explicit(p, p, p, p))
+                .with_padding(padding)
                 .with_bias(!s.bn)
                 .init(device)
         };
