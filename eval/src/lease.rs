@@ -136,7 +136,7 @@ struct Shared {
 /// file, if it is still this process's).
 pub struct Lease {
     shared: Arc<Shared>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 fn now() -> u64 {
@@ -244,7 +244,7 @@ impl Lease {
         Ok((
             Lease {
                 shared,
-                thread: Some(thread),
+                thread: Mutex::new(Some(thread)),
             },
             taken,
         ))
@@ -265,6 +265,25 @@ impl Lease {
     /// The lease file.
     pub fn path(&self) -> &Path {
         &self.shared.path
+    }
+
+    /// Stops renewing the lease and removes its file if it is still this process's
+    /// (what dropping it does; for a process about to exit without unwinding).
+    pub fn release(&self) {
+        *self.shared.stop.lock().expect("lease") = true;
+        self.shared.wake.notify_all();
+        if let Some(t) = self.thread.lock().expect("lease").take() {
+            let _ = t.join();
+        }
+        let s = &self.shared;
+        let _ = locked(&s.lock, || {
+            if let Ok(Some(Ok(h))) = read_holder(&s.path)
+                && h.is_me()
+            {
+                let _ = std::fs::remove_file(&s.path);
+            }
+            Ok(())
+        });
     }
 }
 
@@ -298,20 +317,7 @@ fn renew_loop(s: &Shared, every: Duration) {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        *self.shared.stop.lock().expect("lease") = true;
-        self.shared.wake.notify_all();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        let s = &self.shared;
-        let _ = locked(&s.lock, || {
-            if let Ok(Some(Ok(h))) = read_holder(&s.path)
-                && h.is_me()
-            {
-                let _ = std::fs::remove_file(&s.path);
-            }
-            Ok(())
-        });
+        self.release();
     }
 }
 

@@ -15,6 +15,7 @@ pub mod serve;
 pub mod stages;
 pub mod train;
 pub mod uai;
+pub mod worker;
 
 use anyhow::Context;
 use engine::{Game, State};

@@ -40,6 +40,14 @@ pub struct RunArgs {
     /// Validate the config, print the effective config and the run directory, and exit.
     #[arg(long)]
     dry_run: bool,
+    /// Run the roles as separate local processes (`flipzero worker gate`, `train` and
+    /// `--workers` × `selfplay`) that meet in the run directory, instead of one
+    /// generation after another in this process.
+    #[arg(long = "async")]
+    asynchronous: bool,
+    /// Self-play worker processes of `--async`.
+    #[arg(long, default_value_t = 2, requires = "asynchronous")]
+    workers: usize,
 }
 
 impl Pipeline {
@@ -160,6 +168,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
             toml::to_string(&cfg)?
         );
         return Ok(());
+    }
+    if a.asynchronous {
+        return super::worker::local::run_async(&dir, &cfg, a.force, a.workers, a.quiet);
     }
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
