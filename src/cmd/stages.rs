@@ -315,6 +315,10 @@ impl Pipeline {
         let mut games = games.into_inner().expect("games lock");
         games.sort_by_key(|r| (r.pair, !r.a_is_x));
         let path = eval::report::match_pgn(&self.dir, generation, source);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
         eval::write_atomic(&path, eval::to_pgn(&games, self.game).as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))
     }

@@ -192,7 +192,7 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> a
     });
     b.finish_and_clear();
     let report = result?;
-    publish_batch(&job, report.games, report.results, false)?;
+    publish_batch(&job, report.results, false)?;
     Ok(())
 }
 
@@ -203,7 +203,7 @@ fn stop_mid_batch(job: &BatchJob, games: u64, results: [u64; 3]) -> ! {
     while game_files(&job.raw).len() < games as usize && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let code = match publish_batch(job, games, results, true) {
+    let code = match publish_batch(job, results, true) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!(
@@ -242,12 +242,7 @@ fn game_files(raw: &Path) -> Vec<PathBuf> {
 /// Merges the batch's finished games into shards with run-wide game ids, writes its
 /// summary, and publishes the batch folder with one rename. A batch with no finished
 /// game publishes nothing.
-fn publish_batch(
-    job: &BatchJob,
-    games: u64,
-    results: [u64; 3],
-    stopped_early: bool,
-) -> anyhow::Result<()> {
+fn publish_batch(job: &BatchJob, results: [u64; 3], stopped_early: bool) -> anyhow::Result<()> {
     let p = job.p;
     let mut rows = vec![];
     for f in game_files(&job.raw) {
@@ -293,7 +288,7 @@ fn publish_batch(
     publish(&job.partial, &job.done)?;
     remove_dir(&job.raw)?;
     p.log(&format!(
-        "{}: published {} games ({games} counted), {} positions, {:.0} positions/s{}",
+        "{}: published {} games, {} positions, {:.0} positions/s{}",
         job.name,
         summary.games,
         summary.positions,
