@@ -188,7 +188,7 @@ fn run_finished(cfg: &RunConfig, dir: &Path) -> anyhow::Result<bool> {
 /// Takes the lease of `role` (`train`, `gate`), logging a take-over, and makes SIGTERM
 /// and SIGINT end the process at once, giving the lease back: the role's work resumes
 /// from its partial state, as after a crash (every stage publishes with one rename).
-fn hold_lease(p: &Pipeline, role: &str) -> anyhow::Result<Arc<eval::Lease>> {
+fn hold_lease(p: &Pipeline, role: &str) -> anyhow::Result<HeldLease> {
     let timeout = Duration::from_secs(p.cfg.run.lease_timeout_seconds);
     let (lease, taken) = eval::Lease::acquire(&p.dir, role, timeout)?;
     match taken {
@@ -220,5 +220,21 @@ fn hold_lease(p: &Pipeline, role: &str) -> anyhow::Result<Arc<eval::Lease>> {
         );
         std::process::exit(0);
     });
-    Ok(lease)
+    Ok(HeldLease(lease))
+}
+
+/// A role's lease, given back when the role ends (the signal watcher holds it too).
+struct HeldLease(Arc<eval::Lease>);
+
+impl HeldLease {
+    /// `Ok` while the lease is this process's.
+    fn check(&self) -> Result<(), eval::LeaseError> {
+        self.0.check()
+    }
+}
+
+impl Drop for HeldLease {
+    fn drop(&mut self) {
+        self.0.release();
+    }
 }
