@@ -291,6 +291,9 @@ impl Lease {
 fn renew_loop(s: &Shared, every: Duration) {
     let mut stop = s.stop.lock().expect("lease");
     loop {
+        if *stop {
+            return;
+        }
         stop = s.wake.wait_timeout(stop, every).expect("lease").0;
         if *stop {
             return;
