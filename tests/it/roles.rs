@@ -371,3 +371,41 @@ fn a_worker_with_another_game_is_refused_naming_the_key() {
     assert!(text(&out).contains("--config"), "{}", text(&out));
     let _ = std::fs::remove_dir_all(&run);
 }
+
+#[test]
+fn run_async_starts_the_roles_and_stops_them_when_the_run_is_done() {
+    let run = fresh("async");
+    let child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["run", "--async", "--workers", "2", "--quiet", "--run"])
+        .arg(&run)
+        .args(MICRO)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(child, Duration::from_secs(300), "run --async");
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("best: gen-"), "{}", text(&out));
+    for g in 0..3 {
+        let rec: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(run.join(format!("eval/gen-{g:04}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(rec["finished"], true);
+    }
+    check_game_ids(&batches(&run));
+    // Every role has ended: no lease is held and the run is free for the next command.
+    assert!(!run.join("leases/train").exists() && !run.join("leases/gate").exists());
+    let again = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["run", "--async", "--quiet", "--run"])
+        .arg(&run)
+        .args(MICRO)
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "a finished run resumes as a no-op: {}",
+        text(&again)
+    );
+    let _ = std::fs::remove_dir_all(&run);
+}
