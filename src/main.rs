@@ -31,6 +31,9 @@ enum Command {
     Infer(cmd::train::InferArgs),
     /// Run the whole loop: self-play, train, gate, promote, anchor, report (resumable).
     Run(cmd::run::RunArgs),
+    /// Run one role of the pipeline as its own process on a shared run directory:
+    /// self-play worker, trainer or gatekeeper.
+    Worker(cmd::worker::WorkerArgs),
     /// Print the pipeline report of a run (and rewrite report.md, metrics.csv, plots).
     Report(cmd::report::ReportArgs),
     /// Maximum-likelihood Elo of every player in the recorded games of one or more runs.
@@ -106,6 +109,7 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Uai(a) => cmd::uai::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Worker(a) => cmd::worker::run(a),
         Command::Play(a) => cmd::play::run(a),
         Command::Gate(a) => cmd::gate::run(a),
         Command::Report(a) => cmd::report::report(a),

@@ -5,6 +5,7 @@
 
 mod baselines;
 mod gate;
+pub mod lease;
 mod matches;
 mod mcts_player;
 mod operating;
@@ -19,6 +20,7 @@ pub use gate::{
     CapRule, GameResult, GateConfig, GateConfigError, GateDecision, GateError, GateMode,
     GateOutcome, GateVerdict, MatchSummary, anchor, gate, gate_loop, openings_for,
 };
+pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
 pub use matches::{
     BadClock, GameRecord, MatchClock, MatchConfig, MatchError, TIME_LOSS, generate_openings,
     run_match, to_pgn,

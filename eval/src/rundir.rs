@@ -38,6 +38,7 @@ pub enum LockError {
 pub struct RunLock {
     file: File,
     path: PathBuf,
+    shared: bool,
 }
 
 impl RunLock {
@@ -72,7 +73,7 @@ impl RunLock {
                 return Err(LockError::Held {
                     path,
                     holder: if holder.is_empty() {
-                        "a process that has not yet written its name".into()
+                        "separate roles (flipzero worker), or a process that has not yet written its name".into()
                     } else {
                         holder.to_string()
                     },
@@ -92,7 +93,51 @@ impl RunLock {
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         file.write_all(line.as_bytes()).map_err(io)?;
         file.sync_data().map_err(io)?;
-        Ok(RunLock { file, path })
+        Ok(RunLock {
+            file,
+            path,
+            shared: false,
+        })
+    }
+
+    /// A shared hold on `dir` (which must exist), as each separate role (`flipzero
+    /// worker`) takes: any number of them hold it together, while `flipzero run` (which
+    /// takes it exclusively) is refused, and they are refused while it runs.
+    pub fn acquire_shared(dir: &Path) -> Result<RunLock, LockError> {
+        let path = dir.join(LOCK_FILE);
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a link or a folder): remove it, flipzero makes its own",
+            )));
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        match file.try_lock_shared() {
+            Ok(()) => Ok(RunLock {
+                file,
+                path,
+                shared: true,
+            }),
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                Err(LockError::Held {
+                    path,
+                    holder: holder.trim().to_string(),
+                })
+            }
+            Err(TryLockError::Error(e)) => Err(io(e)),
+        }
     }
 
     /// The lock file.
@@ -103,7 +148,9 @@ impl RunLock {
 
 impl Drop for RunLock {
     fn drop(&mut self) {
-        let _ = self.file.set_len(0);
+        if !self.shared {
+            let _ = self.file.set_len(0);
+        }
         let _ = self.file.unlock();
     }
 }
@@ -141,7 +188,7 @@ fn local_temp_writer(name: &str) -> Option<u32> {
 }
 
 /// Whether process `pid` runs on this machine; `true` when that cannot be told.
-fn process_alive(pid: u32) -> bool {
+pub(crate) fn process_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }

@@ -15,6 +15,9 @@ pub struct SelfplayConfig {
     pub game: String,
     /// Games to play.
     pub games: u64,
+    /// Games a `flipzero worker selfplay` process plays and publishes as one shard
+    /// directory (it reloads the best network between batches).
+    pub games_per_worker_batch: u64,
     /// Worker threads.
     pub threads: usize,
     /// Games each worker plays at once; their leaves form one evaluator batch.
@@ -80,6 +83,7 @@ impl Default for SelfplayConfig {
         SelfplayConfig {
             game: "ataxx".into(),
             games: 100,
+            games_per_worker_batch: 32,
             threads: 2,
             games_per_thread: 16,
             seed: 1,
@@ -168,6 +172,12 @@ impl SelfplayConfig {
             "a game name (see flipzero perft --help)",
         )?;
         check("games", self.games, self.games >= 1, "at least 1")?;
+        check(
+            "games_per_worker_batch",
+            self.games_per_worker_batch,
+            (1..=1_000_000).contains(&self.games_per_worker_batch),
+            "1..=1000000",
+        )?;
         check(
             "threads",
             self.threads,

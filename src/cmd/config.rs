@@ -27,6 +27,9 @@ pub struct LoopConfig {
     pub gate_first_network: bool,
     /// Also write model.onnx and the safetensors files for every generation.
     pub export: bool,
+    /// Seconds after which the lease of a trainer or gatekeeper (`flipzero worker`)
+    /// that stopped renewing it may be taken over by another process.
+    pub lease_timeout_seconds: u64,
 }
 
 impl Default for LoopConfig {
@@ -36,6 +39,7 @@ impl Default for LoopConfig {
             time_budget_minutes: 0.0,
             gate_first_network: false,
             export: true,
+            lease_timeout_seconds: 120,
         }
     }
 }
@@ -59,9 +63,30 @@ impl Default for AnchorConfig {
     }
 }
 
-/// A whole pipeline config: one table per stage.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// The `[train]` keys of the pipeline that the training library does not read: those of
+/// the asynchronous trainer (`flipzero worker train`). They sit in `[train]` beside
+/// [`TrainConfig`]'s keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+pub struct TrainRoleConfig {
+    /// New self-play positions (beyond those the previous candidate saw) that make the
+    /// asynchronous trainer train the next candidate.
+    pub rows_per_candidate: u64,
+}
+
+impl Default for TrainRoleConfig {
+    fn default() -> Self {
+        TrainRoleConfig {
+            rows_per_candidate: 20_000,
+        }
+    }
+}
+
+/// The names of [`TrainRoleConfig`]'s keys in the `[train]` table.
+const TRAIN_ROLE_KEYS: [&str; 1] = ["rows_per_candidate"];
+
+/// A whole pipeline config: one table per stage.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunConfig {
     /// The loop.
     pub run: LoopConfig,
@@ -69,10 +94,46 @@ pub struct RunConfig {
     pub selfplay: SelfplayConfig,
     /// Training of each generation.
     pub train: TrainConfig,
+    /// The asynchronous trainer's keys of the `[train]` table.
+    pub train_role: TrainRoleConfig,
     /// Gating.
     pub gate: GateConfig,
     /// Anchoring.
     pub anchor: AnchorConfig,
+}
+
+/// [`RunConfig`] as written: [`TrainRoleConfig`]'s keys inside `[train]`.
+#[derive(Serialize)]
+struct RunConfigOut<'a> {
+    run: &'a LoopConfig,
+    selfplay: &'a SelfplayConfig,
+    train: TrainOut<'a>,
+    gate: &'a GateConfig,
+    anchor: &'a AnchorConfig,
+}
+
+#[derive(Serialize)]
+struct TrainOut<'a> {
+    #[serde(flatten)]
+    lib: &'a TrainConfig,
+    #[serde(flatten)]
+    role: &'a TrainRoleConfig,
+}
+
+impl Serialize for RunConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        RunConfigOut {
+            run: &self.run,
+            selfplay: &self.selfplay,
+            train: TrainOut {
+                lib: &self.train,
+                role: &self.train_role,
+            },
+            gate: &self.gate,
+            anchor: &self.anchor,
+        }
+        .serialize(s)
+    }
 }
 
 const TABLES: [&str; 5] = ["run", "selfplay", "train", "gate", "anchor"];
@@ -163,10 +224,24 @@ impl RunConfig {
                 Some(_) => bail!("{origin}: `{name}` must be a table"),
             }
         }
+        // The trainer role's keys leave `[train]` before the library's table reads it.
+        let mut all = all.clone();
+        let mut role = toml::Table::new();
+        if let Some(toml::Value::Table(t)) = all.get_mut("train") {
+            for k in TRAIN_ROLE_KEYS {
+                if let Some(v) = t.remove(k) {
+                    role.insert(k.to_string(), v);
+                }
+            }
+        }
+        let mut roles = toml::Table::new();
+        roles.insert("train".into(), toml::Value::Table(role));
+        let all = &all;
         let cfg = RunConfig {
             run: section(all, "run", origin)?,
             selfplay: section(all, "selfplay", origin)?,
             train: section(all, "train", origin)?,
+            train_role: section(&roles, "train", origin)?,
             gate: section(all, "gate", origin)?,
             anchor: section(all, "anchor", origin)?,
         };
@@ -190,6 +265,18 @@ impl RunConfig {
             bail!(
                 "run.time_budget_minutes = {} is out of range: 0 (no limit) or more",
                 self.run.time_budget_minutes
+            );
+        }
+        if !(1..=86_400).contains(&self.run.lease_timeout_seconds) {
+            bail!(
+                "run.lease_timeout_seconds = {} is out of range: 1 to 86400",
+                self.run.lease_timeout_seconds
+            );
+        }
+        if !(1..=1_000_000_000).contains(&self.train_role.rows_per_candidate) {
+            bail!(
+                "train.rows_per_candidate = {} is out of range: 1 to 1000000000",
+                self.train_role.rows_per_candidate
             );
         }
         if !(1..=100_000).contains(&self.anchor.pairs) {

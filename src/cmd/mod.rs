@@ -12,8 +12,10 @@ pub mod report;
 pub mod run;
 pub mod selfplay;
 pub mod serve;
+pub mod stages;
 pub mod train;
 pub mod uai;
+pub mod worker;
 
 use anyhow::Context;
 use engine::{Game, State};

@@ -6,19 +6,17 @@
 //! record exists under its final name) or redone from its partial state: self-play
 //! restarts the generation's games, training resumes from its last checkpoint.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
-use eval::report::{
-    EvalRecord, SelfplaySummary, TrainSummary, generation_name, read_record, write_record,
-};
-use eval::{BOOTSTRAP_BEST, NetSource, PlayerSpec};
-use indicatif::{ProgressBar, ProgressStyle};
+use eval::NetSource;
+use eval::report::{EvalRecord, SelfplaySummary, generation_name, read_record, write_record};
 
-use super::config::{RunConfig, load_config};
+use super::config::load_config;
+use super::stages::{Pipeline, bar, crash_point, ensure_best, publish, remove_dir, save_config};
 
 /// Arguments of `flipzero run`.
 #[derive(Args)]
@@ -42,97 +40,17 @@ pub struct RunArgs {
     /// Validate the config, print the effective config and the run directory, and exit.
     #[arg(long)]
     dry_run: bool,
-}
-
-/// A crash hook for the resume tests: `FLIPZERO_CRASH_AT=<point>` aborts the process
-/// (no unwinding, no cleanup: like `kill -9`) when the loop reaches that point.
-fn crash_point(name: &str) {
-    if std::env::var("FLIPZERO_CRASH_AT").is_ok_and(|v| v == name) {
-        eprintln!("FLIPZERO_CRASH_AT={name}: aborting");
-        std::process::abort();
-    }
-}
-
-fn bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
-    let b = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(len)
-    };
-    b.set_style(
-        ProgressStyle::with_template(template)
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    b
-}
-
-fn remove_dir(path: &Path) -> anyhow::Result<()> {
-    match std::fs::remove_dir_all(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
-    }
-}
-
-/// Publishes a finished stage folder: rename, then sync the parent so the rename lasts.
-fn publish(partial: &Path, done: &Path) -> anyhow::Result<()> {
-    std::fs::rename(partial, done)
-        .with_context(|| format!("cannot rename {} to {}", partial.display(), done.display()))?;
-    if let Some(parent) = done.parent()
-        && let Ok(d) = std::fs::File::open(parent)
-    {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-struct Pipeline {
-    cfg: RunConfig,
-    dir: PathBuf,
-    game: engine::Game,
-    quiet: bool,
-    start: Instant,
+    /// Run the roles as separate local processes (`flipzero worker gate`, `train` and
+    /// `--workers` × `selfplay`) that meet in the run directory, instead of one
+    /// generation after another in this process.
+    #[arg(long = "async")]
+    asynchronous: bool,
+    /// Self-play worker processes of `--async`.
+    #[arg(long, default_value_t = 2, requires = "asynchronous")]
+    workers: usize,
 }
 
 impl Pipeline {
-    /// A stage line: on stderr (unless quiet) and appended to `run.log` with the time.
-    fn log(&self, msg: &str) {
-        let line = format!("[{:>6.0}s] {msg}", self.start.elapsed().as_secs_f64());
-        if !self.quiet {
-            eprintln!("{line}");
-        }
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("run.log"))
-        {
-            use std::io::Write as _;
-            let _ = writeln!(f, "{stamp} {line}");
-        }
-    }
-
-    fn best(&self) -> anyhow::Result<String> {
-        Ok(eval::current_best(&self.dir)?.unwrap_or_else(|| BOOTSTRAP_BEST.to_string()))
-    }
-
-    fn best_spec(&self, best: &str, sims: u32) -> PlayerSpec {
-        let net = if best == BOOTSTRAP_BEST {
-            NetSource::Bootstrap
-        } else {
-            NetSource::Path(self.dir.join("models").join(best))
-        };
-        PlayerSpec::Mcts {
-            net,
-            sims,
-            time: None,
-            engine: self.cfg.selfplay.net_engine,
-        }
-    }
-
     fn selfplay(&self, g: u32) -> anyhow::Result<()> {
         let name = generation_name(g);
         let done = self.dir.join("selfplay").join(&name);
@@ -206,7 +124,6 @@ impl Pipeline {
         if done.join("train.json").is_file() {
             return Ok(());
         }
-        let partial = models.join(format!("{name}.partial"));
         let data: Vec<PathBuf> = (0..=g)
             .map(|k| self.dir.join("selfplay").join(generation_name(k)))
             .filter(|d| d.is_dir())
@@ -217,9 +134,6 @@ impl Pipeline {
             .rev()
             .map(|k| (generation_name(k), models.join(generation_name(k))))
             .find(|(_, d)| d.join("train.json").is_file());
-        let mut cfg = self.cfg.train.clone();
-        cfg.seed = engine::splitmix64(self.cfg.train.seed ^ (u64::from(g) << 32)).1;
-        // The window grows with the positions the run has produced (train.window_exponent).
         let mut produced = 0u64;
         for k in 0..=g {
             let path = self
@@ -231,285 +145,9 @@ impl Pipeline {
                 produced += s.positions;
             }
         }
-        cfg.window = cfg.window_for(produced);
-        self.log(&format!(
-            "{name}: training {} steps of {} on the newest {} of {produced} positions, from {}",
-            cfg.steps,
-            cfg.batch_size,
-            cfg.window,
-            init.as_ref().map_or("random weights", |(n, _)| n.as_str())
-        ));
-        let b = bar(
-            self.quiet,
-            cfg.steps,
-            "  train [{bar:30}] {pos}/{len} steps  {msg}  ETA {eta}",
-        );
-        let t = Instant::now();
-        let on_step = |m: &train::StepMetrics| {
-            b.set_position(m.step);
-            b.set_message(format!(
-                "loss {:.3} (policy {:.3}, value {:.3})  {:.0} samples/s",
-                m.loss, m.policy_loss, m.value_loss, m.samples_per_s
-            ));
-            if m.step == cfg.checkpoint_every + 1 {
-                crash_point("train");
-            }
-        };
-        let opts = train::TrainOptions {
-            data,
-            out: partial.clone(),
-            resume: true,
-            init: init.as_ref().map(|(_, d)| d.clone()),
-            stop_after: None,
-            on_step: &on_step,
-        };
-        let report = train::train(&cfg, self.game, &opts)?;
-        b.finish_and_clear();
-        for s in &report.skipped {
-            eprintln!("warning: skipped {s}");
-        }
-        if self.cfg.run.export {
-            train::export(&partial, &partial)?;
-        }
-        let means = tail_means(&partial.join("metrics.csv"))?;
-        let summary = TrainSummary {
-            generation: g,
-            steps: report.steps,
-            window_rows: report.window_rows,
-            init: init.map_or("random".into(), |(n, _)| n),
-            loss: means[0],
-            policy_loss: means[1],
-            value_loss: means[2],
-            score_loss: means[3],
-            seconds: t.elapsed().as_secs_f64(),
-        };
-        write_record(&partial.join("train.json"), &summary)?;
-        crash_point("train-publish");
-        remove_dir(&done)?;
-        publish(&partial, &done)?;
-        self.log(&format!(
-            "{name}: trained on {} positions, loss {:.3} (policy {:.3}, value {:.3})",
-            summary.window_rows, summary.loss, summary.policy_loss, summary.value_loss
-        ));
+        self.train_model(g, data, init, produced, &[])?;
         Ok(())
     }
-
-    fn evaluate(&self, g: u32) -> anyhow::Result<()> {
-        let name = generation_name(g);
-        let path = self.dir.join("eval").join(format!("{name}.json"));
-        let mut record: EvalRecord = match read_record(&path)? {
-            Some(r) => r,
-            None => self.gate(g)?,
-        };
-        if record.finished {
-            return Ok(());
-        }
-        let t = Instant::now();
-        if record.promoted {
-            crash_point("promote");
-            eval::promote(&self.dir, &name)
-                .with_context(|| format!("cannot promote {name} in {}", self.dir.display()))?;
-            self.log(&format!("{name}: promoted to best"));
-            crash_point("promoted");
-            record.anchor = self.anchor(g)?;
-        }
-        record.finished = true;
-        record.seconds += t.elapsed().as_secs_f64();
-        write_record(&path, &record)?;
-        Ok(())
-    }
-
-    /// Plays the gating match and records its verdict (not yet acted upon).
-    fn gate(&self, g: u32) -> anyhow::Result<EvalRecord> {
-        let name = generation_name(g);
-        let incumbent = self.best()?;
-        let t = Instant::now();
-        let candidate = self.best_spec(&name, self.cfg.gate.simulations);
-        let (gate, promoted, reason) =
-            if incumbent == BOOTSTRAP_BEST && !self.cfg.run.gate_first_network {
-                (
-                    None,
-                    true,
-                    "first network: no incumbent network yet (run.gate_first_network = false)"
-                        .to_string(),
-                )
-            } else {
-                let inc = self.best_spec(&incumbent, self.cfg.gate.simulations);
-                self.log(&format!(
-                    "{name}: gating against {incumbent} ({} mode, up to {} pairs)",
-                    match self.cfg.gate.mode {
-                        eval::GateMode::Sprt => "SPRT",
-                        eval::GateMode::Fixed => "fixed",
-                    },
-                    self.cfg.gate.max_pairs
-                ));
-                let b = bar(
-                    self.quiet,
-                    2 * self.cfg.gate.max_pairs as u64,
-                    "  gate [{bar:30}] {pos}/{len} games (at most)  {msg}",
-                );
-                let score = std::sync::Mutex::new((0.0f64, 0u32));
-                let games = std::sync::Mutex::new(vec![]);
-                let seed = engine::splitmix64(self.cfg.selfplay.seed ^ 0x6A7E ^ u64::from(g)).1;
-                let v = eval::gate(
-                    self.game,
-                    (&name, &candidate),
-                    (&incumbent, &inc),
-                    &self.cfg.gate,
-                    seed,
-                    &|r| {
-                        games
-                            .lock()
-                            .expect("games lock")
-                            .push(labelled(r, &name, &incumbent));
-                        let mut s = score.lock().expect("score lock");
-                        s.0 += r.a_points();
-                        s.1 += 1;
-                        b.set_message(format!("candidate score {:.3}", s.0 / f64::from(s.1)));
-                        b.inc(1);
-                        if s.1 == 2 {
-                            crash_point("gate");
-                        }
-                    },
-                )?;
-                b.finish_and_clear();
-                self.write_pgn(g, "gate", games)?;
-                self.log(&format!(
-                    "{name}: {} games, score {:.3}, Elo {:+.0}, LLR {:.2} in [{:.2}, {:.2}]: {}",
-                    v.matched.games,
-                    v.matched.score,
-                    v.matched.elo,
-                    v.llr,
-                    v.bounds.0,
-                    v.bounds.1,
-                    v.reason
-                ));
-                let (p, r) = (v.promote, v.reason.clone());
-                (Some(v), p, r)
-            };
-        let record = EvalRecord {
-            generation: g,
-            candidate: name.clone(),
-            incumbent: incumbent.clone(),
-            gate,
-            promoted,
-            reason,
-            best: if promoted { name } else { incumbent },
-            anchor: vec![],
-            finished: false,
-            seconds: t.elapsed().as_secs_f64(),
-        };
-        let path = self
-            .dir
-            .join("eval")
-            .join(format!("{}.json", record.candidate));
-        write_record(&path, &record)?;
-        Ok(record)
-    }
-
-    /// Writes the games of generation `generation`'s `gate` or `anchor` match as PGN
-    /// beside the evaluation records (`eval::report::match_pgn`), in pair order, for the
-    /// game viewer of `flipzero serve`.
-    fn write_pgn(
-        &self,
-        generation: u32,
-        source: &str,
-        games: std::sync::Mutex<Vec<eval::GameRecord>>,
-    ) -> anyhow::Result<()> {
-        let mut games = games.into_inner().expect("games lock");
-        games.sort_by_key(|r| (r.pair, !r.a_is_x));
-        let path = eval::report::match_pgn(&self.dir, generation, source);
-        eval::write_atomic(&path, eval::to_pgn(&games, self.game).as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))
-    }
-
-    fn anchor(&self, generation: u32) -> anyhow::Result<Vec<eval::MatchSummary>> {
-        let name = &generation_name(generation);
-        let ladder: Vec<PlayerSpec> = self
-            .cfg
-            .anchor
-            .ladder
-            .iter()
-            .map(|p| p.parse())
-            .collect::<Result<_, _>>()?;
-        if ladder.is_empty() {
-            return Ok(vec![]);
-        }
-        let player = self.best_spec(name, self.cfg.gate.simulations);
-        let b = bar(
-            self.quiet,
-            (2 * self.cfg.anchor.pairs * ladder.len()) as u64,
-            "  anchor [{bar:30}] {pos}/{len} games  {msg}",
-        );
-        b.set_message(format!("{name} vs {}", self.cfg.anchor.ladder.join(", ")));
-        let seed = engine::splitmix64(self.cfg.selfplay.seed ^ 0xA4C4).1;
-        let games = std::sync::Mutex::new(vec![]);
-        let results = eval::anchor(
-            self.game,
-            (name, &player),
-            &ladder,
-            self.cfg.anchor.pairs,
-            &self.cfg.gate,
-            seed,
-            &|r| {
-                // The baseline keeps its name (its player name is its label).
-                let other = if r.a_is_x { &r.o_name } else { &r.x_name };
-                games
-                    .lock()
-                    .expect("games lock")
-                    .push(labelled(r, name, other));
-                b.inc(1)
-            },
-        )?;
-        b.finish_and_clear();
-        self.write_pgn(generation, "anchor", games)?;
-        for m in &results {
-            self.log(&format!(
-                "{name} vs {}: {} games, score {:.3}, Elo {:+.0} ± {}",
-                m.b,
-                m.games,
-                m.score,
-                m.elo,
-                m.elo_ci95.map_or("inf".into(), |c| format!("{c:.0}"))
-            ));
-        }
-        Ok(results)
-    }
-
-    fn elapsed_minutes(&self) -> anyhow::Result<f64> {
-        let gens = eval::report::read_generations(&self.dir)?;
-        Ok(gens.iter().map(eval::report::seconds).sum::<f64>() / 60.0)
-    }
-}
-
-/// Mean of the loss columns over the last tenth of a training metrics file.
-fn tail_means(path: &Path) -> anyhow::Result<[f32; 4]> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-    let cols: Vec<usize> = ["loss", "policy_loss", "value_loss", "score_loss"]
-        .iter()
-        .map(|c| {
-            header
-                .iter()
-                .position(|h| h == c)
-                .with_context(|| format!("{}: no column {c}", path.display()))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let rows: Vec<Vec<f32>> = lines
-        .map(|l| {
-            l.split(',')
-                .map(|v| v.parse().unwrap_or(f32::NAN))
-                .collect()
-        })
-        .collect();
-    let tail = &rows[rows.len() - rows.len().div_ceil(10)..];
-    let mut out = [0.0f32; 4];
-    for (o, &c) in out.iter_mut().zip(&cols) {
-        *o = tail.iter().map(|r| r[c]).sum::<f32>() / tail.len().max(1) as f32;
-    }
-    Ok(out)
 }
 
 /// Runs (or resumes) the pipeline.
@@ -531,6 +169,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    if a.asynchronous {
+        return super::worker::local::run_async(&dir, &cfg, a.force, a.workers, a.quiet);
+    }
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
     // One process at a time writes a run; the lock goes with this process, however it ends.
@@ -540,71 +181,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
             eprintln!("removed {}, left by a killed write", p.display());
         }
     }
-    let saved_path = dir.join("config.toml");
-    let text = toml::to_string(&cfg)?;
-    let header = "# The effective config of this run (written by flipzero run; every key is\n# documented in configs/default.toml).\n";
-    let saved = match std::fs::read_to_string(&saved_path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(e),
-        Err(e) if !a.force => {
-            return Err(e).with_context(|| {
-                format!(
-                    "cannot read {}; pass --force to replace it with the given config",
-                    saved_path.display()
-                )
-            });
-        }
-        Err(e) => Err(e),
-        Ok(text) => match RunConfig::from_text(&text, &saved_path.display().to_string(), &[]) {
-            Ok(old) => Ok(old),
-            Err(e) if !a.force => {
-                return Err(e.context("pass --force to replace it with the given config"));
-            }
-            Err(e) => Err(std::io::Error::other(e.to_string())),
-        },
-    };
-    match saved {
-        Ok(old) => {
-            let diffs = old.differences(&cfg);
-            if !diffs.is_empty() && !a.force {
-                bail!(
-                    "{} was started with a different config; these settings differ:\n  {}\nrun with the saved config (--config {}), or pass --force to continue with the new one",
-                    dir.display(),
-                    diffs.join("\n  "),
-                    saved_path.display()
-                );
-            }
-            if old != cfg {
-                eval::write_atomic(&saved_path, format!("{header}{text}").as_bytes())?;
-            }
-        }
-        Err(_) => eval::write_atomic(&saved_path, format!("{header}{text}").as_bytes())
-            .with_context(|| format!("cannot write {}", saved_path.display()))?,
-    }
+    save_config(&dir, &cfg, a.force)?;
     let game: engine::Game = cfg.selfplay.game.parse()?;
-    if eval::current_best(&dir)?.is_none() {
-        // A run with evaluated generations has a best; if models/best went missing, the
-        // last finished verdict names it again (bootstrap would let the next network in
-        // without a gate).
-        let generations = match eval::report::read_generations(&dir) {
-            Ok(g) => g,
-            Err(eval::report::ReportError::NotARun(_)) => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
-        let recorded = generations
-            .into_iter()
-            .filter_map(|g| g.eval.filter(|e| e.finished))
-            .next_back()
-            .map(|e| (e.best, e.candidate));
-        match recorded {
-            Some((best, generation)) => {
-                eval::promote(&dir, &best)?;
-                eprintln!(
-                    "models/best was missing: restored to {best} (the best after {generation}, eval/{generation}.json)"
-                );
-            }
-            None => eval::promote(&dir, BOOTSTRAP_BEST)?,
-        }
-    }
+    ensure_best(&dir)?;
     let p = Pipeline {
         cfg,
         dir,
@@ -650,14 +229,4 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         p.dir.join("report.md").display()
     );
     Ok(())
-}
-
-/// A match game with the players named by their labels (`gen-0003`, `random`) rather than
-/// their player names (which hold the run's path): A is `a`, B is `b`.
-fn labelled(r: &eval::GameRecord, a: &str, b: &str) -> eval::GameRecord {
-    let mut r = r.clone();
-    let (x, o) = if r.a_is_x { (a, b) } else { (b, a) };
-    r.x_name = x.to_string();
-    r.o_name = o.to_string();
-    r
 }

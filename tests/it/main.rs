@@ -3,6 +3,7 @@
 mod browser;
 mod cli;
 mod pipeline;
+mod roles;
 mod serve;
 mod timed;
 mod uai;
