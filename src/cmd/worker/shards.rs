@@ -46,34 +46,57 @@ pub struct Batch {
     pub summary: BatchSummary,
 }
 
-/// The run's published batches, oldest first (by publication time, then name). Hidden
-/// folders (`.w-….partial`, batches being written) are not batches.
-pub fn list_batches(run: &Path) -> anyhow::Result<Vec<Batch>> {
-    let dir = run.join("selfplay");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(e).with_context(|| format!("cannot list {}", dir.display())),
-    };
-    let mut out = vec![];
-    for e in entries {
-        let e = e.with_context(|| format!("cannot list {}", dir.display()))?;
-        let name = e.file_name().to_string_lossy().to_string();
-        if !name.starts_with(BATCH_PREFIX) {
-            continue;
-        }
-        let path = e.path().join("summary.json");
-        // A batch folder is published whole (its summary written before the rename), so
-        // one without a summary is not a batch of this program: skipped.
-        if let Some(summary) = eval::report::read_record::<BatchSummary>(&path)? {
+/// The run's published batches as a role that polls sees them, oldest first (by
+/// publication time, then name; hidden `.w-….partial` folders, batches being written,
+/// are not batches): the folder is listed on every
+/// [`BatchIndex::refresh`], but a batch's `summary.json` is read once (a published batch
+/// never changes), so a poll costs one directory listing plus the new batches' reads,
+/// not a read of every batch of the run (docs/scale.md).
+#[derive(Debug, Default)]
+pub struct BatchIndex {
+    known: std::collections::HashMap<PathBuf, BatchSummary>,
+}
+
+impl BatchIndex {
+    /// The batches published now, oldest first; a folder that has gone is dropped.
+    pub fn refresh(&mut self, run: &Path) -> anyhow::Result<Vec<Batch>> {
+        let dir = run.join("selfplay");
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(e).with_context(|| format!("cannot list {}", dir.display())),
+        };
+        let mut out = vec![];
+        let mut seen = std::collections::HashMap::new();
+        for e in entries {
+            let e = e.with_context(|| format!("cannot list {}", dir.display()))?;
+            let name = e.file_name().to_string_lossy().to_string();
+            if !name.starts_with(BATCH_PREFIX) {
+                continue;
+            }
+            let folder = e.path();
+            let summary = match self.known.remove(&folder) {
+                Some(s) => s,
+                // A batch folder is published whole (its summary written before the
+                // rename), so one without a summary is not a batch of this program:
+                // skipped.
+                None => {
+                    match eval::report::read_record::<BatchSummary>(&folder.join("summary.json"))? {
+                        Some(s) => s,
+                        None => continue,
+                    }
+                }
+            };
+            seen.insert(folder.clone(), summary.clone());
             out.push(Batch {
-                dir: e.path(),
+                dir: folder,
                 summary,
             });
         }
+        self.known = seen;
+        out.sort_by(|a, b| (a.summary.published, &a.dir).cmp(&(b.summary.published, &b.dir)));
+        Ok(out)
     }
-    out.sort_by(|a, b| (a.summary.published, &a.dir).cmp(&(b.summary.published, &b.dir)));
-    Ok(out)
 }
 
 /// The newest batches holding at least `window` positions (all of them when fewer),
@@ -139,4 +162,60 @@ pub fn remove_dead_partials(run: &Path) -> Vec<PathBuf> {
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn publish(run: &Path, name: &str, positions: u64, published: u64) {
+        let dir = run.join("selfplay").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = BatchSummary {
+            worker: "h-1".into(),
+            seq: 0,
+            model: "bootstrap".into(),
+            games: 1,
+            positions,
+            first_game_id: 0,
+            games_reserved: 1,
+            results: [1, 0, 0],
+            seconds: 1.0,
+            published,
+            stopped_early: false,
+        };
+        std::fs::write(dir.join("summary.json"), serde_json::to_string(&s).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_polling_index_reads_each_summary_once_and_drops_removed_batches() {
+        let run = std::env::temp_dir().join(format!("flipzero-index-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&run);
+        publish(&run, "w-h-1-0", 10, 5);
+        publish(&run, "w-h-1-1", 20, 3);
+        std::fs::create_dir_all(run.join("selfplay/.w-h-1-2.partial")).unwrap();
+        let mut index = BatchIndex::default();
+        let first = index.refresh(&run).unwrap();
+        let names: Vec<_> = first.iter().map(|b| b.summary.positions).collect();
+        assert_eq!(
+            names,
+            [20, 10],
+            "oldest publication first, partial folder skipped"
+        );
+        // A known batch is not read again: its summary gone, it is still listed as read.
+        std::fs::remove_file(run.join("selfplay/w-h-1-0/summary.json")).unwrap();
+        publish(&run, "w-h-1-3", 30, 9);
+        let second = index.refresh(&run).unwrap();
+        let names: Vec<_> = second.iter().map(|b| b.summary.positions).collect();
+        assert_eq!(names, [20, 10, 30]);
+        // A fresh index reads every summary: the one without a summary is not a batch.
+        let fresh = BatchIndex::default().refresh(&run).unwrap();
+        assert_eq!(fresh.len(), 2);
+        // A batch folder that has gone is dropped.
+        std::fs::remove_dir_all(run.join("selfplay/w-h-1-1")).unwrap();
+        let third = index.refresh(&run).unwrap();
+        let names: Vec<_> = third.iter().map(|b| b.summary.positions).collect();
+        assert_eq!(names, [10, 30]);
+        let _ = std::fs::remove_dir_all(&run);
+    }
 }

@@ -10,7 +10,7 @@ use anyhow::Context;
 use eval::report::{generation_name, read_record};
 use serde::{Deserialize, Serialize};
 
-use super::shards::{list_batches, window_batches};
+use super::shards::{BatchIndex, window_batches};
 use super::{RoleArgs, hold_lease, open_run};
 
 /// What a candidate of the asynchronous trainer saw (`candidate.json` in its folder).
@@ -34,6 +34,7 @@ pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
     }
     let models = p.dir.join("models");
     let mut waiting_logged = None;
+    let mut index = BatchIndex::default();
     loop {
         lease.check()?;
         let g = (0..)
@@ -55,7 +56,7 @@ pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
                 read_record::<CandidateRecord>(&path)?.map_or(0, |c| c.rows_seen)
             }
         };
-        let batches = list_batches(&p.dir)?;
+        let batches = index.refresh(&p.dir)?;
         let total: u64 = batches.iter().map(|b| b.summary.positions).sum();
         let need = p.cfg.train_role.rows_per_candidate;
         if total.saturating_sub(seen) < need {
