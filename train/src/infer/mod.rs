@@ -69,7 +69,7 @@ pub fn move_probabilities(state: &State, moves: &[Move], logits: &[f32]) -> Vec<
 
 /// A factory of evaluators of `model` on `engine`, one per worker thread; `name` goes
 /// into the data's `model` column. The fast path is checked against Burn once, here
-/// ([`FastNet::check_against_burn`]), and a model it does not run is refused.
+/// ([`fast::FastNet::check_against_burn`]), and a model it does not run is refused.
 pub fn evaluators(
     model: &LoadedModel,
     name: &str,

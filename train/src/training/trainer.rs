@@ -31,7 +31,8 @@ pub(super) struct BurnRun {
 }
 
 /// The largest relative difference between the CPU engine's losses and Burn's on the
-/// same batch that [`check_cpu_engine`] accepts. Observed: below 1e-5 (summation order);
+/// same batch that [`check_cpu_engine`] accepts. Observed: at most 1.3e-7 over the models
+/// the training and export tests build (summation order);
 /// a layer the engine misses or misreads moves them by far more.
 pub const CPU_ENGINE_TOLERANCE: f32 = 1e-3;
 
