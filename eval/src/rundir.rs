@@ -50,20 +50,7 @@ impl RunLock {
             path: path.clone(),
             source,
         };
-        // Writing through a link would truncate whatever it points to.
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
-            return Err(io(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "not a regular file (a link or a folder): remove it, flipzero makes its own",
-            )));
-        }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        let mut file = open_lock_file(&path).map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -109,19 +96,7 @@ impl RunLock {
             path: path.clone(),
             source,
         };
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
-            return Err(io(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "not a regular file (a link or a folder): remove it, flipzero makes its own",
-            )));
-        }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        let mut file = open_lock_file(&path).map_err(io)?;
         match file.try_lock_shared() {
             Ok(()) => Ok(RunLock {
                 file,
@@ -144,6 +119,24 @@ impl RunLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Opens (or creates) the lock file `path` for reading and writing, without truncating
+/// what its holder wrote. Writing through a link would truncate whatever it points to,
+/// so anything but a regular file is refused.
+fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a link or a folder): remove it, flipzero makes its own",
+        ));
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
 }
 
 impl Drop for RunLock {
