@@ -277,8 +277,7 @@ fn bench_net() -> anyhow::Result<()> {
             ..Default::default()
         };
         let device = burn::tensor::Device::flex().autodiff();
-        device.seed(1);
-        let mut net = cfg.net_config(game).init(&device);
+        let mut net = cfg.net_config(game).init_seeded(&device, 1);
         let mut optim = cfg.optimizer();
         let (warm, steps) = (2, 8);
         // Batches are made before timing, as the trainer's background thread makes them.

@@ -10,10 +10,43 @@ use burn::tensor::activation::{relu, tanh};
 
 use crate::net::{ConvSpec, LinearSpec, NetConfig};
 
+/// Burn's random state is one per process (Flex keeps it behind a global lock), so a
+/// seeded initialisation must not interleave with another thread's: every `init` holds
+/// this lock while it draws, and `init_seeded` holds it from the seed to the last draw.
+static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Burn initialises parameters lazily, at their first read; `net` is returned with every
+/// parameter drawn, so that the draws happen under [`INIT_LOCK`] and not at some later
+/// read on another thread's turn.
+fn materialized(net: Net) -> Net {
+    struct Draw;
+    impl burn::module::ModuleVisitor for Draw {
+        fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
+            let _ = param.val();
+        }
+    }
+    net.visit(&mut Draw);
+    net
+}
+
 impl NetConfig {
-    /// Builds the network of [`NetConfig::layout`] on `device` (weights from the
-    /// device's random seed).
+    /// Builds the network of [`NetConfig::layout`] on `device` with weights drawn from
+    /// `seed`: the same seed gives the same weights, whatever other threads initialise
+    /// at the same time.
+    pub fn init_seeded(&self, device: &Device, seed: u64) -> Net {
+        let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        device.seed(seed);
+        materialized(self.build(device))
+    }
+
+    /// Builds the network of [`NetConfig::layout`] on `device`, its weights drawn from
+    /// Burn's process-wide random state (use [`NetConfig::init_seeded`] to reproduce them).
     pub fn init(&self, device: &Device) -> Net {
+        let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        materialized(self.build(device))
+    }
+
+    fn build(&self, device: &Device) -> Net {
         let l = self.layout();
         // "Same" padding for the conv-BN layers; a plain 1×1 convolution (policy logits,
         // global pooling, auxiliary heads) pads nothing, and is left at Burn's `Valid`:

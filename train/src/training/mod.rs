@@ -120,7 +120,6 @@ pub fn train(
     remove_stale_temps(&opts.out.join("checkpoints"));
     let net_cfg = cfg.net_config(game);
     let flex = Device::flex();
-    flex.seed(cfg.seed);
     let mut engine = None;
     let mut start = 0;
     let metrics_path = opts.out.join("metrics.csv");
@@ -149,7 +148,7 @@ pub fn train(
         None => {
             let net = match &opts.init {
                 Some(init) => crate::store::load_init(init, game, &net_cfg)?,
-                None => net_cfg.init(&flex),
+                None => net_cfg.init_seeded(&flex, cfg.seed),
             };
             Engine::new(cfg, game, &net_cfg, net)?
         }

@@ -119,3 +119,48 @@ fn parameter_counts_and_costs_of_the_presets() {
         "{text}"
     );
 }
+
+/// Every weight of `net`, in the description's order, as bits (the safetensors data
+/// without its header, which carries nothing drawn at random).
+fn weight_bits(net: &train::Net) -> Vec<u32> {
+    let mut store = SafetensorsStore::from_bytes(None);
+    net.save_into(&mut store).unwrap();
+    let bytes = store.get_bytes().unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    bytes[8 + n..]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_seeded_net_is_the_same_whatever_other_threads_initialise() {
+    // Burn's random state is one per process; a run's first net must not depend on what
+    // another thread (another test, a bench) initialises between its seed and its draws.
+    let cfg = NetConfig::preset("tiny", "ataxx".parse::<Game>().unwrap().policy_planes()).unwrap();
+    let alone = weight_bits(&cfg.init_seeded(&Device::flex(), 11));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let seeded: Vec<Vec<u32>> = std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = cfg.init(&Device::flex());
+                }
+            });
+        }
+        let seeded = (0..20)
+            .map(|_| weight_bits(&cfg.init_seeded(&Device::flex(), 11)))
+            .collect();
+        // Stopped before any assertion, so that a failure fails instead of hanging.
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        seeded
+    });
+    for (i, w) in seeded.iter().enumerate() {
+        assert!(
+            *w == alone,
+            "initialisation {i} with seed 11 drew other weights"
+        );
+    }
+    let other = weight_bits(&cfg.init_seeded(&Device::flex(), 12));
+    assert_ne!(other, alone, "the seed must change the weights");
+}

@@ -81,8 +81,7 @@ fn optimizer_steps_match_burn() {
             ..TrainConfig::default()
         };
         let device = Device::flex().autodiff();
-        device.seed(5);
-        let net0 = randomize_batch_norm(shape.init(&device), &device, 7);
+        let net0 = randomize_batch_norm(shape.init_seeded(&device, 5), &device, 7);
         let kernel = Kernel::detect();
         let start = CpuTrainer::with_kernel(&net0, &shape, game, &cfg, kernel).unwrap();
         let mut mine = CpuTrainer::with_kernel(&net0, &shape, game, &cfg, kernel).unwrap();
@@ -208,8 +207,7 @@ fn gradients_match_burn_autodiff() {
         let cfg = TrainConfig::default();
         let batch = random_batch(game, 40, 8);
         let device = Device::flex().autodiff();
-        device.seed(3);
-        let net = randomize_batch_norm(shape.init(&device), &device, blocks as u64 + 10);
+        let net = randomize_batch_norm(shape.init_seeded(&device, 3), &device, blocks as u64 + 10);
         let mut worst = 0.0f64;
         for kernel in Kernel::available() {
             let mut trainer = CpuTrainer::with_kernel(&net, &shape, game, &cfg, kernel).unwrap();
