@@ -34,6 +34,8 @@ enum Command {
     /// Run one role of the pipeline as its own process on a shared run directory:
     /// self-play worker, trainer or gatekeeper.
     Worker(cmd::worker::WorkerArgs),
+    /// Run the roles as Slurm jobs on a cluster: submit, status, stop.
+    Slurm(cmd::slurm::SlurmArgs),
     /// Print the pipeline report of a run (and rewrite report.md, metrics.csv, plots).
     Report(cmd::report::ReportArgs),
     /// Maximum-likelihood Elo of every player in the recorded games of one or more runs.
@@ -110,6 +112,7 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Serve(a) => cmd::serve::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Worker(a) => cmd::worker::run(a),
+        Command::Slurm(a) => cmd::slurm::run(a),
         Command::Play(a) => cmd::play::run(a),
         Command::Gate(a) => cmd::gate::run(a),
         Command::Report(a) => cmd::report::report(a),

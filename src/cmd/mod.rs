@@ -12,6 +12,7 @@ pub mod report;
 pub mod run;
 pub mod selfplay;
 pub mod serve;
+pub mod slurm;
 pub mod stages;
 pub mod train;
 pub mod uai;

@@ -5,6 +5,7 @@ mod cli;
 mod pipeline;
 mod roles;
 mod serve;
+mod slurm;
 mod timed;
 mod uai;
 

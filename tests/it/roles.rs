@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// A micro run: three candidates of a few training steps each, trained whenever 300 new
 /// positions (a few batches of 4 games) arrive; the first is promoted without a match,
 /// the next two are gated against it.
-const MICRO: &[&str] = &[
+pub(crate) const MICRO: &[&str] = &[
     "--set",
     "run.generations=3",
     "--set",
@@ -49,13 +49,13 @@ const MICRO: &[&str] = &[
     "anchor.ladder=[\"random\"]",
 ];
 
-fn fresh(name: &str) -> PathBuf {
+pub(crate) fn fresh(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("flipzero-roles-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
 
-fn role(role: &str, run: &Path, extra: &[&str]) -> Command {
+pub(crate) fn role(role: &str, run: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_flipzero"));
     c.args(["worker", role, "--quiet", "--run"])
         .arg(run)
@@ -63,14 +63,14 @@ fn role(role: &str, run: &Path, extra: &[&str]) -> Command {
     c
 }
 
-fn spawn(mut c: Command) -> Child {
+pub(crate) fn spawn(mut c: Command) -> Child {
     c.stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
 }
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -79,7 +79,7 @@ fn text(o: &Output) -> String {
 }
 
 /// Waits for `child` (killing it after `limit`) and returns its output.
-fn finish(mut child: Child, limit: Duration, what: &str) -> Output {
+pub(crate) fn finish(mut child: Child, limit: Duration, what: &str) -> Output {
     let until = Instant::now() + limit;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > until {
@@ -92,7 +92,7 @@ fn finish(mut child: Child, limit: Duration, what: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
     let until = Instant::now() + limit;
     while !done() {
         assert!(Instant::now() < until, "timed out waiting for {what}");
@@ -100,7 +100,7 @@ fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-fn sigterm(child: &Child) {
+pub(crate) fn sigterm(child: &Child) {
     let ok = Command::new("kill")
         .arg("-TERM")
         .arg(child.id().to_string())
@@ -109,7 +109,7 @@ fn sigterm(child: &Child) {
     assert!(ok.success());
 }
 
-fn host() -> String {
+pub(crate) fn host() -> String {
     let raw = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     raw.trim()
         .chars()
@@ -133,7 +133,7 @@ fn now() -> u64 {
 /// Every published batch of `run`: its summary, and the game ids of its rows read from
 /// every shard (each of which must read whole). Checks that nothing hidden (a batch
 /// being written) is left in `selfplay/`.
-fn batches(run: &Path) -> Vec<(serde_json::Value, Vec<u64>)> {
+pub(crate) fn batches(run: &Path) -> Vec<(serde_json::Value, Vec<u64>)> {
     let mut out = vec![];
     for e in std::fs::read_dir(run.join("selfplay")).unwrap() {
         let p = e.unwrap().path();
@@ -155,7 +155,7 @@ fn batches(run: &Path) -> Vec<(serde_json::Value, Vec<u64>)> {
 
 /// Checks that each game id belongs to one batch only, within the ids the batch
 /// reserved, and that each batch holds as many games as its summary says.
-fn check_game_ids(all: &[(serde_json::Value, Vec<u64>)]) -> usize {
+pub(crate) fn check_game_ids(all: &[(serde_json::Value, Vec<u64>)]) -> usize {
     let mut owner: HashMap<u64, usize> = HashMap::new();
     for (i, (summary, ids)) in all.iter().enumerate() {
         let first = summary["first_game_id"].as_u64().unwrap();

@@ -134,25 +134,7 @@ fn open_run(a: &RoleArgs, role: &str) -> anyhow::Result<OpenRun> {
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
     let lock = eval::RunLock::acquire_shared(&dir)?;
-    let cfg = with_file_lock(&dir.join("leases").join("setup.lock"), || {
-        match (saved_config(&dir)?, given) {
-            (None, Some(cfg)) => save_config(&dir, &cfg, false)?,
-            (Some(saved), Some(cfg)) => {
-                let diffs = saved.differences(&cfg);
-                if !diffs.is_empty() {
-                    bail!(
-                        "{} runs a different config than the one given to this {role}; these settings differ:\n  {}\nstart it without --config and --set to use the run's config ({})",
-                        dir.display(),
-                        diffs.join("\n  "),
-                        dir.join("config.toml").display()
-                    );
-                }
-            }
-            (_, None) => {}
-        }
-        ensure_best(&dir)?;
-        saved_config(&dir)?.with_context(|| format!("{}: config.toml vanished", dir.display()))
-    })?;
+    let cfg = setup(&dir, given, role)?;
     let game: engine::Game = cfg.selfplay.game.parse()?;
     Ok(OpenRun {
         pipeline: Pipeline {
@@ -164,6 +146,81 @@ fn open_run(a: &RoleArgs, role: &str) -> anyhow::Result<OpenRun> {
         },
         _lock: lock,
     })
+}
+
+/// Sets run `dir` up under its setup lock: saves the given config when the run has none
+/// yet, refuses a given config that differs from the run's (naming the keys), gives the
+/// run a best model; returns the run's config. `who` names the caller in the refusal.
+fn setup(dir: &Path, given: Option<RunConfig>, who: &str) -> anyhow::Result<RunConfig> {
+    with_file_lock(&dir.join("leases").join("setup.lock"), || {
+        match (saved_config(dir)?, given) {
+            (None, Some(cfg)) => save_config(dir, &cfg, false)?,
+            (Some(saved), Some(cfg)) => {
+                let diffs = saved.differences(&cfg);
+                if !diffs.is_empty() {
+                    bail!(
+                        "{} runs a different config than the one given to this {who}; these settings differ:\n  {}\nstart it without --config and --set to use the run's config ({})",
+                        dir.display(),
+                        diffs.join("\n  "),
+                        dir.join("config.toml").display()
+                    );
+                }
+            }
+            (None, None) => bail!(
+                "{} holds no config.toml: give the run its config (--config FILE)",
+                dir.display()
+            ),
+            (Some(_), None) => {}
+        }
+        ensure_best(dir)?;
+        saved_config(dir)?.with_context(|| format!("{}: config.toml vanished", dir.display()))
+    })
+}
+
+/// Sets run `dir` up for roles started elsewhere (`flipzero slurm submit`): as a role's
+/// own start does, under the run's shared lock, so a synchronous `flipzero run` on the
+/// folder is refused.
+pub(crate) fn prepare_run(
+    dir: &Path,
+    given: Option<RunConfig>,
+    who: &str,
+) -> anyhow::Result<RunConfig> {
+    let _lock = eval::RunLock::acquire_shared(dir)?;
+    setup(dir, given, who)
+}
+
+/// A few lines on a run's progress: the published self-play batches, the candidates
+/// trained, the generations evaluated and the best.
+pub(crate) fn progress(dir: &Path) -> anyhow::Result<String> {
+    let batches = shards::BatchIndex::default().refresh(dir)?;
+    let positions: u64 = batches.iter().map(|b| b.summary.positions).sum();
+    let games: u64 = batches.iter().map(|b| b.summary.games).sum();
+    let generations = saved_config(dir)?.map_or(0, |c| c.run.generations);
+    let models = dir.join("models");
+    let trained = (0..)
+        .take_while(|&k| {
+            models
+                .join(eval::report::generation_name(k))
+                .join("train.json")
+                .is_file()
+        })
+        .count();
+    let evaluated = (0..generations)
+        .filter(|&k| {
+            let path = dir
+                .join("eval")
+                .join(format!("{}.json", eval::report::generation_name(k)));
+            matches!(
+                eval::report::read_record::<eval::report::EvalRecord>(&path),
+                Ok(Some(r)) if r.finished
+            )
+        })
+        .count();
+    Ok(format!(
+        "self-play: {} batches, {games} games, {positions} positions\ncandidates trained: {trained} of {generations}; evaluated: {evaluated}\nbest: {}",
+        batches.len(),
+        eval::current_best(dir)?.unwrap_or_else(|| "none yet".into())
+    ))
 }
 
 /// A flag set by SIGTERM or SIGINT.

@@ -1,0 +1,550 @@
+//! `flipzero slurm`: the roles of `flipzero worker` as Slurm jobs on one run directory
+//! (a filesystem every node mounts). `submit` writes three plain batch scripts into
+//! `RUN/slurm/` (a job array of self-play workers, the trainer, the gatekeeper), submits
+//! them with `sbatch` and records the job ids in `RUN/slurm/jobs.json`; `status` shows
+//! the jobs (`squeue`) and the run's progress; `stop` cancels them (`scancel`).
+//!
+//! The jobs are requeued on preemption (`--requeue`). Slurm's SIGTERM (scancel,
+//! preemption, the time limit) makes a self-play worker publish its finished games and
+//! exit, and makes the trainer and the gatekeeper give their lease back; their work
+//! resumes from its partial state when the job runs again.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use serde::{Deserialize, Serialize};
+
+use super::config::load_config;
+
+/// Arguments of `flipzero slurm`.
+#[derive(Args)]
+pub struct SlurmArgs {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Subcommand)]
+enum Action {
+    /// Write the run's batch scripts into RUN/slurm/ and submit them with sbatch.
+    Submit(SubmitArgs),
+    /// Show the run's jobs (squeue) and its progress.
+    Status(RunArg),
+    /// Cancel the run's jobs (scancel); published work stays, and a new submit resumes it.
+    Stop(RunArg),
+}
+
+/// Arguments of `flipzero slurm submit`.
+#[derive(Args)]
+struct SubmitArgs {
+    /// The run directory, on a filesystem every node of the cluster mounts.
+    #[arg(long)]
+    run: PathBuf,
+    /// The run's config: it starts the run when the folder has none yet, and must
+    /// otherwise agree with the run's saved config. Without it the saved config is used.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a setting of the config, e.g. `--set selfplay.games_per_worker_batch=8`.
+    #[arg(long = "set", value_name = "TABLE.KEY=VALUE")]
+    set: Vec<String>,
+    /// Self-play workers: the tasks of the job array.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    /// The partition of every job (default: the cluster's default partition).
+    #[arg(long)]
+    partition: Option<String>,
+    /// Ask for one GPU for the trainer (`--gres=gpu:1`); the config's `train.device`
+    /// must then be `cuda`, `cuda:N` or `wgpu`.
+    #[arg(long)]
+    gpu_trainer: bool,
+    /// Wall-clock limit of every job (Slurm's formats: MM, HH:MM:SS, D-HH:MM, …; HH:MM
+    /// is read as Slurm reads it, minutes:seconds, so write 02:00:00 for two hours).
+    #[arg(long)]
+    time: Option<String>,
+    /// The flipzero binary the jobs run (default: this one); every node must reach it.
+    #[arg(long)]
+    binary: Option<PathBuf>,
+    /// Write the scripts and print the sbatch commands, but submit nothing.
+    #[arg(long)]
+    write_only: bool,
+}
+
+/// The run directory of `status` and `stop`.
+#[derive(Args)]
+struct RunArg {
+    /// The run directory given to `flipzero slurm submit`.
+    #[arg(long)]
+    run: PathBuf,
+}
+
+/// The jobs of one submission (`RUN/slurm/jobs.json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JobsRecord {
+    /// Version of this file's layout.
+    pub schema: u32,
+    /// The jobs, in the order they were submitted.
+    pub jobs: Vec<Job>,
+}
+
+/// One submitted job.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Job {
+    /// `selfplay`, `train` or `gate`.
+    pub role: String,
+    /// Slurm's job id (of the whole array, for the self-play workers).
+    pub id: String,
+    /// The batch script, relative to the run directory.
+    pub script: String,
+}
+
+const JOBS_SCHEMA: u32 = 1;
+const ROLES: [&str; 3] = ["selfplay", "train", "gate"];
+
+/// Runs `flipzero slurm`.
+pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
+    match a.action {
+        Action::Submit(s) => submit(&s),
+        Action::Status(r) => status(&r.run),
+        Action::Stop(r) => stop(&r.run),
+    }
+}
+
+/// What the scripts are made of, checked.
+struct ScriptSpec {
+    run: PathBuf,
+    binary: PathBuf,
+    workers: usize,
+    partition: Option<String>,
+    time: Option<String>,
+    gpu_trainer: bool,
+    selfplay_cpus: usize,
+    gate_cpus: usize,
+}
+
+fn submit(a: &SubmitArgs) -> anyhow::Result<()> {
+    if a.workers == 0 {
+        bail!("--workers 0: a run needs at least one self-play worker");
+    }
+    if let Some(p) = &a.partition {
+        check_word("--partition", p)?;
+    }
+    if let Some(t) = &a.time {
+        check_time(t)?;
+    }
+    let given = if a.config.is_some() || !a.set.is_empty() {
+        Some(load_config(a.config.as_ref(), &a.set)?)
+    } else {
+        None
+    };
+    let device = given.as_ref().map(|c| c.train.device.clone());
+    let gpu_device = |d: &str| d.starts_with("cuda") || d == "wgpu";
+    if let Some(d) = &device
+        && a.gpu_trainer
+        && !gpu_device(d)
+    {
+        bail!(
+            "--gpu-trainer asks a GPU for the trainer, but train.device = \"{d}\": set train.device = \"cuda\" or \"wgpu\" (a build with that feature), or leave --gpu-trainer out"
+        );
+    }
+    let binary = match &a.binary {
+        Some(b) => b.clone(),
+        None => std::env::current_exe().context("cannot find this program's path")?,
+    };
+    let binary = std::path::absolute(&binary)
+        .with_context(|| format!("bad --binary {}", binary.display()))?;
+    if !binary.is_file() {
+        bail!("--binary {}: no such file", binary.display());
+    }
+    std::fs::create_dir_all(&a.run)
+        .with_context(|| format!("cannot create run directory {}", a.run.display()))?;
+    let run = std::path::absolute(&a.run)
+        .with_context(|| format!("bad run directory {}", a.run.display()))?;
+    let cfg = super::worker::prepare_run(&run, given, "slurm submit")?;
+    if a.gpu_trainer && !gpu_device(&cfg.train.device) {
+        bail!(
+            "--gpu-trainer asks a GPU for the trainer, but the run's train.device = \"{}\": set train.device = \"cuda\" or \"wgpu\", or leave --gpu-trainer out",
+            cfg.train.device
+        );
+    }
+    let spec = ScriptSpec {
+        run: run.clone(),
+        binary,
+        workers: a.workers,
+        partition: a.partition.clone(),
+        time: a.time.clone(),
+        gpu_trainer: a.gpu_trainer,
+        selfplay_cpus: cfg.selfplay.threads.max(1),
+        gate_cpus: cfg.gate.threads.max(1),
+    };
+    let slurm_dir = run.join("slurm");
+    std::fs::create_dir_all(slurm_dir.join("logs"))
+        .with_context(|| format!("cannot create {}", slurm_dir.join("logs").display()))?;
+    let mut scripts = vec![];
+    for role in ROLES {
+        let path = slurm_dir.join(format!("{role}.sbatch"));
+        eval::write_atomic(&path, script(&spec, role)?.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        scripts.push((role, path));
+    }
+    if a.write_only {
+        for (_, path) in &scripts {
+            println!("sbatch --parsable {}", path.display());
+        }
+        return Ok(());
+    }
+    if let Some(old) = read_jobs(&run)? {
+        let live = queued(&old)?;
+        if !live.is_empty() {
+            bail!(
+                "{} already has jobs in the queue ({}): stop them first with `flipzero slurm stop --run {}`",
+                run.display(),
+                live.join(", "),
+                run.display()
+            );
+        }
+    }
+    let mut jobs = vec![];
+    for (role, path) in &scripts {
+        match sbatch(path) {
+            Ok(id) => jobs.push(Job {
+                role: role.to_string(),
+                id,
+                script: format!("slurm/{role}.sbatch"),
+            }),
+            Err(e) => {
+                // Leave no half-submitted run behind: cancel what went in.
+                if !jobs.is_empty() {
+                    let _ = scancel(&jobs);
+                }
+                return Err(e);
+            }
+        }
+    }
+    let record = JobsRecord {
+        schema: JOBS_SCHEMA,
+        jobs,
+    };
+    let text = serde_json::to_string_pretty(&record).context("jobs record")?;
+    eval::write_atomic(&slurm_dir.join("jobs.json"), text.as_bytes())
+        .with_context(|| format!("cannot write {}", slurm_dir.join("jobs.json").display()))?;
+    for j in &record.jobs {
+        println!("{:<8} job {}   ({})", j.role, j.id, j.script);
+    }
+    println!(
+        "logs: {}   status: flipzero slurm status --run {}",
+        slurm_dir.join("logs").display(),
+        run.display()
+    );
+    Ok(())
+}
+
+/// A Slurm name (partition): letters, digits and `_.,-` only, so that it cannot break
+/// out of its `#SBATCH` line.
+fn check_word(flag: &str, s: &str) -> anyhow::Result<()> {
+    if s.is_empty()
+        || !s
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.,-".contains(c))
+    {
+        bail!("{flag} `{s}`: expected a Slurm name (letters, digits, `_`, `.`, `,`, `-`)");
+    }
+    Ok(())
+}
+
+/// Slurm's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
+fn check_time(t: &str) -> anyhow::Result<()> {
+    let (days, rest) = match t.split_once('-') {
+        Some((d, r)) => (Some(d), r),
+        None => (None, t),
+    };
+    let digits = |s: &str| !s.is_empty() && s.len() <= 4 && s.chars().all(|c| c.is_ascii_digit());
+    let parts: Vec<&str> = rest.split(':').collect();
+    let ok = days.is_none_or(digits) && parts.len() <= 3 && parts.iter().all(|p| digits(p));
+    if !ok {
+        bail!(
+            "--time `{t}`: expected a Slurm time limit (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)"
+        );
+    }
+    Ok(())
+}
+
+/// A path quoted for a POSIX shell, refusing what a script line cannot carry.
+fn shell_quote(p: &Path) -> anyhow::Result<String> {
+    let s = p
+        .to_str()
+        .with_context(|| format!("{}: not valid UTF-8", p.display()))?;
+    if s.contains('\n') || s.contains('\r') {
+        bail!("{s:?}: a path with a line break cannot go into a batch script");
+    }
+    Ok(format!("'{}'", s.replace('\'', r"'\''")))
+}
+
+/// The batch script of one role.
+fn script(s: &ScriptSpec, role: &str) -> anyhow::Result<String> {
+    let run = shell_quote(&s.run)?;
+    let bin = shell_quote(&s.binary)?;
+    let logs = s.run.join("slurm").join("logs");
+    let logs = logs
+        .to_str()
+        .context("the run directory's path is not valid UTF-8")?;
+    if logs.contains(char::is_whitespace) {
+        // #SBATCH lines are not shell: they cannot quote a path with spaces.
+        bail!(
+            "{logs}: Slurm's #SBATCH --output cannot hold a path with white space; choose a run directory without"
+        );
+    }
+    let (what, cpus, log, extra) = match role {
+        "selfplay" => (
+            format!(
+                "{} self-play workers, one per task of a job array; each publishes its games in batches",
+                s.workers
+            ),
+            s.selfplay_cpus,
+            format!("{logs}/selfplay-%A_%a.out"),
+            vec![format!("#SBATCH --array=0-{}", s.workers - 1)],
+        ),
+        "train" => (
+            "the trainer: trains each next candidate as enough new positions arrive".to_string(),
+            2,
+            format!("{logs}/train-%j.out"),
+            if s.gpu_trainer {
+                vec!["#SBATCH --gres=gpu:1".to_string()]
+            } else {
+                vec![]
+            },
+        ),
+        _ => (
+            "the gatekeeper: gates each candidate, promotes, anchors, writes the report"
+                .to_string(),
+            s.gate_cpus,
+            format!("{logs}/gate-%j.out"),
+            vec![],
+        ),
+    };
+    let mut lines = vec![
+        "#!/bin/bash".to_string(),
+        format!("# flipzero run {}: {what}.", s.run.display()),
+        "# Written by `flipzero slurm submit`; adapt it freely (the run directory and the".into(),
+        "# flipzero binary must be reachable from every node).".into(),
+        format!("#SBATCH --job-name=flipzero-{role}"),
+        format!("#SBATCH --cpus-per-task={cpus}"),
+        format!("#SBATCH --output={log}"),
+        "#SBATCH --open-mode=append".into(),
+        "# Preempted jobs go back to the queue and resume from the run directory.".into(),
+        "#SBATCH --requeue".into(),
+    ];
+    lines.extend(extra);
+    if let Some(p) = &s.partition {
+        lines.push(format!("#SBATCH --partition={p}"));
+    }
+    if let Some(t) = &s.time {
+        lines.push(format!("#SBATCH --time={t}"));
+    }
+    lines.extend([
+        String::new(),
+        "# Slurm's SIGTERM (scancel, preemption, the time limit) reaches the worker itself".into(),
+        "# (exec): a self-play worker publishes its finished games and exits, the trainer and"
+            .into(),
+        "# the gatekeeper give their lease back. SIGKILL follows KillWait seconds later.".into(),
+        "set -eu".into(),
+        format!("exec {bin} worker {role} --run {run}"),
+        String::new(),
+    ]);
+    Ok(lines.join("\n"))
+}
+
+/// Submits a script; returns its job id.
+fn sbatch(script: &Path) -> anyhow::Result<String> {
+    let out = Command::new("sbatch")
+        .arg("--parsable")
+        .arg(script)
+        .output()
+        .map_err(|e| missing_tool("sbatch", e))?;
+    if !out.status.success() {
+        bail!(
+            "sbatch {} failed ({}): {}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    // --parsable prints "ID" or "ID;CLUSTER".
+    let text = String::from_utf8_lossy(&out.stdout);
+    let id = text.trim().split(';').next().unwrap_or("").to_string();
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
+        bail!(
+            "sbatch {} printed no job id: {:?}",
+            script.display(),
+            text.trim()
+        );
+    }
+    Ok(id)
+}
+
+/// The error of a Slurm command that cannot be started.
+fn missing_tool(tool: &str, e: std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        anyhow::anyhow!(
+            "`{tool}` was not found on PATH: `flipzero slurm` drives Slurm through its client commands (sbatch, squeue, scancel); run it on a machine of the cluster (Debian: apt install slurm-client), or write the scripts only with `flipzero slurm submit --write-only`"
+        )
+    } else {
+        anyhow::anyhow!("cannot run `{tool}`: {e}")
+    }
+}
+
+/// The recorded jobs of a run, if any.
+fn read_jobs(run: &Path) -> anyhow::Result<Option<JobsRecord>> {
+    let path = run.join("slurm").join("jobs.json");
+    let text = match std::fs::read_to_string(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        r => r.with_context(|| format!("cannot read {}", path.display()))?,
+    };
+    let rec: JobsRecord = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a jobs record", path.display()))?;
+    if rec.schema != JOBS_SCHEMA {
+        bail!(
+            "{}: jobs record schema {} (this flipzero reads {JOBS_SCHEMA})",
+            path.display(),
+            rec.schema
+        );
+    }
+    Ok(Some(rec))
+}
+
+/// `squeue` lines (`ID STATE TIME REASON`) of the recorded jobs still in the queue.
+fn queued(rec: &JobsRecord) -> anyhow::Result<Vec<String>> {
+    if rec.jobs.is_empty() {
+        return Ok(vec![]);
+    }
+    let ids: Vec<&str> = rec.jobs.iter().map(|j| j.id.as_str()).collect();
+    let out = Command::new("squeue")
+        .args(["--noheader", "--format=%i %j %T %M %R", "--jobs"])
+        .arg(ids.join(","))
+        .output()
+        .map_err(|e| missing_tool("squeue", e))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        // squeue fails on ids the controller has already forgotten: none is queued.
+        if err.contains("Invalid job id") {
+            return Ok(vec![]);
+        }
+        bail!("squeue failed ({}): {}", out.status, err.trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect())
+}
+
+fn scancel(jobs: &[Job]) -> anyhow::Result<()> {
+    let out = Command::new("scancel")
+        .args(jobs.iter().map(|j| j.id.as_str()))
+        .output()
+        .map_err(|e| missing_tool("scancel", e))?;
+    if !out.status.success() {
+        bail!(
+            "scancel failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+fn recorded(run: &Path) -> anyhow::Result<JobsRecord> {
+    read_jobs(run)?.with_context(|| {
+        format!(
+            "{} has no Slurm jobs on record (slurm/jobs.json): submit them with `flipzero slurm submit --run {}`",
+            run.display(),
+            run.display()
+        )
+    })
+}
+
+fn status(run: &Path) -> anyhow::Result<()> {
+    let rec = recorded(run)?;
+    for j in &rec.jobs {
+        println!("{:<8} job {}", j.role, j.id);
+    }
+    let lines = queued(&rec)?;
+    if lines.is_empty() {
+        println!("no job of this run is in the queue");
+    } else {
+        println!("in the queue (id name state time reason):");
+        for l in &lines {
+            println!("  {l}");
+        }
+    }
+    let progress = super::worker::progress(run)?;
+    println!("{progress}");
+    Ok(())
+}
+
+fn stop(run: &Path) -> anyhow::Result<()> {
+    let rec = recorded(run)?;
+    scancel(&rec.jobs)?;
+    let ids: Vec<&str> = rec.jobs.iter().map(|j| j.id.as_str()).collect();
+    println!(
+        "cancelled jobs {} (SIGTERM: the workers publish their finished games); published work stays in {}",
+        ids.join(", "),
+        run.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_limits_are_slurm_formats_only() {
+        for ok in ["30", "30:00", "02:00:00", "1-12", "1-12:30", "1-12:30:00"] {
+            assert!(check_time(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "2h", "1:2:3:4", "-5", "1-", "02:00\n#SBATCH --x", "1 2"] {
+            assert!(check_time(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn partitions_cannot_break_out_of_their_line() {
+        assert!(check_word("--partition", "gpu-a100,cpu").is_ok());
+        for bad in ["", "a b", "a\n#SBATCH --x", "a;b", "$(x)"] {
+            assert!(check_word("--partition", bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn scripts_quote_paths_and_exec_the_worker() {
+        let spec = ScriptSpec {
+            run: PathBuf::from("/shared/runs/it's"),
+            binary: PathBuf::from("/opt/flipzero"),
+            workers: 3,
+            partition: Some("cpu".into()),
+            time: Some("02:00:00".into()),
+            gpu_trainer: true,
+            selfplay_cpus: 4,
+            gate_cpus: 2,
+        };
+        let s = script(&spec, "selfplay").unwrap();
+        assert!(s.contains("#SBATCH --array=0-2\n"), "{s}");
+        assert!(s.contains("#SBATCH --cpus-per-task=4\n"), "{s}");
+        assert!(s.contains("#SBATCH --partition=cpu\n"), "{s}");
+        assert!(s.contains("#SBATCH --time=02:00:00\n"), "{s}");
+        assert!(
+            s.contains(r"exec '/opt/flipzero' worker selfplay --run '/shared/runs/it'\''s'"),
+            "{s}"
+        );
+        assert!(!s.contains("--gres"), "{s}");
+        let t = script(&spec, "train").unwrap();
+        assert!(t.contains("#SBATCH --gres=gpu:1\n"), "{t}");
+        assert!(!t.contains("--array"), "{t}");
+        let spaced = ScriptSpec {
+            run: PathBuf::from("/shared/my runs/a"),
+            ..spec
+        };
+        assert!(script(&spaced, "gate").is_err());
+    }
+}
