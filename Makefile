@@ -9,7 +9,7 @@ BIN := target/release/flipzero
 PYTHON ?= python3
 VENV := .venv
 
-.PHONY: build run test venv browser lint fmt bench perft clean
+.PHONY: build run test test-wgpu venv browser lint fmt bench perft clean
 
 # `make run` runs the default pipeline (configs/default.toml) into data/runs/default;
 # running it again resumes that run (or, when finished, prints its summary).
@@ -38,6 +38,14 @@ browser:
 
 test: $(VENV)/.installed browser
 	FLIPZERO_PYTHON=$(abspath $(VENV))/bin/python $(CARGO) test --profile tests --workspace
+
+# Burn's wgpu backend against the CPU engines (training losses, the fast path's outputs,
+# self-play through selfplay.device = "wgpu"), on Mesa's software Vulkan driver (lavapipe)
+# where there is no GPU; installed with apt when missing (as root). A second build of the
+# workspace, with --features wgpu: about 19 CPU-minutes cold.
+test-wgpu:
+	.ci/install-vulkan
+	$(CARGO) test --profile tests --workspace --features wgpu --test it wgpu
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -138,7 +138,7 @@ pub fn build_evaluators(
         ),
         Some((dir, model)) => {
             // The fast path is checked against Burn here, before any game.
-            let make = train::infer::evaluators(&model, &dir.display().to_string(), engine)
+            let make = train::infer::evaluators(&model, &dir.display().to_string(), engine, "cpu")
                 .map_err(|e| PlayerError::Model(format!("model {}: {e}", dir.display())))?;
             ((0..threads).map(|_| make()).collect(), true)
         }

@@ -29,6 +29,10 @@ pub struct SelfplayConfig {
     /// Engine that runs a trained network: fast (the CPU fast path, checked against
     /// Burn when loaded) or burn (Burn's forward pass: any architecture, slower).
     pub net_engine: NetEngine,
+    /// Where Burn's engine (`net_engine = burn`) runs the network: cpu (Burn's Flex
+    /// backend), cuda, cuda:N or wgpu (a GPU, in a build with that feature; checked
+    /// against the fast path's outputs when the model is loaded).
+    pub device: String,
     /// Simulations of a full search.
     pub simulations: u32,
     /// Simulations of a fast search (playout-cap randomization).
@@ -89,6 +93,7 @@ impl Default for SelfplayConfig {
             seed: 1,
             evaluator: BuiltinEvaluator::Bootstrap,
             net_engine: NetEngine::Fast,
+            device: "cpu".into(),
             simulations: 64,
             fast_simulations: 16,
             full_search_fraction: 0.25,
@@ -189,6 +194,24 @@ impl SelfplayConfig {
             self.games_per_thread,
             (1..=4096).contains(&self.games_per_thread),
             "1..=4096",
+        )?;
+        let gpu = self.device == "cuda"
+            || self.device == "wgpu"
+            || self
+                .device
+                .strip_prefix("cuda:")
+                .is_some_and(|n| n.parse::<usize>().is_ok());
+        check(
+            "device",
+            &self.device,
+            self.device == "cpu" || gpu,
+            "cpu, cuda, cuda:N or wgpu",
+        )?;
+        check(
+            "device",
+            &self.device,
+            self.device == "cpu" || self.net_engine == NetEngine::Burn,
+            "cpu with net_engine = \"fast\" (a GPU runs the network through Burn: set net_engine = \"burn\")",
         )?;
         check(
             "simulations",

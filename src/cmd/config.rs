@@ -255,6 +255,9 @@ impl RunConfig {
         self.selfplay.validate()?;
         self.train.validate()?;
         self.gate.validate()?;
+        if let Err(allowed) = train::training_device(&self.selfplay.device) {
+            bail!("selfplay.device = {:?}: {allowed}", self.selfplay.device);
+        }
         if !(1..=100_000).contains(&self.run.generations) {
             bail!(
                 "run.generations = {} is out of range: 1 to 100000",
@@ -317,12 +320,17 @@ impl RunConfig {
 
     /// The keys whose values differ, ignoring those that may change on resume.
     pub fn differences(&self, other: &RunConfig) -> Vec<String> {
+        self.differences_except(other, &[])
+    }
+
+    /// [`RunConfig::differences`] that also leaves out the keys `except`.
+    pub fn differences_except(&self, other: &RunConfig, except: &[&str]) -> Vec<String> {
         let (a, b) = (self.flat(), other.flat());
         let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
         keys.sort();
         keys.dedup();
         keys.into_iter()
-            .filter(|k| !RESUMABLE_KEYS.contains(&k.as_str()))
+            .filter(|k| !RESUMABLE_KEYS.contains(&k.as_str()) && !except.contains(&k.as_str()))
             .filter(|k| a.get(*k) != b.get(*k))
             .map(|k| {
                 format!(
@@ -332,6 +340,34 @@ impl RunConfig {
                 )
             })
             .collect()
+    }
+}
+
+/// Settings of one process, not of the run: a role of `flipzero worker` may set them for
+/// itself (`--set selfplay.threads=8`, a GPU worker's `selfplay.device = "cuda"`)
+/// without being refused for differing from the run's config, and without changing it;
+/// they change how fast a process works, not what the run computes (the engines and
+/// devices are checked equal to one another when a model is loaded).
+pub const LOCAL_KEYS: [&str; 6] = [
+    "selfplay.threads",
+    "selfplay.games_per_thread",
+    "selfplay.net_engine",
+    "selfplay.device",
+    "gate.threads",
+    "train.device",
+];
+
+impl RunConfig {
+    /// This config with the per-process settings ([`LOCAL_KEYS`]) of `local`.
+    pub fn with_local_settings(&self, local: &RunConfig) -> RunConfig {
+        let mut c = self.clone();
+        c.selfplay.threads = local.selfplay.threads;
+        c.selfplay.games_per_thread = local.selfplay.games_per_thread;
+        c.selfplay.net_engine = local.selfplay.net_engine;
+        c.selfplay.device = local.selfplay.device.clone();
+        c.gate.threads = local.gate.threads;
+        c.train.device = local.train.device.clone();
+        c
     }
 }
 
@@ -412,5 +448,52 @@ pub fn load_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<Ru
             RunConfig::from_text(&text, &p.display().to_string(), sets)
         }
         None => RunConfig::from_text(DEFAULT_CONFIG, "configs/default.toml (built in)", sets),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each per-process key, changed alone, is a difference the roles overlook, and
+    /// `with_local_settings` carries it: the list and the copy cannot drift apart.
+    #[test]
+    fn local_keys_and_their_copy_agree() {
+        let base = load_config(None, &[]).unwrap();
+        let changed = [
+            "selfplay.threads=7",
+            "selfplay.games_per_thread=5",
+            "selfplay.net_engine=\"burn\"",
+            "selfplay.device=\"cpu\"",
+            "gate.threads=3",
+            "train.device=\"flex\"",
+        ];
+        assert_eq!(changed.len(), LOCAL_KEYS.len());
+        for (set, key) in changed.iter().zip(LOCAL_KEYS) {
+            assert!(set.starts_with(key), "{set} vs {key}");
+            let mut sets = vec![set.to_string()];
+            if key == "selfplay.device" {
+                // Only Burn's engine runs on a device; cpu is the default, so change
+                // the device by way of a Burn run on the CPU to the same "cpu".
+                sets.push("selfplay.net_engine=\"burn\"".into());
+            }
+            let other = load_config(None, &sets).unwrap();
+            let diffs = base.differences(&other);
+            assert!(!diffs.is_empty() || key == "selfplay.device", "{key}");
+            assert!(
+                base.differences_except(&other, &LOCAL_KEYS).is_empty(),
+                "{key}"
+            );
+            assert!(
+                other
+                    .differences(&base.with_local_settings(&other))
+                    .is_empty(),
+                "{key}: {:?}",
+                other.differences(&base.with_local_settings(&other))
+            );
+        }
+        // A key of the run is still a difference.
+        let other = load_config(None, &["selfplay.simulations=65".into()]).unwrap();
+        assert_eq!(base.differences_except(&other, &LOCAL_KEYS).len(), 1);
     }
 }

@@ -67,7 +67,12 @@ impl Pipeline {
             cfg.games, cfg.simulations
         ));
         let nets = match eval::load_network(&NetSource::Path(self.dir.clone()), self.game)? {
-            Some((_, m)) => Some(train::infer::evaluators(&m, &best, cfg.net_engine)?),
+            Some((_, m)) => Some(train::infer::evaluators(
+                &m,
+                &best,
+                cfg.net_engine,
+                &cfg.device,
+            )?),
             None => None,
         };
         let make = || -> Box<dyn selfplay::Evaluator> {

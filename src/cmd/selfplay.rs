@@ -125,7 +125,12 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
         None => None,
     };
     let nets = match &model {
-        Some((m, name)) => Some(train::infer::evaluators(m, name, cfg.net_engine)?),
+        Some((m, name)) => Some(train::infer::evaluators(
+            m,
+            name,
+            cfg.net_engine,
+            &cfg.device,
+        )?),
         None => None,
     };
     let make = || -> Box<dyn selfplay::Evaluator> {

@@ -16,8 +16,6 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 
-use super::config::load_config;
-
 /// Arguments of `flipzero slurm`.
 #[derive(Args)]
 pub struct SlurmArgs {
@@ -132,11 +130,7 @@ fn submit(a: &SubmitArgs) -> anyhow::Result<()> {
     if let Some(t) = &a.time {
         check_time(t)?;
     }
-    let given = if a.config.is_some() || !a.set.is_empty() {
-        Some(load_config(a.config.as_ref(), &a.set)?)
-    } else {
-        None
-    };
+    let given = super::worker::given_config(&a.run, a.config.as_ref(), &a.set)?;
     let device = given.as_ref().map(|c| c.train.device.clone());
     let gpu_device = |d: &str| d.starts_with("cuda") || d == "wgpu";
     if let Some(d) = &device

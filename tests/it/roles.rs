@@ -346,7 +346,7 @@ fn leases_refuse_a_live_holder_and_are_taken_over_when_stale() {
 }
 
 #[test]
-fn a_worker_with_another_game_is_refused_naming_the_key() {
+fn a_worker_with_another_game_is_refused_naming_the_key_and_its_own_threads_are_its_own() {
     let run = fresh("game");
     let out = role("selfplay", &run, MICRO)
         .args(["--batches", "0"])
@@ -364,6 +364,37 @@ fn a_worker_with_another_game_is_refused_naming_the_key() {
             "{msg}"
         );
     }
+    // A worker's own per-process settings are its own: accepted, and the run's config
+    // stays as it was; a setting of the run given alone with --set is still refused.
+    let saved = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    let out = role(
+        "selfplay",
+        &run,
+        &[
+            "--set",
+            "selfplay.threads=2",
+            "--set",
+            "selfplay.games_per_thread=3",
+        ],
+    )
+    .args(["--batches", "1"])
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(run.join("config.toml")).unwrap(),
+        saved
+    );
+    let out = role("selfplay", &run, &["--set", "selfplay.simulations=99"])
+        .args(["--batches", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("selfplay.simulations: 16 (saved) vs 99 (now)"),
+        "{}",
+        text(&out)
+    );
     // Without any config, a folder that is no run is refused.
     let empty = fresh("empty");
     let out = role("selfplay", &empty, &[]).output().unwrap();

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use super::config::{RunConfig, load_config};
+use super::config::{LOCAL_KEYS, RunConfig, load_config};
 use super::stages::{Pipeline, ensure_best, save_config, saved_config};
 
 /// Arguments of `flipzero worker`.
@@ -60,7 +60,11 @@ pub struct RoleArgs {
     /// Without it (and without --set) the run's saved config is used.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Override a setting of the config, e.g. `--set selfplay.games_per_worker_batch=8`.
+    /// Override a setting of the config (of the run's saved config when no --config is
+    /// given). The per-process settings (selfplay.threads, selfplay.games_per_thread,
+    /// selfplay.net_engine, selfplay.device, gate.threads, train.device) apply to this
+    /// role alone, e.g. `--set selfplay.device=cuda --set selfplay.net_engine=burn` for a
+    /// GPU worker; any other must agree with the run's.
     #[arg(long = "set", value_name = "TABLE.KEY=VALUE")]
     set: Vec<String>,
     /// No progress bars.
@@ -119,12 +123,8 @@ fn with_file_lock<T>(path: &Path, f: impl FnOnce() -> anyhow::Result<T>) -> anyh
 /// none yet, refuses a given config that differs from the run's (naming the keys), gives
 /// the run a best model, and takes the run's lock shared.
 fn open_run(a: &RoleArgs, role: &str) -> anyhow::Result<OpenRun> {
-    let given = if a.config.is_some() || !a.set.is_empty() {
-        Some(load_config(a.config.as_ref(), &a.set)?)
-    } else {
-        None
-    };
     let dir = a.run.clone();
+    let given = given_config(&dir, a.config.as_ref(), &a.set)?;
     if given.is_none() && !dir.join("config.toml").is_file() {
         bail!(
             "{} holds no config.toml: start the run by giving this role its config (--config FILE), or start it with `flipzero run --async`",
@@ -153,10 +153,11 @@ fn open_run(a: &RoleArgs, role: &str) -> anyhow::Result<OpenRun> {
 /// run a best model; returns the run's config. `who` names the caller in the refusal.
 fn setup(dir: &Path, given: Option<RunConfig>, who: &str) -> anyhow::Result<RunConfig> {
     with_file_lock(&dir.join("leases").join("setup.lock"), || {
+        let mut local = None;
         match (saved_config(dir)?, given) {
             (None, Some(cfg)) => save_config(dir, &cfg, false)?,
             (Some(saved), Some(cfg)) => {
-                let diffs = saved.differences(&cfg);
+                let diffs = saved.differences_except(&cfg, &LOCAL_KEYS);
                 if !diffs.is_empty() {
                     bail!(
                         "{} runs a different config than the one given to this {who}; these settings differ:\n  {}\nstart it without --config and --set to use the run's config ({})",
@@ -165,6 +166,7 @@ fn setup(dir: &Path, given: Option<RunConfig>, who: &str) -> anyhow::Result<RunC
                         dir.join("config.toml").display()
                     );
                 }
+                local = Some(cfg);
             }
             (None, None) => bail!(
                 "{} holds no config.toml: give the run its config (--config FILE)",
@@ -173,7 +175,38 @@ fn setup(dir: &Path, given: Option<RunConfig>, who: &str) -> anyhow::Result<RunC
             (Some(_), None) => {}
         }
         ensure_best(dir)?;
-        saved_config(dir)?.with_context(|| format!("{}: config.toml vanished", dir.display()))
+        let saved = saved_config(dir)?
+            .with_context(|| format!("{}: config.toml vanished", dir.display()))?;
+        // A role's own per-process settings (LOCAL_KEYS) apply to it alone.
+        Ok(match local {
+            Some(l) => saved.with_local_settings(&l),
+            None => saved,
+        })
+    })
+}
+
+/// The config a role is given: `--config FILE` with its `--set`s; `--set`s alone apply
+/// to the run's saved config when it has one (so `--set selfplay.threads=8` changes
+/// only that) and to the built-in default otherwise; nothing given: `None`.
+pub(crate) fn given_config(
+    dir: &Path,
+    config: Option<&PathBuf>,
+    sets: &[String],
+) -> anyhow::Result<Option<RunConfig>> {
+    let saved = dir.join("config.toml");
+    Ok(match (config, sets.is_empty()) {
+        (None, true) => None,
+        (Some(c), _) => Some(load_config(Some(c), sets)?),
+        (None, false) if saved.is_file() => {
+            let text = std::fs::read_to_string(&saved)
+                .with_context(|| format!("cannot read {}", saved.display()))?;
+            Some(RunConfig::from_text(
+                &text,
+                &saved.display().to_string(),
+                sets,
+            )?)
+        }
+        (None, false) => Some(load_config(None, sets)?),
     })
 }
 

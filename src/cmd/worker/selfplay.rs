@@ -107,7 +107,12 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> a
         NetSource::Path(p.dir.join("models").join(&model))
     };
     let nets = match eval::load_network(&source, p.game)? {
-        Some((_, m)) => Some(train::infer::evaluators(&m, &model, cfg.net_engine)?),
+        Some((_, m)) => Some(train::infer::evaluators(
+            &m,
+            &model,
+            cfg.net_engine,
+            &cfg.device,
+        )?),
         None => None,
     };
     let make = || -> Box<dyn selfplay::Evaluator> {

@@ -383,12 +383,11 @@ impl FastNet {
 pub const FAST_PATH_TOLERANCE: f32 = 1e-3;
 
 impl FastNet {
-    /// Runs this fast net and Burn's forward pass of `model` on a few positions of its
-    /// game (the start and positions after random legal moves, from a fixed seed) and
-    /// returns the largest difference of their outputs; above [`FAST_PATH_TOLERANCE`],
-    /// the model is refused with [`TrainError::Unsupported`], which names the
-    /// alternative (Burn's evaluator).
-    pub fn check_against_burn(&mut self, model: &LoadedModel) -> Result<f32, TrainError> {
+    /// The largest difference between this fast net's outputs and Burn's forward pass
+    /// of `model` (on whatever device it lives) over a few positions of its game: the
+    /// start and positions after random legal moves, from a fixed seed. NaN counts as
+    /// infinitely far.
+    pub fn difference_from_burn(&mut self, model: &LoadedModel) -> f32 {
         let mut rng = engine::Rng::new(0x5EED);
         let states: Vec<State> = (0..8)
             .map(|k| {
@@ -405,8 +404,7 @@ impl FastNet {
             .collect();
         let want = crate::infer::predict(model, &states);
         let got = self.predict(&states);
-        let diff = got
-            .iter()
+        got.iter()
             .zip(&want)
             .flat_map(|(a, b)| {
                 a.policy_logits
@@ -419,7 +417,16 @@ impl FastNet {
             .fold(
                 0.0f32,
                 |m, d| if d.is_nan() { f32::INFINITY } else { m.max(d) },
-            );
+            )
+    }
+
+    /// Runs this fast net and Burn's forward pass of `model` on a few positions of its
+    /// game (the start and positions after random legal moves, from a fixed seed) and
+    /// returns the largest difference of their outputs; above [`FAST_PATH_TOLERANCE`],
+    /// the model is refused with [`TrainError::Unsupported`], which names the
+    /// alternative (Burn's evaluator).
+    pub fn check_against_burn(&mut self, model: &LoadedModel) -> Result<f32, TrainError> {
+        let diff = self.difference_from_burn(model);
         if diff > FAST_PATH_TOLERANCE {
             return Err(TrainError::Unsupported(format!(
                 "the fast inference path differs from Burn's forward pass by {diff:.3e} \

@@ -67,18 +67,49 @@ pub fn move_probabilities(state: &State, moves: &[Move], logits: &[f32]) -> Vec<
     e.iter().map(|v| v / sum).collect()
 }
 
+/// The largest difference between Burn's outputs on a GPU and the fast path's that
+/// [`evaluators`] accepts. Wider than [`fast::FAST_PATH_TOLERANCE`]: GPU matrix units may
+/// multiply in reduced precision (TF32 keeps 10 bits of mantissa), which moves logits
+/// of a few units by up to about 1e-3; a layer read wrongly moves them by far more.
+pub const DEVICE_TOLERANCE: f32 = 1e-2;
+
 /// A factory of evaluators of `model` on `engine`, one per worker thread; `name` goes
-/// into the data's `model` column. The fast path is checked against Burn once, here
-/// ([`fast::FastNet::check_against_burn`]), and a model it does not run is refused.
+/// into the data's `model` column. `device` is where Burn's engine runs (`cpu`, `cuda`,
+/// `cuda:N`, `wgpu`; the fast path runs on the CPU only). The fast path is checked
+/// against Burn once, here ([`fast::FastNet::check_against_burn`]), and a model it does
+/// not run is refused; a model moved to a GPU is checked against the fast path (within
+/// [`DEVICE_TOLERANCE`]) before it plays.
 pub fn evaluators(
     model: &LoadedModel,
     name: &str,
     engine: NetEngine,
+    device: &str,
 ) -> Result<impl Fn() -> Box<dyn Evaluator> + Sync + use<>, TrainError> {
-    if engine == NetEngine::Fast {
-        fast::FastNet::new(model).check_against_burn(model)?;
-    }
-    let (model, name) = (model.clone(), name.to_string());
+    let model = match (engine, device) {
+        (NetEngine::Fast, "cpu") => {
+            fast::FastNet::new(model).check_against_burn(model)?;
+            model.clone()
+        }
+        (NetEngine::Burn, "cpu") => model.clone(),
+        (NetEngine::Fast, d) => {
+            return Err(TrainError::Unsupported(format!(
+                "device {d}: the fast path runs on the CPU; a GPU runs the network through Burn (net_engine = \"burn\")"
+            )));
+        }
+        (NetEngine::Burn, d) => {
+            let dev = crate::training_device(d)
+                .map_err(|allowed| TrainError::Unsupported(format!("device {d}: {allowed}")))?;
+            let on = model.to_device(&dev);
+            let diff = fast::FastNet::new(model).difference_from_burn(&on);
+            if diff > DEVICE_TOLERANCE {
+                return Err(TrainError::Unsupported(format!(
+                    "Burn's forward pass on {d} differs from the fast path by {diff:.3e} (more than {DEVICE_TOLERANCE:e}) on this network: the device computes it wrongly; run it on the CPU (device = \"cpu\")"
+                )));
+            }
+            on
+        }
+    };
+    let name = name.to_string();
     Ok(move || -> Box<dyn Evaluator> {
         match engine {
             NetEngine::Fast => Box::new(fast::FastEvaluator::new(&model, name.clone())),

@@ -23,6 +23,18 @@ pub struct LoadedModel {
     pub device: Device,
 }
 
+impl LoadedModel {
+    /// This model with its network moved to `device` (a GPU of Burn's backends).
+    pub fn to_device(&self, device: &Device) -> LoadedModel {
+        LoadedModel {
+            meta: self.meta.clone(),
+            game: self.game,
+            net: self.net.clone().to_device(device),
+            device: device.clone(),
+        }
+    }
+}
+
 impl ModelMeta {
     /// The recorded digest of the weights, if this version of model.json has one.
     fn digest(&self) -> Option<&str> {

@@ -635,7 +635,7 @@ fn a_net_the_cpu_engine_cannot_train_is_refused_by_name_and_burn_trains_and_play
     let model = train::load_model(&out).unwrap();
     assert_eq!(model.meta.network.aux_heads, [Head::Ownership, Head::Reply]);
     for engine in [NetEngine::Burn, NetEngine::Fast] {
-        let make = train::infer::evaluators(&model, "reply", engine).unwrap();
+        let make = train::infer::evaluators(&model, "reply", engine, "cpu").unwrap();
         let cfg = SelfplayConfig {
             games: 2,
             threads: 1,
@@ -691,4 +691,75 @@ fn surprising_rows_are_sampled_in_proportion_to_their_weight() {
             assert!(order.contains(&(i as u32)), "row {i}");
         }
     }
+}
+
+/// Burn's wgpu backend against the CPU (in CI on Mesa's lavapipe, a software Vulkan
+/// driver; `make test-wgpu`): from the same initial weights, training on wgpu gives
+/// Flex's losses, and the trained model moved to wgpu gives the fast path's outputs and
+/// plays self-play games through the evaluators a worker builds with `selfplay.device`.
+#[cfg(feature = "wgpu")]
+#[test]
+fn wgpu_trains_as_flex_does_and_plays_as_the_fast_path_does() {
+    let d = data("ataxx");
+    // Random weights are drawn on the device (another generator on a GPU): start both
+    // from one model trained on the CPU.
+    let init = temp("gpu-init");
+    run(&small_config(3), &d, &init, false, None).unwrap();
+    let from_init = |device: &str, out: &Path| {
+        // A small step size: at 5e-3 this net's losses jump by 0.5 between steps, and
+        // the float rounding of the two backends (equal to 1e-6 for three steps) grows
+        // to 1e-3 by step 8; at 5e-4 they stay within 2e-6 (relative) over 8 steps.
+        let cfg = TrainConfig {
+            device: device.into(),
+            checkpoint_every: 100,
+            learning_rate: 5e-4,
+            ..small_config(8)
+        };
+        let opts = TrainOptions {
+            data: vec![d.clone()],
+            out: out.to_path_buf(),
+            resume: false,
+            init: Some(init.clone()),
+            stop_after: None,
+            on_step: &|_| {},
+        };
+        train(&cfg, "ataxx".parse().unwrap(), &opts).unwrap();
+        losses(out)
+    };
+    let (flex, gpu) = (temp("gpu-flex"), temp("gpu-wgpu"));
+    let (a, b) = (from_init("flex", &flex), from_init("wgpu", &gpu));
+    assert_eq!(a.len(), 8);
+    assert_eq!(b.len(), 8);
+    eprintln!("flex vs wgpu losses: {a:?} {b:?}");
+    for ((s, x), (_, y)) in a.iter().zip(&b) {
+        assert!(
+            (x - y).abs() <= 1e-5 * x.abs().max(1.0),
+            "step {s}: flex {x} vs wgpu {y}"
+        );
+    }
+    let model = train::load_model(&gpu).unwrap();
+    let device = train::training_device("wgpu").unwrap();
+    let diff = train::FastNet::new(&model).difference_from_burn(&model.to_device(&device));
+    eprintln!("wgpu vs the fast path: {diff:e}");
+    assert!(diff < 1e-5, "wgpu differs from the fast path by {diff:e}");
+    let make = train::infer::evaluators(&model, "wgpu", NetEngine::Burn, "wgpu").unwrap();
+    let cfg = SelfplayConfig {
+        games: 4,
+        threads: 1,
+        games_per_thread: 4,
+        simulations: 8,
+        fast_simulations: 4,
+        max_plies: 40,
+        net_engine: NetEngine::Burn,
+        device: "wgpu".into(),
+        ..SelfplayConfig::default()
+    };
+    let shards = temp("gpu-play");
+    let report =
+        selfplay::run_selfplay(&cfg, &[], &make, &shards, &HashMap::new(), &|_| {}).unwrap();
+    assert_eq!(report.games, 4);
+    let Err(e) = train::infer::evaluators(&model, "wgpu", NetEngine::Fast, "wgpu") else {
+        panic!("the fast path on a GPU is refused");
+    };
+    assert!(e.to_string().contains("runs on the CPU"), "{e}");
 }
