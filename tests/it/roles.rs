@@ -1,6 +1,7 @@
 //! The pipeline's roles as separate processes (`flipzero worker selfplay|train|gate`)
 //! on one run directory: a whole run, a worker stopped mid-batch, leases held, refused
-//! and taken over, a config of another game refused.
+//! and taken over, a config of another game refused (a worker's own threads are its
+//! own), a full disk, a candidate half-written by a killed trainer.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -438,5 +439,115 @@ fn run_async_starts_the_roles_and_stops_them_when_the_run_is_done() {
         "a finished run resumes as a no-op: {}",
         text(&again)
     );
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn a_worker_on_a_full_disk_stops_naming_the_error_and_published_batches_stay_whole() {
+    // The run directory on a 320 KiB file system (tmpfs, mounted as root as in CI): a
+    // few batches fit, then a write fails. Where mounting is not allowed, the test says
+    // so and stops.
+    let run = fresh("fulldisk");
+    std::fs::create_dir_all(&run).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=320k", "tmpfs"])
+        .arg(&run)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("cannot mount a tmpfs here (not root?): full-disk test not run");
+        return;
+    }
+    let out = finish(
+        spawn(role("selfplay", &run, MICRO)),
+        Duration::from_secs(300),
+        "the worker on a full disk",
+    );
+    let msg = text(&out);
+    // Check the published batches before the file system goes away.
+    let mut published = vec![];
+    for e in std::fs::read_dir(run.join("selfplay")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if !name.starts_with("w-") {
+            continue; // a hidden batch being written when the disk filled
+        }
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(p.join("summary.json")).unwrap())
+                .unwrap();
+        let mut ids = vec![];
+        for f in selfplay::shard_files(&p).unwrap() {
+            let (rows, _) = selfplay::read_shard(&f).unwrap();
+            ids.extend(rows.iter().map(|r| r.game_id));
+        }
+        assert_eq!(ids.len() as u64, summary["positions"].as_u64().unwrap());
+        published.push((summary, ids));
+    }
+    let _ = Command::new("umount").arg(&run).status();
+    assert!(!out.status.success(), "{msg}");
+    assert!(msg.contains("No space left on device"), "{msg}");
+    assert!(
+        msg.contains(&run.display().to_string()),
+        "names the path: {msg}"
+    );
+    assert!(
+        !published.is_empty(),
+        "some batches fit before the disk filled"
+    );
+    check_game_ids(&published);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn a_candidate_half_written_by_a_killed_trainer_is_never_gated() {
+    let run = fresh("halfcandidate");
+    let out = role("selfplay", &run, MICRO)
+        .args(["--batches", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // The trainer dies (abort, as kill -9) after its first checkpoint of gen-0000.
+    let out = role("train", &run, &[])
+        .env("FLIPZERO_CRASH_AT", "train")
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(run.join("models/gen-0000.partial/checkpoints").is_dir());
+    assert!(!run.join("models/gen-0000").exists());
+    // The gatekeeper waits for a whole candidate; it never gates the partial one.
+    let gate = spawn(role("gate", &run, &[]));
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!run.join("eval/gen-0000.json").exists());
+    sigterm(&gate);
+    finish(gate, Duration::from_secs(30), "the waiting gatekeeper");
+    let log = std::fs::read_to_string(run.join("run.log")).unwrap();
+    assert!(log.contains("gen-0000: waiting for the trainer"), "{log}");
+    // A new trainer resumes the candidate from its checkpoint and publishes it whole,
+    // and then the gatekeeper takes it.
+    let train = spawn(role("train", &run, &[]));
+    wait_for(Duration::from_secs(120), "gen-0000 published", || {
+        run.join("models/gen-0000/train.json").is_file()
+    });
+    sigterm(&train);
+    finish(train, Duration::from_secs(30), "the trainer");
+    assert!(!run.join("models/gen-0000.partial").exists());
+    let steps = std::fs::read_to_string(run.join("models/gen-0000/metrics.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse::<u64>().unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(
+        steps,
+        (1..=20).collect::<Vec<_>>(),
+        "one run of 20 steps, resumed"
+    );
+    let gate = spawn(role("gate", &run, &[]));
+    wait_for(Duration::from_secs(120), "gen-0000 evaluated", || {
+        std::fs::read_to_string(run.join("eval/gen-0000.json"))
+            .is_ok_and(|t| t.contains("\"finished\": true"))
+    });
+    sigterm(&gate);
+    finish(gate, Duration::from_secs(30), "the gatekeeper");
     let _ = std::fs::remove_dir_all(&run);
 }
