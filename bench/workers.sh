@@ -43,6 +43,7 @@ start=$(date +%s.%N)
 a=$!
 "$bin" worker selfplay --run "$run" --quiet --batches "$((half / 32))" --set selfplay.threads=1 &
 b=$!
-wait "$a" "$b"
+wait "$a"
+wait "$b"
 end=$(date +%s.%N)
 echo "2 workers x 1 thread: $(count "$work/two") seconds $(echo "$end - $start" | bc)"

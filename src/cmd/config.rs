@@ -255,9 +255,6 @@ impl RunConfig {
         self.selfplay.validate()?;
         self.train.validate()?;
         self.gate.validate()?;
-        if let Err(allowed) = train::training_device(&self.selfplay.device) {
-            bail!("selfplay.device = {:?}: {allowed}", self.selfplay.device);
-        }
         if !(1..=100_000).contains(&self.run.generations) {
             bail!(
                 "run.generations = {} is out of range: 1 to 100000",
@@ -318,13 +315,9 @@ impl RunConfig {
         out
     }
 
-    /// The keys whose values differ, ignoring those that may change on resume.
-    pub fn differences(&self, other: &RunConfig) -> Vec<String> {
-        self.differences_except(other, &[])
-    }
-
-    /// [`RunConfig::differences`] that also leaves out the keys `except`.
-    pub fn differences_except(&self, other: &RunConfig, except: &[&str]) -> Vec<String> {
+    /// The keys whose values differ (as `key: saved (saved) vs now (now)`), leaving out
+    /// those that may change on resume and the keys `except`.
+    pub fn differences(&self, other: &RunConfig, except: &[&str]) -> Vec<String> {
         let (a, b) = (self.flat(), other.flat());
         let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
         keys.sort();
@@ -348,7 +341,8 @@ impl RunConfig {
 /// without being refused for differing from the run's config, and without changing it;
 /// they change how fast a process works, not what the run computes (the engines and
 /// devices are checked equal to one another when a model is loaded).
-pub const LOCAL_KEYS: [&str; 6] = [
+pub const LOCAL_KEYS: [&str; 7] = [
+    "selfplay.games_per_worker_batch",
     "selfplay.threads",
     "selfplay.games_per_thread",
     "selfplay.net_engine",
@@ -361,6 +355,7 @@ impl RunConfig {
     /// This config with the per-process settings ([`LOCAL_KEYS`]) of `local`.
     pub fn with_local_settings(&self, local: &RunConfig) -> RunConfig {
         let mut c = self.clone();
+        c.selfplay.games_per_worker_batch = local.selfplay.games_per_worker_batch;
         c.selfplay.threads = local.selfplay.threads;
         c.selfplay.games_per_thread = local.selfplay.games_per_thread;
         c.selfplay.net_engine = local.selfplay.net_engine;
@@ -461,10 +456,11 @@ mod tests {
     fn local_keys_and_their_copy_agree() {
         let base = load_config(None, &[]).unwrap();
         let changed = [
+            "selfplay.games_per_worker_batch=9",
             "selfplay.threads=7",
             "selfplay.games_per_thread=5",
             "selfplay.net_engine=\"burn\"",
-            "selfplay.device=\"cpu\"",
+            "selfplay.device=\"cuda\"",
             "gate.threads=3",
             "train.device=\"flex\"",
         ];
@@ -472,28 +468,25 @@ mod tests {
         for (set, key) in changed.iter().zip(LOCAL_KEYS) {
             assert!(set.starts_with(key), "{set} vs {key}");
             let mut sets = vec![set.to_string()];
+            let mut base = base.clone();
             if key == "selfplay.device" {
-                // Only Burn's engine runs on a device; cpu is the default, so change
-                // the device by way of a Burn run on the CPU to the same "cpu".
+                // Only Burn's engine runs on a device: both configs use it.
                 sets.push("selfplay.net_engine=\"burn\"".into());
+                base.selfplay.net_engine = selfplay::NetEngine::Burn;
             }
             let other = load_config(None, &sets).unwrap();
-            let diffs = base.differences(&other);
-            assert!(!diffs.is_empty() || key == "selfplay.device", "{key}");
-            assert!(
-                base.differences_except(&other, &LOCAL_KEYS).is_empty(),
-                "{key}"
-            );
+            assert_eq!(base.differences(&other, &[]).len(), 1, "{key}");
+            assert!(base.differences(&other, &LOCAL_KEYS).is_empty(), "{key}");
             assert!(
                 other
-                    .differences(&base.with_local_settings(&other))
+                    .differences(&base.with_local_settings(&other), &[])
                     .is_empty(),
                 "{key}: {:?}",
-                other.differences(&base.with_local_settings(&other))
+                other.differences(&base.with_local_settings(&other), &[])
             );
         }
         // A key of the run is still a difference.
         let other = load_config(None, &["selfplay.simulations=65".into()]).unwrap();
-        assert_eq!(base.differences_except(&other, &LOCAL_KEYS).len(), 1);
+        assert_eq!(base.differences(&other, &LOCAL_KEYS).len(), 1);
     }
 }

@@ -16,6 +16,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 
+use super::config::LOCAL_KEYS;
+
 /// Arguments of `flipzero slurm`.
 #[derive(Args)]
 pub struct SlurmArgs {
@@ -118,6 +120,8 @@ struct ScriptSpec {
     gpu_trainer: bool,
     selfplay_cpus: usize,
     gate_cpus: usize,
+    /// The per-process `--set`s given to submit (LOCAL_KEYS), passed on to every job.
+    local_sets: Vec<String>,
 }
 
 fn submit(a: &SubmitArgs) -> anyhow::Result<()> {
@@ -138,7 +142,7 @@ fn submit(a: &SubmitArgs) -> anyhow::Result<()> {
         && !gpu_device(d)
     {
         bail!(
-            "--gpu-trainer asks a GPU for the trainer, but train.device = \"{d}\": set train.device = \"cuda\" or \"wgpu\" (a build with that feature), or leave --gpu-trainer out"
+            "--gpu-trainer asks a GPU for the trainer, but train.device = \"{d}\": add --set train.device=cuda (or wgpu; a build with that feature), or leave --gpu-trainer out"
         );
     }
     let binary = match &a.binary {
@@ -157,7 +161,7 @@ fn submit(a: &SubmitArgs) -> anyhow::Result<()> {
     let cfg = super::worker::prepare_run(&run, given, "slurm submit")?;
     if a.gpu_trainer && !gpu_device(&cfg.train.device) {
         bail!(
-            "--gpu-trainer asks a GPU for the trainer, but the run's train.device = \"{}\": set train.device = \"cuda\" or \"wgpu\", or leave --gpu-trainer out",
+            "--gpu-trainer asks a GPU for the trainer, but the run's train.device = \"{}\": add --set train.device=cuda (or wgpu; a build with that feature), or leave --gpu-trainer out",
             cfg.train.device
         );
     }
@@ -170,6 +174,16 @@ fn submit(a: &SubmitArgs) -> anyhow::Result<()> {
         gpu_trainer: a.gpu_trainer,
         selfplay_cpus: cfg.selfplay.threads.max(1),
         gate_cpus: cfg.gate.threads.max(1),
+        // The run's config does not keep per-process settings: the jobs are told them.
+        local_sets: a
+            .set
+            .iter()
+            .filter(|s| {
+                let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
+                LOCAL_KEYS.contains(&key)
+            })
+            .cloned()
+            .collect(),
     };
     let slurm_dir = run.join("slurm");
     std::fs::create_dir_all(slurm_dir.join("logs"))
@@ -209,7 +223,17 @@ fn submit(a: &SubmitArgs) -> anyhow::Result<()> {
             Err(e) => {
                 // Leave no half-submitted run behind: cancel what went in.
                 if !jobs.is_empty() {
-                    let _ = scancel(&jobs);
+                    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+                    return Err(match scancel(&jobs) {
+                        Ok(()) => e.context(format!(
+                            "the jobs already submitted ({}) were cancelled",
+                            ids.join(", ")
+                        )),
+                        Err(c) => e.context(format!(
+                            "the jobs already submitted ({}) could not be cancelled ({c:#}): cancel them by hand",
+                            ids.join(", ")
+                        )),
+                    });
                 }
                 return Err(e);
             }
@@ -278,14 +302,20 @@ fn shell_quote(p: &Path) -> anyhow::Result<String> {
 fn script(s: &ScriptSpec, role: &str) -> anyhow::Result<String> {
     let run = shell_quote(&s.run)?;
     let bin = shell_quote(&s.binary)?;
+    let mut sets = String::new();
+    for set in &s.local_sets {
+        sets.push_str(" --set ");
+        sets.push_str(&shell_quote(Path::new(set))?);
+    }
     let logs = s.run.join("slurm").join("logs");
     let logs = logs
         .to_str()
         .context("the run directory's path is not valid UTF-8")?;
-    if logs.contains(char::is_whitespace) {
-        // #SBATCH lines are not shell: they cannot quote a path with spaces.
+    if logs.contains(|c: char| c.is_whitespace() || "%\"\\".contains(c)) {
+        // #SBATCH lines are not shell: they cannot quote a path with spaces, and Slurm
+        // expands `%` in --output (%j, %A, …).
         bail!(
-            "{logs}: Slurm's #SBATCH --output cannot hold a path with white space; choose a run directory without"
+            "{logs}: Slurm's #SBATCH --output cannot hold a path with white space, `%`, `\"` or `\\`; choose a run directory without"
         );
     }
     let (what, cpus, log, extra) = match role {
@@ -342,7 +372,7 @@ fn script(s: &ScriptSpec, role: &str) -> anyhow::Result<String> {
             .into(),
         "# the gatekeeper give their lease back. SIGKILL follows KillWait seconds later.".into(),
         "set -eu".into(),
-        format!("exec {bin} worker {role} --run {run}"),
+        format!("exec {bin} worker {role} --run {run}{sets}"),
         String::new(),
     ]);
     Ok(lines.join("\n"))
@@ -437,7 +467,13 @@ fn scancel(jobs: &[Job]) -> anyhow::Result<()> {
         .args(jobs.iter().map(|j| j.id.as_str()))
         .output()
         .map_err(|e| missing_tool("scancel", e))?;
-    if !out.status.success() {
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Jobs the controller has already forgotten (long finished) are cancelled enough.
+    let forgotten = err
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .all(|l| l.contains("Invalid job id"));
+    if !out.status.success() && !forgotten {
         bail!(
             "scancel failed ({}): {}",
             out.status,
@@ -459,6 +495,8 @@ fn recorded(run: &Path) -> anyhow::Result<JobsRecord> {
 
 fn status(run: &Path) -> anyhow::Result<()> {
     let rec = recorded(run)?;
+    // The run's progress first: it needs no Slurm command.
+    println!("{}", super::worker::progress(run)?);
     for j in &rec.jobs {
         println!("{:<8} job {}", j.role, j.id);
     }
@@ -471,8 +509,6 @@ fn status(run: &Path) -> anyhow::Result<()> {
             println!("  {l}");
         }
     }
-    let progress = super::worker::progress(run)?;
-    println!("{progress}");
     Ok(())
 }
 
@@ -521,6 +557,7 @@ mod tests {
             gpu_trainer: true,
             selfplay_cpus: 4,
             gate_cpus: 2,
+            local_sets: vec!["selfplay.device=\"cuda\"".into()],
         };
         let s = script(&spec, "selfplay").unwrap();
         assert!(s.contains("#SBATCH --array=0-2\n"), "{s}");
@@ -528,7 +565,9 @@ mod tests {
         assert!(s.contains("#SBATCH --partition=cpu\n"), "{s}");
         assert!(s.contains("#SBATCH --time=02:00:00\n"), "{s}");
         assert!(
-            s.contains(r"exec '/opt/flipzero' worker selfplay --run '/shared/runs/it'\''s'"),
+            s.contains(
+                r#"exec '/opt/flipzero' worker selfplay --run '/shared/runs/it'\''s' --set 'selfplay.device="cuda"'"#
+            ),
             "{s}"
         );
         assert!(!s.contains("--gres"), "{s}");

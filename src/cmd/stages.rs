@@ -455,7 +455,8 @@ pub(crate) fn save_config(dir: &Path, cfg: &RunConfig, force: bool) -> anyhow::R
         }
         Err(e) => return Err(e.context("pass --force to replace it with the given config")),
     };
-    let diffs = old.differences(cfg);
+    // Per-process settings (threads, devices) may change on resume; they are recorded.
+    let diffs = old.differences(cfg, &super::config::LOCAL_KEYS);
     if !diffs.is_empty() && !force {
         bail!(
             "{} was started with a different config; these settings differ:\n  {}\nrun with the saved config (--config {}), or pass --force to continue with the new one",

@@ -75,6 +75,15 @@ fn array_task(pid: u32) -> String {
     )
 }
 
+/// Cancels its jobs when dropped.
+struct CancelOnDrop(Vec<String>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("scancel").args(&self.0).status();
+    }
+}
+
 fn queue_is_empty(ids: &[String]) -> bool {
     let out = Command::new("squeue")
         .args(["--noheader", "--format=%i", "--jobs", &ids.join(",")])
@@ -118,9 +127,9 @@ fn a_run_submitted_to_slurm_gates_candidates_and_a_cancelled_task_loses_only_unf
         .iter()
         .map(|j| j["id"].as_str().unwrap().to_string())
         .collect();
-    let cleanup = |ids: &[String]| {
-        let _ = Command::new("scancel").args(ids).status();
-    };
+    // However the test ends, its jobs leave the queue (a panic must not leave them
+    // running on the CI machine's 2 cores while the other tests run).
+    let _cancel = CancelOnDrop(ids.clone());
     for role in ["selfplay", "train", "gate"] {
         let s = std::fs::read_to_string(run.join(format!("slurm/{role}.sbatch"))).unwrap();
         assert!(s.contains(&format!("worker {role} --run")), "{s}");
@@ -176,7 +185,6 @@ fn a_run_submitted_to_slurm_gates_candidates_and_a_cancelled_task_loses_only_unf
     let until = std::time::Instant::now() + limit;
     while !(finished(2) && queue_is_empty(&ids)) {
         if std::time::Instant::now() > until {
-            cleanup(&ids);
             panic!("the Slurm run did not finish in {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(500));

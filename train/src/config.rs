@@ -131,6 +131,9 @@ impl Default for TrainConfig {
 /// (flipzero's own CPU engine, [`crate::backend::cpu`]) keeps its tensors on Burn's Flex
 /// device, like `flex`.
 pub fn training_device(name: &str) -> Result<Device, &'static str> {
+    if !device_name_is_valid(name) {
+        return Err("cpu, flex, cuda, cuda:N or wgpu");
+    }
     match name {
         "cpu" | "flex" => Ok(Device::flex()),
         #[cfg(feature = "cuda")]
@@ -154,14 +157,32 @@ pub fn training_device(name: &str) -> Result<Device, &'static str> {
     }
 }
 
+/// Whether `name` is a device name (`cpu`, `flex`, `cuda`, `cuda:N`, `wgpu`), whether or
+/// not this build has that device ([`training_device`] says).
+pub fn device_name_is_valid(name: &str) -> bool {
+    matches!(name, "cpu" | "flex" | "cuda" | "wgpu")
+        || name
+            .strip_prefix("cuda:")
+            .is_some_and(|n| n.parse::<usize>().is_ok())
+}
+
 /// A `[train]` setting out of range, named (the config error of every table).
 pub type TrainConfigError = selfplay::ConfigError;
 
 impl TrainConfig {
     /// Checks every range.
     pub fn validate(&self) -> Result<(), TrainConfigError> {
-        if let Err(allowed) = training_device(&self.device) {
-            return TrainConfigError::check("train", "device", &self.device, false, allowed);
+        // The name only: whether this build has the device is checked where a run uses
+        // it (training_device), so that a config naming a GPU stays readable by the
+        // CPU-only builds of the same run's other roles.
+        if !device_name_is_valid(&self.device) {
+            return TrainConfigError::check(
+                "train",
+                "device",
+                &self.device,
+                false,
+                "cpu, flex, cuda, cuda:N or wgpu",
+            );
         }
         fn check<T: std::fmt::Display>(
             k: &'static str,

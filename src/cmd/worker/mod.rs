@@ -157,7 +157,7 @@ fn setup(dir: &Path, given: Option<RunConfig>, who: &str) -> anyhow::Result<RunC
         match (saved_config(dir)?, given) {
             (None, Some(cfg)) => save_config(dir, &cfg, false)?,
             (Some(saved), Some(cfg)) => {
-                let diffs = saved.differences_except(&cfg, &LOCAL_KEYS);
+                let diffs = saved.differences(&cfg, &LOCAL_KEYS);
                 if !diffs.is_empty() {
                     bail!(
                         "{} runs a different config than the one given to this {who}; these settings differ:\n  {}\nstart it without --config and --set to use the run's config ({})",
@@ -165,6 +165,14 @@ fn setup(dir: &Path, given: Option<RunConfig>, who: &str) -> anyhow::Result<RunC
                         diffs.join("\n  "),
                         dir.join("config.toml").display()
                     );
+                }
+                // Extending or shortening the run (run.generations,
+                // run.time_budget_minutes) is the run's, as on a resumed `flipzero run`.
+                let mut extended = saved.clone();
+                extended.run.generations = cfg.run.generations;
+                extended.run.time_budget_minutes = cfg.run.time_budget_minutes;
+                if extended != saved {
+                    save_config(dir, &extended, false)?;
                 }
                 local = Some(cfg);
             }

@@ -388,36 +388,10 @@ impl FastNet {
     /// start and positions after random legal moves, from a fixed seed. NaN counts as
     /// infinitely far.
     pub fn difference_from_burn(&mut self, model: &LoadedModel) -> f32 {
-        let mut rng = engine::Rng::new(0x5EED);
-        let states: Vec<State> = (0..8)
-            .map(|k| {
-                let mut s = self.game.startpos();
-                for _ in 0..k * 3 {
-                    let moves = s.legal_moves();
-                    if moves.is_empty() {
-                        break;
-                    }
-                    s.play(moves[rng.below(moves.len() as u64) as usize]);
-                }
-                s
-            })
-            .collect();
+        let states = crate::infer::check_positions(self.game);
         let want = crate::infer::predict(model, &states);
         let got = self.predict(&states);
-        got.iter()
-            .zip(&want)
-            .flat_map(|(a, b)| {
-                a.policy_logits
-                    .iter()
-                    .zip(&b.policy_logits)
-                    .chain(a.wdl.iter().zip(&b.wdl))
-                    .chain([(&a.score, &b.score)])
-                    .map(|(x, y)| (x - y).abs())
-            })
-            .fold(
-                0.0f32,
-                |m, d| if d.is_nan() { f32::INFINITY } else { m.max(d) },
-            )
+        crate::infer::max_difference(&got, &want, |_| 1.0)
     }
 
     /// Runs this fast net and Burn's forward pass of `model` on a few positions of its

@@ -55,6 +55,45 @@ pub fn predict(model: &LoadedModel, states: &[State]) -> Vec<Prediction> {
         .collect()
 }
 
+/// The positions every engine check runs on: the start and positions after random
+/// legal moves of `game`, from a fixed seed.
+pub fn check_positions(game: engine::Game) -> Vec<State> {
+    let mut rng = engine::Rng::new(0x5EED);
+    (0..8)
+        .map(|k| {
+            let mut s = game.startpos();
+            for _ in 0..k * 3 {
+                let moves = s.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                s.play(moves[rng.below(moves.len() as u64) as usize]);
+            }
+            s
+        })
+        .collect()
+}
+
+/// The largest difference between two engines' outputs on the same positions (every
+/// policy logit, the WDL probabilities and the score), each divided by `scale(reference
+/// value)`; NaN counts as infinitely far.
+pub fn max_difference(got: &[Prediction], want: &[Prediction], scale: impl Fn(f32) -> f32) -> f32 {
+    got.iter()
+        .zip(want)
+        .flat_map(|(a, b)| {
+            a.policy_logits
+                .iter()
+                .zip(&b.policy_logits)
+                .chain(a.wdl.iter().zip(&b.wdl))
+                .chain([(&a.score, &b.score)])
+                .map(|(x, y)| (x - y).abs() / scale(*y))
+        })
+        .fold(
+            0.0f32,
+            |m, d| if d.is_nan() { f32::INFINITY } else { m.max(d) },
+        )
+}
+
 /// Softmax of `logits` over the policy indices of `moves` (in that order).
 pub fn move_probabilities(state: &State, moves: &[Move], logits: &[f32]) -> Vec<f32> {
     let z: Vec<f32> = moves
@@ -67,18 +106,20 @@ pub fn move_probabilities(state: &State, moves: &[Move], logits: &[f32]) -> Vec<
     e.iter().map(|v| v / sum).collect()
 }
 
-/// The largest difference between Burn's outputs on a GPU and the fast path's that
-/// [`evaluators`] accepts. Wider than [`fast::FAST_PATH_TOLERANCE`]: GPU matrix units may
-/// multiply in reduced precision (TF32 keeps 10 bits of mantissa), which moves logits
-/// of a few units by up to about 1e-3; a layer read wrongly moves them by far more.
+/// The largest difference between Burn's outputs on a GPU and the CPU's that
+/// [`evaluators`] accepts, relative to the CPU's value (at least 1). Wider than
+/// [`fast::FAST_PATH_TOLERANCE`]: GPU matrix units may multiply in reduced precision
+/// (TF32 keeps 10 bits of mantissa, about 1e-3 relative); a layer read wrongly moves
+/// the outputs by far more.
 pub const DEVICE_TOLERANCE: f32 = 1e-2;
 
 /// A factory of evaluators of `model` on `engine`, one per worker thread; `name` goes
 /// into the data's `model` column. `device` is where Burn's engine runs (`cpu`, `cuda`,
 /// `cuda:N`, `wgpu`; the fast path runs on the CPU only). The fast path is checked
 /// against Burn once, here ([`fast::FastNet::check_against_burn`]), and a model it does
-/// not run is refused; a model moved to a GPU is checked against the fast path (within
-/// [`DEVICE_TOLERANCE`]) before it plays.
+/// not run is refused; a model moved to a GPU is checked before it plays against the
+/// fast path's outputs (Burn's on the CPU where the fast path does not run the network),
+/// within [`DEVICE_TOLERANCE`]; a device that cannot be used is refused, not a panic.
 pub fn evaluators(
     model: &LoadedModel,
     name: &str,
@@ -99,11 +140,31 @@ pub fn evaluators(
         (NetEngine::Burn, d) => {
             let dev = crate::training_device(d)
                 .map_err(|allowed| TrainError::Unsupported(format!("device {d}: {allowed}")))?;
-            let on = model.to_device(&dev);
-            let diff = fast::FastNet::new(model).difference_from_burn(&on);
+            let states = check_positions(model.game);
+            let mut fast = fast::FastNet::new(model);
+            let (want, reference) = if fast.check_against_burn(model).is_ok() {
+                (fast.predict(&states), "the fast path")
+            } else {
+                (predict(model, &states), "Burn on the CPU")
+            };
+            // Burn panics on a device it cannot open (no driver, cuda:N past the last GPU).
+            let moved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let on = model.to_device(&dev);
+                let got = predict(&on, &states);
+                (on, got)
+            }));
+            let (on, got) = moved.map_err(|panic| {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic in the backend");
+                TrainError::Unsupported(format!("device {d} cannot run the network: {why}"))
+            })?;
+            let diff = max_difference(&got, &want, |y| y.abs().max(1.0));
             if diff > DEVICE_TOLERANCE {
                 return Err(TrainError::Unsupported(format!(
-                    "Burn's forward pass on {d} differs from the fast path by {diff:.3e} (more than {DEVICE_TOLERANCE:e}) on this network: the device computes it wrongly; run it on the CPU (device = \"cpu\")"
+                    "Burn's forward pass on {d} differs from {reference} by {diff:.3e} (relative, more than {DEVICE_TOLERANCE:e}) on this network: the device computes it wrongly; run it on the CPU (device = \"cpu\")"
                 )));
             }
             on

@@ -120,7 +120,11 @@ impl Engine {
             check_cpu_engine(&net, shape, game, cfg)?;
             Engine::Cpu(Box::new(trainer))
         } else {
-            let device = training_device(&cfg.device).expect("validated").autodiff();
+            let device = training_device(&cfg.device)
+                .map_err(|allowed| {
+                    TrainError::Unsupported(format!("train.device = {:?}: {allowed}", cfg.device))
+                })?
+                .autodiff();
             // Loaded through a record, as from a file, so that the parameters are tracked
             // by the autodiff device.
             Engine::Burn(Box::new(BurnRun {

@@ -650,6 +650,14 @@ fn a_net_the_cpu_engine_cannot_train_is_refused_by_name_and_burn_trains_and_play
             selfplay::run_selfplay(&cfg, &[], &make, &shards, &HashMap::new(), &|_| {}).unwrap();
         assert_eq!(report.games, 2, "{engine}");
     }
+    // A device this build lacks is refused by name, not a panic.
+    #[cfg(not(feature = "cuda"))]
+    {
+        let Err(e) = train::infer::evaluators(&model, "reply", NetEngine::Burn, "cuda") else {
+            panic!("cuda in a build without it");
+        };
+        assert!(e.to_string().contains("--features cuda"), "{e}");
+    }
 }
 
 #[test]
@@ -708,7 +716,8 @@ fn wgpu_trains_as_flex_does_and_plays_as_the_fast_path_does() {
     let from_init = |device: &str, out: &Path| {
         // A small step size: at 5e-3 this net's losses jump by 0.5 between steps, and
         // the float rounding of the two backends (equal to 1e-6 for three steps) grows
-        // to 1e-3 by step 8; at 5e-4 they stay within 2e-6 (relative) over 8 steps.
+        // to 1e-3 by step 8; at 5e-4 they stay within 2e-6 (relative) over 8 steps (the
+        // bound, 2e-5, leaves room for lavapipe's code on other CPUs).
         let cfg = TrainConfig {
             device: device.into(),
             checkpoint_every: 100,
@@ -733,7 +742,7 @@ fn wgpu_trains_as_flex_does_and_plays_as_the_fast_path_does() {
     eprintln!("flex vs wgpu losses: {a:?} {b:?}");
     for ((s, x), (_, y)) in a.iter().zip(&b) {
         assert!(
-            (x - y).abs() <= 1e-5 * x.abs().max(1.0),
+            (x - y).abs() <= 2e-5 * x.abs().max(1.0),
             "step {s}: flex {x} vs wgpu {y}"
         );
     }
@@ -741,7 +750,7 @@ fn wgpu_trains_as_flex_does_and_plays_as_the_fast_path_does() {
     let device = train::training_device("wgpu").unwrap();
     let diff = train::FastNet::new(&model).difference_from_burn(&model.to_device(&device));
     eprintln!("wgpu vs the fast path: {diff:e}");
-    assert!(diff < 1e-5, "wgpu differs from the fast path by {diff:e}");
+    assert!(diff < 2e-5, "wgpu differs from the fast path by {diff:e}");
     let make = train::infer::evaluators(&model, "wgpu", NetEngine::Burn, "wgpu").unwrap();
     let cfg = SelfplayConfig {
         games: 4,
