@@ -4,11 +4,14 @@
 # each learning-per-compute technique of issue #17 switched off in turn; then each
 # run's final best plays the full preset's final best and ab5 (equal simulations), and
 # the scores give Elo at equal compute with 95% intervals (`flipzero match` prints them).
+# Last, the play-time search: the full run's best at 100 ms a move with its search as
+# built (tree reuse, batched leaves) against the same net with `search=basic` (one leaf
+# per call, the tree discarded after every move), on the same clock.
 #
 #   bench/ablations.sh [OUT_DIR] [MINUTES] [GAMES]   (default data/ablations, 30, 200)
 #
 # FLIPZERO names the binary (default target/release/flipzero). Runs one after another:
-# 4 × MINUTES of training, then 7 matches.
+# 4 × MINUTES of training, then 8 matches.
 set -euo pipefail
 out="${1:-data/ablations}"
 minutes="${2:-30}"
@@ -38,3 +41,6 @@ for name in full no-ownership no-surprise fixed-window; do
         --games "$games" --threads 2 --quiet --pgn "$out/$name-vs-ab5.pgn" \
         | tee "$out/$name-vs-ab5.txt"
 done
+"$bin" match --a "mcts:$(best full)" --b "mcts:$(best full):search=basic" --clock time=100 \
+    --games "$games" --threads 2 --quiet --pgn "$out/search-vs-basic.pgn" \
+    | tee "$out/search-vs-basic.txt"

@@ -176,6 +176,7 @@ pub struct MctsPlayer {
     search: Option<PlaySearch>,
     time_manager: TimeManager,
     last: Option<PlayStats>,
+    tree_reuse: bool,
 }
 
 impl MctsPlayer {
@@ -206,6 +207,7 @@ impl MctsPlayer {
             search: None,
             time_manager: TimeManager::default(),
             last: None,
+            tree_reuse: true,
         })
     }
 
@@ -215,6 +217,12 @@ impl MctsPlayer {
         if let Some(s) = &mut self.search {
             s.set_batch(self.batch);
         }
+    }
+
+    /// Whether the tree of a move is kept for the next (default); off, every move
+    /// searches from a new tree.
+    pub fn set_tree_reuse(&mut self, on: bool) {
+        self.tree_reuse = on;
     }
 
     /// Sets the time kept off every clock budget for latency.
@@ -244,6 +252,9 @@ impl MctsPlayer {
         if moves.len() == 1 {
             self.last = None;
             return Ok(moves[0]);
+        }
+        if !self.tree_reuse {
+            self.search = None;
         }
         let search = match &mut self.search {
             Some(s) => {
@@ -300,5 +311,36 @@ impl Player for MctsPlayer {
             time: Some(self.budget(state, clock)),
         };
         self.search(state, limits, &AtomicBool::new(false))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plays the first move pair of a game and searches the third position; returns
+    /// that search's counts.
+    fn third_search(reuse: bool, batch: usize) -> PlayStats {
+        let evaluators: Vec<Box<dyn Evaluator>> = vec![Box::new(Bootstrap::new(2))];
+        let mut p = MctsPlayer::new(evaluators, Thinking::Sims(64), batch, 7).unwrap();
+        p.set_tree_reuse(reuse);
+        let mut s = "ataxx".parse::<engine::Game>().unwrap().startpos();
+        let m = p.choose(&s).unwrap();
+        s.play(m);
+        // The opponent answers with the move this player expected most.
+        let reply = p.choose(&s).unwrap();
+        s.play(reply);
+        p.choose(&s).unwrap();
+        p.last_stats().unwrap()
+    }
+
+    #[test]
+    fn the_basic_search_keeps_no_tree_and_evaluates_one_leaf_a_call() {
+        let full = third_search(true, 8);
+        assert!(full.reused_visits > 0, "{full:?}");
+        assert!(full.batches < full.evaluations, "{full:?}");
+        let basic = third_search(false, 1);
+        assert_eq!(basic.reused_visits, 0, "{basic:?}");
+        assert_eq!(basic.batches, basic.evaluations, "{basic:?}");
     }
 }

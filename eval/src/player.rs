@@ -103,6 +103,10 @@ pub enum PlayerError {
 /// assert_eq!(b.to_string(), "mcts:models/m:sims=50,engine=burn");
 /// assert_eq!("mcts:m:engine=fast".parse::<PlayerSpec>().unwrap().to_string(), "mcts:m");
 /// assert!("mcts:m:engine=gpu".parse::<PlayerSpec>().is_err());
+/// // The search without tree reuse and batching (the ablation of docs/strength.md):
+/// let basic = "mcts:m:time=100,search=basic".parse::<PlayerSpec>().unwrap();
+/// assert_eq!(basic.to_string(), "mcts:m:time=100,search=basic");
+/// assert!("mcts:m:search=fast".parse::<PlayerSpec>().is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
@@ -124,6 +128,10 @@ pub enum PlayerSpec {
         /// The engine that runs the network (`engine=burn`: Burn's forward pass, for an
         /// architecture the fast path does not run).
         engine: NetEngine,
+        /// The search without its play-time techniques (`search=basic`): one leaf per
+        /// evaluator call and the tree discarded after every move; the ablation of
+        /// docs/strength.md.
+        basic: bool,
     },
     /// An external UAI engine.
     Uai {
@@ -137,7 +145,7 @@ pub enum PlayerSpec {
 /// A player name that names no player.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn], or uai:<path>[:name=value,...]"
+    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic], or uai:<path>[:name=value,...]"
 )]
 pub struct BadPlayerName(pub String);
 
@@ -184,10 +192,19 @@ impl FromStr for PlayerSpec {
                 return Err(bad());
             }
             let (mut sims, mut time, mut engine) = (DEFAULT_MCTS_SIMS, None, NetEngine::Fast);
+            let mut basic = false;
             for part in options.split(',').filter(|o| !o.is_empty()) {
                 let (k, v) = part.split_once('=').ok_or_else(bad)?;
                 if k == "engine" {
                     engine = v.parse().map_err(|_| bad())?;
+                    continue;
+                }
+                if k == "search" {
+                    basic = match v {
+                        "basic" => true,
+                        "full" => false,
+                        _ => return Err(bad()),
+                    };
                     continue;
                 }
                 let n: u64 = v.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?;
@@ -207,6 +224,7 @@ impl FromStr for PlayerSpec {
                 sims,
                 time,
                 engine,
+                basic,
             });
         }
         if let Some(d) = s.strip_prefix("ab").filter(|d| !d.starts_with(':')) {
@@ -266,6 +284,7 @@ impl fmt::Display for PlayerSpec {
                 sims,
                 time,
                 engine,
+                basic,
             } => {
                 match net {
                     NetSource::Bootstrap => f.write_str("mcts:bootstrap")?,
@@ -279,6 +298,9 @@ impl fmt::Display for PlayerSpec {
                 }
                 if *engine != NetEngine::Fast {
                     parts.push(format!("engine={engine}"));
+                }
+                if *basic {
+                    parts.push("search=basic".into());
                 }
                 if parts.is_empty() {
                     Ok(())
@@ -343,6 +365,7 @@ impl PlayerSpec {
                 sims,
                 time,
                 engine,
+                basic,
             } => PlayerSpec::Mcts {
                 net: match crate::mcts_player::resolve_net(p)? {
                     crate::mcts_player::ResolvedNet::Model(dir) => NetSource::Path(dir),
@@ -351,6 +374,7 @@ impl PlayerSpec {
                 sims: *sims,
                 time: *time,
                 engine: *engine,
+                basic: *basic,
             },
             other => other.clone(),
         })
@@ -394,16 +418,15 @@ impl PlayerSpec {
                 sims,
                 time,
                 engine,
+                basic,
             } => {
                 let (evaluators, network) = build_evaluators(net, game, search_threads, *engine)?;
                 let thinking = time.map_or(Thinking::Sims(*sims), Thinking::Time);
                 let fixed = (!clocked && time.is_none()).then_some(*sims);
-                Box::new(MctsPlayer::new(
-                    evaluators,
-                    thinking,
-                    batch_for(fixed, network),
-                    seed,
-                )?)
+                let batch = if *basic { 1 } else { batch_for(fixed, network) };
+                let mut player = MctsPlayer::new(evaluators, thinking, batch, seed)?;
+                player.set_tree_reuse(!basic);
+                Box::new(player)
             }
             PlayerSpec::Uai { path, options } => Box::new(UaiPlayer::start(
                 path.clone(),

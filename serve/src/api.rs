@@ -365,6 +365,7 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
             sims,
             time,
             engine,
+            basic,
         } => {
             if sims > MAX_SIMS || time.is_some_and(|t| t > MAX_THINK) {
                 return Err(ApiError::BadRequest(format!(
@@ -381,6 +382,7 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
                 sims,
                 time,
                 engine,
+                basic,
             }
         }
         PlayerSpec::AlphaBeta(mut limits) => {

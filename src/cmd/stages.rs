@@ -100,6 +100,7 @@ impl Pipeline {
             sims,
             time: None,
             engine: self.cfg.selfplay.net_engine,
+            basic: false,
         }
     }
 

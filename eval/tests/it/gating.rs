@@ -43,6 +43,7 @@ fn mcts(dir: &Path) -> PlayerSpec {
         sims: 16,
         time: None,
         engine: selfplay::NetEngine::Fast,
+        basic: false,
     }
 }
 

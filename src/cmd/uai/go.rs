@@ -149,6 +149,7 @@ fn choose(
             sims,
             time,
             engine,
+            ..
         }) => {
             // The GUI's node limit is a simulation count; otherwise the Simulations
             // option, the player's own time, the GUI's time, or the player's own count;

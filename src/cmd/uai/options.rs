@@ -55,6 +55,7 @@ pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
         sims: eval::DEFAULT_MCTS_SIMS,
         time: None,
         engine: selfplay::NetEngine::Fast,
+        basic: false,
     }))
 }
 
