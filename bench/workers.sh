@@ -35,7 +35,7 @@ sleep 1
 start=$(date +%s.%N)
 "$bin" worker selfplay --run "$run" --quiet --batches "$((games / 32))" --set selfplay.threads=2
 end=$(date +%s.%N)
-echo "1 worker x 2 threads: $(count "$work/one") seconds $(echo "$end - $start" | bc)"
+echo "1 worker x 2 threads: $(count "$work/one") seconds $(awk "BEGIN { print $end - $start }")"
 touch "$work/two"
 sleep 1
 start=$(date +%s.%N)
@@ -46,4 +46,4 @@ b=$!
 wait "$a"
 wait "$b"
 end=$(date +%s.%N)
-echo "2 workers x 1 thread: $(count "$work/two") seconds $(echo "$end - $start" | bc)"
+echo "2 workers x 1 thread: $(count "$work/two") seconds $(awk "BEGIN { print $end - $start }")"
