@@ -3,7 +3,11 @@
 (its generation's row of metrics.csv), the wall-clock minutes since the run started, the
 best, and its anchor scores against every ladder player, with the Elo each score means.
 
-    python3 bench/strength-curve.py RUN_DIR [MINUTES]   (a row at most every MINUTES; 0 = all)
+    python3 bench/strength-curve.py RUN_DIR [MINUTES] [RATINGS]
+
+A row at most every MINUTES (0 = every new best). RATINGS is the output of
+`flipzero ratings --run RUN_DIR` saved to a file: it adds each best's maximum-likelihood
+Elo over all the run's games (anchored at the ladder's last player) and its interval.
 
 Standard library only.
 """
@@ -23,11 +27,18 @@ def main() -> None:
         sys.exit(__doc__)
     run = sys.argv[1]
     every = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+    ml = {}
+    if len(sys.argv) > 3:
+        for line in open(sys.argv[3]):
+            f = line.split()
+            if len(f) >= 4 and f[0].isdigit() and f[2].lstrip("-").isdigit():
+                ml[f[1]] = f"{int(f[2]):+d} ± {f[3]}"
     with open(os.path.join(run, "metrics.csv"), newline="") as f:
         rows = list(csv.DictReader(f))
     ladder = [c[len("score_vs_"):] for c in rows[0] if c.startswith("score_vs_")]
-    print("| minutes | gen | best | " + " | ".join(f"vs {p}" for p in ladder) + " |")
-    print("|---|---|---|" + "---|" * len(ladder))
+    extra = " ML Elo |" if ml else ""
+    print("| minutes | gen | best |" + extra + " " + " | ".join(f"vs {p}" for p in ladder) + " |")
+    print("|---|---|---|" + ("---|" if ml else "") + "---|" * len(ladder))
     last_shown = None
     for i, r in enumerate(rows):
         if r["promoted"] != "true":
@@ -41,7 +52,12 @@ def main() -> None:
         for p in ladder:
             s = r[f"score_vs_{p}"]
             cells.append(f"{float(s):.2f} ({elo(float(s)):+.0f})" if s else "-")
-        print(f"| {minutes:.0f} | {r['generation']} | {r['best']} | " + " | ".join(cells) + " |")
+        rating = f" {ml.get(r['best'], '-')} |" if ml else ""
+        print(
+            f"| {minutes:.0f} | {r['generation']} | {r['best']} |{rating} "
+            + " | ".join(cells)
+            + " |"
+        )
 
 
 if __name__ == "__main__":

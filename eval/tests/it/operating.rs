@@ -21,8 +21,9 @@ fn shipped_gate(file: &str) -> GateConfig {
     gate
 }
 
-const PRESETS: [&str; 5] = [
+const PRESETS: [&str; 6] = [
     "default.toml",
+    "strength.toml",
     "standard.toml",
     "othello.toml",
     "hexxagon.toml",
@@ -59,7 +60,12 @@ fn shipped_gates_keep_weaker_nets_out_and_let_stronger_ones_in() {
     // The presets that copy the default gate have its table, and the built-in default
     // decides as configs/default.toml does.
     let default = shipped_gate("default.toml");
-    for f in ["othello.toml", "hexxagon.toml", "annexation64.toml"] {
+    for f in [
+        "othello.toml",
+        "hexxagon.toml",
+        "annexation64.toml",
+        "strength.toml",
+    ] {
         assert_eq!(shipped_gate(f).sprt(), default.sprt(), "{f}");
     }
     let builtin = GateConfig::default();
