@@ -47,17 +47,10 @@ fn check_cpu_engine(
     game: Game,
     cfg: &TrainConfig,
 ) -> Result<(), TrainError> {
-    let mut rng = engine::Rng::new(0x5EED);
-    let rows: Vec<selfplay::Sample> = (0..8)
-        .map(|k| {
-            let mut s = game.startpos();
-            for _ in 0..k * 3 {
-                let moves = s.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                s.play(moves[rng.below(moves.len() as u64) as usize]);
-            }
+    let rows: Vec<selfplay::Sample> = crate::infer::check_positions(game)
+        .into_iter()
+        .enumerate()
+        .map(|(k, s)| {
             let legal: Vec<u16> = s
                 .legal_moves()
                 .iter()
