@@ -2,14 +2,20 @@
 # The strength measurements of docs/strength.md for a run: its best network with MCTS
 # against flipzero's own alpha-beta at equal time (100 ms and 1 s a move, both sides on
 # one core: two games at once on the 2-core machine, nothing else running) and against
-# ab6 at 800 simulations. Each match writes its PGN and its summary under RUN/strength/.
+# ab6 at 800 simulations; and the play-time search ablation: the same net at 100 ms a
+# move with its search as built (tree reuse, batched leaves) against itself with
+# `search=basic` (one leaf per evaluator call, the tree discarded after every move).
+# Each match writes its PGN and its summary under RUN/strength/, named with its seed.
 #
-#   bench/strength-eval.sh RUN_DIR [GAMES_100MS] [GAMES_1S] [GAMES_AB6]
+#   bench/strength-eval.sh RUN_DIR [GAMES_100MS] [GAMES_1S] [GAMES_AB6] [GAMES_BASIC]
 #
-# Defaults: 200, 100 and 100 games (the targets); a count of 0 skips a match.
+# Defaults: 200, 100, 100 and 200 games (the targets); a count of 0 skips a
+# match. SEED (default 1) seeds the openings: a match split over several sittings
+# plays each part with its own seed, so that the parts draw different openings.
 # FLIPZERO names the binary (default target/release/flipzero, from `make build`).
 set -euo pipefail
-run="${1:?usage: bench/strength-eval.sh RUN_DIR [GAMES_100MS] [GAMES_1S] [GAMES_AB6]}"
+run="${1:?usage: bench/strength-eval.sh RUN_DIR [GAMES_100MS] [GAMES_1S] [GAMES_AB6] [GAMES_BASIC]}"
+seed="${SEED:-1}"
 bin="${FLIPZERO:-target/release/flipzero}"
 out="$run/strength"
 mkdir -p "$out"
@@ -26,10 +32,12 @@ match() {
     if [ "$games" -eq 0 ]; then
         return
     fi
-    echo "== $name: $games games"
-    "$bin" match "$@" --games "$games" --threads 2 --pgn "$out/$name.pgn" --quiet \
-        | tee "$out/$name.txt"
+    echo "== $name: $games games, seed $seed"
+    "$bin" match "$@" --games "$games" --seed "$seed" --threads 2 \
+        --pgn "$out/$name-seed$seed.pgn" --quiet | tee "$out/$name-seed$seed.txt"
 }
 match time100 "${2:-200}" --a "mcts:$model" --b ab --clock time=100
 match time1000 "${3:-100}" --a "mcts:$model" --b ab --clock time=1000
 match ab6-800sims "${4:-100}" --a "mcts:$model:sims=800" --b ab6
+match search-vs-basic "${5:-200}" --a "mcts:$model" --b "mcts:$model:search=basic" \
+    --clock time=100
