@@ -7,25 +7,33 @@
 # `search=basic` (one leaf per evaluator call, the tree discarded after every move).
 # Each match writes its PGN and its summary under RUN/strength/, named with its seed.
 #
-#   bench/strength-eval.sh RUN_DIR [GAMES_100MS] [GAMES_1S] [GAMES_AB6] [GAMES_BASIC]
+#   bench/strength-eval.sh RUN_OR_MODEL [GAMES_100MS] [GAMES_1S] [GAMES_AB6] [GAMES_BASIC]
 #
+# RUN_OR_MODEL is a run directory (its best when this starts) or a model directory
+# (one holding model.json, e.g. the kept docs/strength/gen-NNNN). OUT names the folder
+# of the results (default RUN/strength for a run, MODEL/strength for a model).
 # Defaults: 200, 100, 100 and 200 games (the issue's targets); a count of 0 skips a
 # match. SEED (default 1) seeds the openings: a match split over several sittings
 # plays each part with its own seed, so that the parts draw different openings.
 # FLIPZERO names the binary (default target/release/flipzero, from `make build`).
 set -euo pipefail
-run="${1:?usage: bench/strength-eval.sh RUN_DIR [GAMES_100MS] [GAMES_1S] [GAMES_AB6] [GAMES_BASIC]}"
+run="${1:?usage: bench/strength-eval.sh RUN_OR_MODEL [GAMES_100MS] [GAMES_1S] [GAMES_AB6] [GAMES_BASIC]}"
 seed="${SEED:-1}"
 bin="${FLIPZERO:-target/release/flipzero}"
-out="$run/strength"
+out="${OUT:-$run/strength}"
 mkdir -p "$out"
-# The best when this starts, by its folder: a later promotion does not change the player.
-model="$run/models/$(cat "$run/models/best")"
+if [ -f "$run/model.json" ]; then
+    model="$run"
+else
+    # The best when this starts, by its folder: a later promotion does not change the player.
+    model="$run/models/$(cat "$run/models/best")"
+fi
+# One entry per sitting: when, on what, with which model and seed.
 {
-    date -u +%FT%TZ
+    echo "== $(date -u +%FT%TZ), seed $seed"
     lscpu | grep -E 'Model name|^CPU\(s\)|Flags' | sed 's/\(Flags:\).*\(avx512f\).*/\1 … \2 …/'
     echo "model: $model"
-} >"$out/machine.txt"
+} >>"$out/machine.txt"
 match() {
     local name="$1" games="$2"
     shift 2
