@@ -3,8 +3,8 @@
 //! [`Grid`]), 3×3 layers by Winograd F(4×4, 3×3) ([`crate::kernels::winograd`]) and 1×1 layers by
 //! the kernel of [`crate::kernels`] (AVX-512 where the CPU has it). Checked against Burn's
 //! forward pass in the tests (within 1e-4), for every kernel build the CPU can run; on
-//! trained tiny 4×32 nets (the former `make run` config's) it is within 1e-5 of Burn (F(2×2, 3×3) is about 5×
-//! closer, and 1.4× slower).
+//! trained tiny 4×32 nets (the former `make run` config's) it is within 1e-5 of Burn
+//! (F(2×2, 3×3) is about 5× closer, and 1.4× slower).
 
 #[cfg(test)]
 use burn::prelude::*;
