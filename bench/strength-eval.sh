@@ -5,7 +5,7 @@
 # ab6 at 800 simulations; and the play-time search ablation: the same net at 100 ms a
 # move with its search as built (tree reuse, batched leaves) against itself with
 # `search=basic` (one leaf per evaluator call, the tree discarded after every move).
-# Each match writes its PGN and its summary under RUN/strength/, named with its seed.
+# Each match writes its PGN and its summary under OUT (below), named with its seed.
 #
 #   bench/strength-eval.sh RUN_OR_MODEL [GAMES_100MS] [GAMES_1S] [GAMES_AB6] [GAMES_BASIC]
 #
