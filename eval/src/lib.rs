@@ -9,6 +9,7 @@ pub mod lease;
 mod matches;
 mod mcts_player;
 mod operating;
+pub mod pgn;
 mod player;
 pub mod report;
 pub mod rundir;
@@ -23,7 +24,7 @@ pub use gate::{
 pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
 pub use matches::{
     BadClock, GameRecord, MatchClock, MatchConfig, MatchError, TIME_LOSS, generate_openings,
-    run_match, to_pgn,
+    run_match,
 };
 pub use mcts_player::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluator,
@@ -33,6 +34,7 @@ pub use operating::{
     OperatingError, OperatingPoint, PairModel, operating_characteristic, operating_point,
     standard_elos,
 };
+pub use pgn::to_pgn;
 pub use player::{BadPlayerName, DEFAULT_MCTS_SIMS, Player, PlayerError, PlayerSpec, Timeouts};
 pub use rundir::{BestError, LockError, RunLock, current_best, promote};
 /// The engine that runs a network in play (see `PlayerSpec::Mcts`).

@@ -7,7 +7,6 @@
 //! time is measured and taken off the mover's clock; a player whose move takes longer
 //! than its clock held loses on time (`time-loss by x: …`).
 
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use engine::boards::{BlockerParams, random_blocker_board};
@@ -467,40 +466,4 @@ pub fn run_match(
         stats.pentanomial[((g1.a_points() + g2.a_points()) * 2.0) as usize] += 1;
     }
     Ok((pairs.into_iter().flatten().collect(), stats))
-}
-
-/// The games in PGN, as Ataxx tools write it: `Black` is the first player (`x`), and
-/// `1-0` means `x` won.
-pub fn to_pgn(records: &[GameRecord], game: Game) -> String {
-    let mut s = String::new();
-    for r in records {
-        let result = match r.winner {
-            Some(Side::X) => "1-0",
-            Some(Side::O) => "0-1",
-            None => "1/2-1/2",
-        };
-        let _ = write!(
-            s,
-            "[Event \"flipzero match\"]\n[Round \"{}.{}\"]\n[Black \"{}\"]\n[White \"{}\"]\n\
-             [Variant \"{game}\"]\n[FEN \"{}\"]\n[Result \"{result}\"]\n[Termination \"{}\"]\n\n",
-            r.pair + 1,
-            if r.a_is_x { 1 } else { 2 },
-            r.x_name,
-            r.o_name,
-            r.opening.text(),
-            r.reason,
-        );
-        let first_is_x = r.opening.side_to_move() == Side::X;
-        for (i, m) in r.moves.iter().enumerate() {
-            let ply = i + usize::from(!first_is_x);
-            if ply % 2 == 0 {
-                let _ = write!(s, "{}. ", ply / 2 + 1);
-            } else if i == 0 {
-                let _ = write!(s, "{}... ", ply / 2 + 1);
-            }
-            let _ = write!(s, "{m} ");
-        }
-        let _ = writeln!(s, "{result}\n");
-    }
-    s
 }

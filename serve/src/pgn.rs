@@ -3,53 +3,11 @@
 //! engine, ply by ply.
 
 use engine::Game;
+pub use eval::pgn::{PgnGame, parse};
 
 use crate::error::ApiError;
 use crate::games::{GameDetail, GameListing, Ply};
 use crate::position::{parse_legal_move, view};
-
-/// One game of a PGN file: its tags and its moves in notation.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PgnGame {
-    /// `(name, value)` in file order.
-    pub tags: Vec<(String, String)>,
-    /// The moves.
-    pub moves: Vec<String>,
-}
-
-impl PgnGame {
-    fn tag(&self, name: &str) -> &str {
-        self.tags
-            .iter()
-            .find(|(k, _)| k == name)
-            .map_or("", |(_, v)| v.as_str())
-    }
-}
-
-/// Splits a PGN text into games (a game starts at each `[Event` tag).
-pub fn parse(text: &str) -> Vec<PgnGame> {
-    let mut out: Vec<PgnGame> = vec![];
-    for line in text.lines().map(str::trim) {
-        if line.starts_with("[Event ") || out.is_empty() && line.starts_with('[') {
-            out.push(PgnGame::default());
-        }
-        let Some(g) = out.last_mut() else { continue };
-        if let Some(tag) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            if let Some((k, v)) = tag.split_once(' ') {
-                g.tags
-                    .push((k.to_string(), v.trim().trim_matches('"').to_string()));
-            }
-            continue;
-        }
-        for tok in line.split_whitespace() {
-            if tok.ends_with('.') || ["1-0", "0-1", "1/2-1/2", "*"].contains(&tok) {
-                continue;
-            }
-            g.moves.push(tok.to_string());
-        }
-    }
-    out
-}
 
 /// The listing of game `id` of a match file.
 pub fn listing(source: &'static str, generation: u32, id: u64, g: &PgnGame) -> GameListing {
@@ -118,7 +76,7 @@ mod tests {
             winner: Some(Side::X),
             reason: "move-cap".into(),
         };
-        let text = eval::to_pgn(&[rec(0, true), rec(1, false)], game);
+        let text = eval::to_pgn(&[rec(0, true), rec(1, false)], game, None);
         let games = parse(&text);
         assert_eq!(games.len(), 2);
         assert_eq!(games[1].moves, moves);

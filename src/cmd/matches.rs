@@ -131,7 +131,7 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
     if let Some(dir) = pgn.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    eval::write_atomic(&pgn, eval::to_pgn(&records, game).as_bytes())
+    eval::write_atomic(&pgn, eval::to_pgn(&records, game, cfg.clock).as_bytes())
         .with_context(|| format!("cannot write {}", pgn.display()))?;
 
     let forfeits = records

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context as _;
 use clap::Args;
 
 /// Arguments of `flipzero report`.
@@ -33,10 +34,15 @@ pub fn report(a: ReportArgs) -> anyhow::Result<()> {
 pub struct RatingsArgs {
     /// Run directories (repeat for several; players of different runs are prefixed
     /// with the run's folder name, baselines are shared).
-    #[arg(long, required = true)]
+    #[arg(long)]
     run: Vec<PathBuf>,
+    /// Match PGN files to rate with the runs' games (repeat for several), as `flipzero
+    /// match` writes them: players are named by their Black/White tags, with the clock
+    /// of a timed match appended (`ab [time=100]`); a run's networks are `gen-NNNN`.
+    #[arg(long)]
+    pgn: Vec<PathBuf>,
     /// The player fixed at --anchor-elo. Default: the last (strongest) baseline of the
-    /// first run's ladder.
+    /// first run's ladder (required without --run).
     #[arg(long)]
     anchor: Option<String>,
     /// The anchor's rating.
@@ -46,17 +52,30 @@ pub struct RatingsArgs {
 
 /// Prints the rating list.
 pub fn ratings(a: RatingsArgs) -> anyhow::Result<()> {
-    let games = eval::report::collect_games(&a.run)?;
+    if a.run.is_empty() && a.pgn.is_empty() {
+        anyhow::bail!("nothing to rate: name run directories (--run) or match PGNs (--pgn)");
+    }
+    let mut games = eval::report::collect_games(&a.run)?;
+    for p in &a.pgn {
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+        let rated = eval::pgn::rated_games(&text).with_context(|| format!("{}", p.display()))?;
+        if rated.is_empty() {
+            anyhow::bail!("{}: no finished games", p.display());
+        }
+        games.extend(rated);
+    }
     if games.is_empty() {
         anyhow::bail!("no recorded games in the given runs");
     }
-    let anchor = match a.anchor {
-        Some(x) => x,
-        None => eval::report::default_anchor(&a.run[0])?
+    let anchor = match (a.anchor, a.run.first()) {
+        (Some(x), _) => x,
+        (None, Some(run)) => eval::report::default_anchor(run)?
             .ok_or_else(|| anyhow::anyhow!("no baseline games recorded: name one with --anchor"))?,
+        (None, None) => anyhow::bail!("name the player to anchor the ratings with --anchor"),
     };
     let list = eval::report::ratings(&games, &anchor, a.anchor_elo)
-        .map_err(|e| anyhow::anyhow!("{e} (anchor `{anchor}`; is it a player of these runs?)"))?;
+        .map_err(|e| anyhow::anyhow!("{e} (anchor `{anchor}`; is it a player of these games?)"))?;
     println!(
         "{} games; maximum-likelihood Elo anchored at {} = {}; ± is the 95% interval relative to the anchor",
         games.len(),

@@ -320,8 +320,11 @@ impl Pipeline {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        eval::write_atomic(&path, eval::to_pgn(&games, self.game).as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))
+        eval::write_atomic(
+            &path,
+            eval::to_pgn(&games, self.game, self.cfg.gate.clock).as_bytes(),
+        )
+        .with_context(|| format!("cannot write {}", path.display()))
     }
 
     pub(crate) fn anchor(&self, generation: u32) -> anyhow::Result<Vec<eval::MatchSummary>> {

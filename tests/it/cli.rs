@@ -484,3 +484,78 @@ fn infer_dumps_the_encoded_input_as_npy() {
     assert_eq!(names.len(), 2, "{names:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `ratings --pgn` rates match files: a timed match's players carry its clock (the same
+/// engine at another time control is another player, so it does not connect to the
+/// untimed one), and a file that cannot be rated is named with the game at fault.
+#[test]
+fn ratings_read_match_pgns_with_their_clocks() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-pgn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |n: &str| dir.join(n).to_string_lossy().to_string();
+    let (timed, plain) = (path("timed.pgn"), path("plain.pgn"));
+    let common = ["--games", "4", "--quiet", "--threads", "2"];
+    let (ok, _, err) = flipzero(
+        &[
+            &[
+                "match", "--a", "ab2", "--b", "ab1", "--clock", "time=50", "--pgn", &timed,
+            ][..],
+            &common,
+        ]
+        .concat(),
+    );
+    assert!(ok, "{err}");
+    assert!(
+        std::fs::read_to_string(&timed)
+            .unwrap()
+            .contains("[TimeControl \"1/0.05\"]")
+    );
+    let (ok, _, err) = flipzero(
+        &[
+            &["match", "--a", "ab3", "--b", "ab2", "--pgn", &plain][..],
+            &common,
+        ]
+        .concat(),
+    );
+    assert!(ok, "{err}");
+
+    let (ok, out, err) = flipzero(&["ratings", "--pgn", &timed, "--anchor", "ab1 [time=50]"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with("4 games;") && out.contains("ab2 [time=50]"),
+        "{out}"
+    );
+    let (ok, out, err) = flipzero(&["ratings", "--pgn", &plain, "--anchor", "ab2"]);
+    assert!(ok && out.contains("ab3"), "{out}{err}");
+    // The timed players have no games against the untimed ones.
+    let (ok, _, err) = flipzero(&[
+        "ratings", "--pgn", &plain, "--pgn", &timed, "--anchor", "ab2",
+    ]);
+    assert!(
+        !ok && err.contains("no games connect") && err.contains("[time=50]"),
+        "{err}"
+    );
+    // Without a run there is no default anchor; without anything there is nothing to rate.
+    let (ok, _, err) = flipzero(&["ratings", "--pgn", &plain]);
+    assert!(!ok && err.contains("--anchor"), "{err}");
+    let (ok, _, err) = flipzero(&["ratings"]);
+    assert!(!ok && err.contains("nothing to rate"), "{err}");
+    // A result that is not one of PGN's names the file and the game.
+    let text = std::fs::read_to_string(&plain).unwrap();
+    let at = text.match_indices("[Result").nth(2).unwrap().0;
+    let end = at + text[at..].find('\n').unwrap();
+    let broken = path("broken.pgn");
+    std::fs::write(
+        &broken,
+        format!("{}[Result \"2-0\"]{}", &text[..at], &text[end..]),
+    )
+    .unwrap();
+    let (ok, _, err) = flipzero(&["ratings", "--pgn", &broken, "--anchor", "ab2"]);
+    assert!(
+        !ok && err.contains("broken.pgn") && err.contains("game 3") && err.contains("`2-0`"),
+        "{err}"
+    );
+    let (ok, _, err) = flipzero(&["ratings", "--pgn", &path("missing.pgn"), "--anchor", "ab2"]);
+    assert!(!ok && err.contains("missing.pgn"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,263 @@
+//! Match games as PGN: written by `flipzero match` and by gating and anchoring
+//! ([`to_pgn`]), read back by the game viewer and by `flipzero ratings --pgn`
+//! ([`parse`], [`rated_games`]).
+//!
+//! As Ataxx tools write it, `Black` is the first player (`x`) and `1-0` means `x` won.
+//! A match on a clock carries a `TimeControl` tag: `BASE+INC` in seconds for
+//! `tc=BASE+INC` (the PGN standard's incremental form, as cutechess writes it) and
+//! `1/SECONDS` (one move per period) for `time=MS`.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use engine::{Game, Side};
+
+use crate::matches::{GameRecord, MatchClock};
+
+/// The games in PGN, with a `TimeControl` tag when they were played on `clock`.
+pub fn to_pgn(records: &[GameRecord], game: Game, clock: Option<MatchClock>) -> String {
+    let time_control = clock.map_or(String::new(), |c| {
+        format!("[TimeControl \"{}\"]\n", time_control(c))
+    });
+    let mut s = String::new();
+    for r in records {
+        let result = match r.winner {
+            Some(Side::X) => "1-0",
+            Some(Side::O) => "0-1",
+            None => "1/2-1/2",
+        };
+        let _ = write!(
+            s,
+            "[Event \"flipzero match\"]\n[Round \"{}.{}\"]\n[Black \"{}\"]\n[White \"{}\"]\n\
+             [Variant \"{game}\"]\n[FEN \"{}\"]\n{time_control}[Result \"{result}\"]\n\
+             [Termination \"{}\"]\n\n",
+            r.pair + 1,
+            if r.a_is_x { 1 } else { 2 },
+            r.x_name,
+            r.o_name,
+            r.opening.text(),
+            r.reason,
+        );
+        let first_is_x = r.opening.side_to_move() == Side::X;
+        for (i, m) in r.moves.iter().enumerate() {
+            let ply = i + usize::from(!first_is_x);
+            if ply % 2 == 0 {
+                let _ = write!(s, "{}. ", ply / 2 + 1);
+            } else if i == 0 {
+                let _ = write!(s, "{}... ", ply / 2 + 1);
+            }
+            let _ = write!(s, "{m} ");
+        }
+        let _ = writeln!(s, "{result}\n");
+    }
+    s
+}
+
+/// The PGN `TimeControl` value of a match clock.
+fn time_control(c: MatchClock) -> String {
+    match c {
+        MatchClock::PerMove(t) => format!("1/{}", t.as_secs_f64()),
+        MatchClock::Fischer { base, increment } => {
+            format!("{}+{}", base.as_secs_f64(), increment.as_secs_f64())
+        }
+    }
+}
+
+/// The match clock of a PGN `TimeControl` value ([`to_pgn`]'s two forms); `None` for
+/// anything else (`-`, `?`, moves-per-period controls of other tools).
+pub fn clock_of_time_control(v: &str) -> Option<MatchClock> {
+    let secs = |x: &str| -> Option<Duration> {
+        let x: f64 = x.parse().ok()?;
+        (x.is_finite() && (0.0..=1e6).contains(&x))
+            .then(|| Duration::from_millis((x * 1000.0).round() as u64))
+    };
+    let clock = if let Some(per) = v.strip_prefix("1/") {
+        MatchClock::PerMove(secs(per)?)
+    } else {
+        let (base, inc) = v.split_once('+').unwrap_or((v, "0"));
+        MatchClock::Fischer {
+            base: secs(base)?,
+            increment: secs(inc)?,
+        }
+    };
+    // Through the clock's own text, so that only clocks a match accepts come back.
+    clock.to_string().parse().ok()
+}
+
+/// One game of a PGN file: its tags and its moves in notation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PgnGame {
+    /// `(name, value)` in file order.
+    pub tags: Vec<(String, String)>,
+    /// The moves.
+    pub moves: Vec<String>,
+}
+
+impl PgnGame {
+    /// The value of tag `name`; empty when the game has no such tag.
+    pub fn tag(&self, name: &str) -> &str {
+        self.tags
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// Splits a PGN text into games (a game starts at each `[Event` tag).
+pub fn parse(text: &str) -> Vec<PgnGame> {
+    let mut out: Vec<PgnGame> = vec![];
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("[Event ") || out.is_empty() && line.starts_with('[') {
+            out.push(PgnGame::default());
+        }
+        let Some(g) = out.last_mut() else { continue };
+        if let Some(tag) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if let Some((k, v)) = tag.split_once(' ') {
+                g.tags
+                    .push((k.to_string(), v.trim().trim_matches('"').to_string()));
+            }
+            continue;
+        }
+        for tok in line.split_whitespace() {
+            if tok.ends_with('.') || ["1-0", "0-1", "1/2-1/2", "*"].contains(&tok) {
+                continue;
+            }
+            g.moves.push(tok.to_string());
+        }
+    }
+    out
+}
+
+/// A PGN game that cannot be rated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("game {game} (counting from 1): {problem}")]
+pub struct BadPgnGame {
+    /// Which game of the file.
+    pub game: usize,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+/// The finished games of a PGN text as `(x player, o player, x's points)`, for the
+/// rating list. A player is named by its `Black`/`White` tag, followed by its clock
+/// (`ab [time=100]`) when the game has a `TimeControl` tag of [`to_pgn`]'s forms: the
+/// same engine at another time control is another player. Unfinished games (`*`) are
+/// left out; a game without both names or with a result that is not `1-0`, `0-1`,
+/// `1/2-1/2` or `*` is an error.
+pub fn rated_games(text: &str) -> Result<Vec<(String, String, f64)>, BadPgnGame> {
+    let mut out = vec![];
+    for (i, g) in parse(text).iter().enumerate() {
+        let bad = |problem: String| BadPgnGame {
+            game: i + 1,
+            problem,
+        };
+        let points = match g.tag("Result") {
+            "1-0" => 1.0,
+            "0-1" => 0.0,
+            "1/2-1/2" => 0.5,
+            "*" => continue,
+            "" => return Err(bad("no Result tag".into())),
+            r => return Err(bad(format!("unknown result `{r}`"))),
+        };
+        let suffix = match g.tag("TimeControl") {
+            "" | "-" | "?" => String::new(),
+            tc => match clock_of_time_control(tc) {
+                Some(c) => format!(" [{c}]"),
+                None => format!(" [TimeControl {tc}]"),
+            },
+        };
+        let name = |tag: &str| match g.tag(tag) {
+            "" => Err(bad(format!("no {tag} tag"))),
+            n => Ok(format!("{n}{suffix}")),
+        };
+        out.push((name("Black")?, name("White")?, points));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(pair: usize, a_is_x: bool, winner: Option<Side>) -> GameRecord {
+        let game: Game = "ataxx".parse().unwrap();
+        let (a, b) = ("mcts:m".to_string(), "ab".to_string());
+        let (x_name, o_name) = if a_is_x { (a, b) } else { (b, a) };
+        GameRecord {
+            pair,
+            a_is_x,
+            x_name,
+            o_name,
+            opening: game.startpos(),
+            moves: vec!["f1".into(), "a2".into()],
+            winner,
+            reason: "test".into(),
+        }
+    }
+
+    #[test]
+    fn clocked_games_read_back_as_players_at_that_clock() {
+        let game: Game = "ataxx".parse().unwrap();
+        let games = [
+            record(0, true, Some(Side::X)),
+            record(0, false, Some(Side::X)),
+            record(1, true, None),
+            record(1, false, Some(Side::O)),
+        ];
+        for clock in ["time=100", "time=1500", "tc=1+0.01", "tc=60"] {
+            let c: MatchClock = clock.parse().unwrap();
+            let text = to_pgn(&games, game, Some(c));
+            assert_eq!(
+                clock_of_time_control(parse(&text)[0].tag("TimeControl")),
+                Some(c)
+            );
+            let a = format!("mcts:m [{c}]");
+            let b = format!("ab [{c}]");
+            assert_eq!(
+                rated_games(&text).unwrap(),
+                vec![
+                    (a.clone(), b.clone(), 1.0),
+                    (b.clone(), a.clone(), 1.0),
+                    (a.clone(), b.clone(), 0.5),
+                    (b, a, 0.0),
+                ],
+                "{clock}"
+            );
+        }
+        // Without a clock the names are the tags themselves, and no TimeControl is written.
+        let text = to_pgn(&games[..1], game, None);
+        assert!(!text.contains("TimeControl"));
+        assert_eq!(
+            rated_games(&text).unwrap(),
+            vec![("mcts:m".into(), "ab".into(), 1.0)]
+        );
+    }
+
+    #[test]
+    fn unratable_games_are_named() {
+        let game: Game = "ataxx".parse().unwrap();
+        let good = to_pgn(&[record(0, true, None)], game, None);
+        let unfinished = good.replace("1/2-1/2", "*");
+        assert_eq!(
+            rated_games(&format!("{good}{unfinished}")).unwrap().len(),
+            1
+        );
+        let odd = format!("{good}{}", good.replace("1/2-1/2", "2-0"));
+        let e = rated_games(&odd).unwrap_err();
+        assert_eq!(e.game, 2);
+        assert!(e.to_string().contains("unknown result `2-0`"), "{e}");
+        let nameless = good.replace("[White \"ab\"]\n", "");
+        assert!(
+            rated_games(&nameless)
+                .unwrap_err()
+                .to_string()
+                .contains("no White tag")
+        );
+        // A time control of another tool keeps its text.
+        let other = good.replace("[Result", "[TimeControl \"40/9000\"]\n[Result");
+        assert_eq!(
+            rated_games(&other).unwrap()[0].0,
+            "mcts:m [TimeControl 40/9000]"
+        );
+    }
+}
