@@ -74,8 +74,12 @@ pub fn ratings(a: RatingsArgs) -> anyhow::Result<()> {
             .ok_or_else(|| anyhow::anyhow!("no baseline games recorded: name one with --anchor"))?,
         (None, None) => anyhow::bail!("name the player to anchor the ratings with --anchor"),
     };
-    let list = eval::report::ratings(&games, &anchor, a.anchor_elo)
-        .map_err(|e| anyhow::anyhow!("{e} (anchor `{anchor}`; is it a player of these games?)"))?;
+    let list = eval::report::ratings(&games, &anchor, a.anchor_elo).map_err(|e| match e {
+        eval::report::ReportError::Rating(eval::RatingError::BadAnchor) => {
+            anyhow::anyhow!("the anchor `{anchor}` is not a player of these games")
+        }
+        e => anyhow::anyhow!("{e} (anchor `{anchor}`)"),
+    })?;
     println!(
         "{} games; maximum-likelihood Elo anchored at {} = {}; ± is the 95% interval relative to the anchor",
         games.len(),

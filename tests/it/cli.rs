@@ -540,6 +540,8 @@ fn ratings_read_match_pgns_with_their_clocks() {
     assert!(!ok && err.contains("--anchor"), "{err}");
     let (ok, _, err) = flipzero(&["ratings"]);
     assert!(!ok && err.contains("nothing to rate"), "{err}");
+    let (ok, _, err) = flipzero(&["ratings", "--pgn", &plain, "--anchor", "ab7"]);
+    assert!(!ok && err.contains("anchor `ab7` is not a player"), "{err}");
     // A result that is not one of PGN's names the file and the game.
     let text = std::fs::read_to_string(&plain).unwrap();
     let at = text.match_indices("[Result").nth(2).unwrap().0;
