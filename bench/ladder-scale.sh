@@ -12,7 +12,8 @@
 # preset's anchors), 2 at once. ab6 meets ab5 and ab4; each ab:time=MS of TIMES_MS
 # (space-separated) meets ab5 and ab6. The fixed-depth matches do not depend on the
 # machine's load; the timed ones want an idle machine. PGNs, summaries and the rating
-# list go under OUT (default RUN/ladder). SEED (default 1) seeds the openings;
+# list go under OUT (default RUN/ladder); the list rates every PGN in OUT, so OUT should
+# hold only this script's matches. SEED (default 1) seeds the openings;
 # FLIPZERO names the binary (default target/release/flipzero).
 set -euo pipefail
 run="${1:?usage: bench/ladder-scale.sh RUN [GAMES] [TIMES_MS]}"
@@ -24,12 +25,13 @@ out="${OUT:-$run/ladder}"
 mkdir -p "$out"
 {
     echo "== $(date -u +%FT%TZ), seed $seed"
-    lscpu | grep -E 'Model name|^CPU\(s\)|Flags' | sed 's/\(Flags:\).*\(avx512f\).*/\1 … \2 …/'
+    lscpu | grep -E 'Model name|^CPU\(s\)|Flags' | sed 's/\(Flags:\).*\(avx512f\).*/\1 … \2 …/' || true
 } >>"$out/machine.txt"
 match() {
     local a="$1" b="$2" name
     name="$(echo "$a-vs-$b" | tr ':=' '--')"
-    if [ ! -f "$out/$name-seed$seed.pgn" ]; then
+    # A match already played with this seed and game count is kept, not replayed.
+    if ! grep -qs "games: $games\$" "$out/$name-seed$seed.txt"; then
         echo "== $a vs $b: $games games, seed $seed"
         "$bin" match --a "$a" --b "$b" --games "$games" --seed "$seed" --random-plies 4 \
             --threads 2 --pgn "$out/$name-seed$seed.pgn" --quiet | tee "$out/$name-seed$seed.txt"

@@ -28,13 +28,13 @@ pub fn to_pgn(records: &[GameRecord], game: Game, clock: Option<MatchClock>) -> 
         };
         let _ = write!(
             s,
-            "[Event \"flipzero match\"]\n[Round \"{}.{}\"]\n[Black \"{}\"]\n[White \"{}\"]\n\
+            "[Event \"flipzero match\"]\n[Round \"{}.{}\"]\n[Black {}]\n[White {}]\n\
              [Variant \"{game}\"]\n[FEN \"{}\"]\n{time_control}[Result \"{result}\"]\n\
              [Termination \"{}\"]\n\n",
             r.pair + 1,
             if r.a_is_x { 1 } else { 2 },
-            r.x_name,
-            r.o_name,
+            quote(&r.x_name),
+            quote(&r.o_name),
             r.opening.text(),
             r.reason,
         );
@@ -103,19 +103,34 @@ impl PgnGame {
     }
 }
 
-/// Splits a PGN text into games (a game starts at each `[Event` tag).
+/// Splits a PGN text into games. A game starts at an `[Event` tag, or at any tag line
+/// after move text or repeating a tag of the game before (files of other tools that
+/// leave `Event` out). Tag values are read as PGN quotes them (`\"` and `\\` inside).
 pub fn parse(text: &str) -> Vec<PgnGame> {
     let mut out: Vec<PgnGame> = vec![];
     for line in text.lines().map(str::trim) {
-        if line.starts_with("[Event ") || out.is_empty() && line.starts_with('[') {
-            out.push(PgnGame::default());
+        let tag = line
+            .strip_prefix('[')
+            .and_then(|l| l.strip_suffix(']'))
+            .and_then(|t| t.split_once(' '))
+            .map(|(k, v)| (k.to_string(), unquote(v.trim())));
+        if let Some((k, _)) = &tag {
+            let starts = match out.last() {
+                None => true,
+                Some(g) => {
+                    k == "Event" || !g.moves.is_empty() || g.tags.iter().any(|(t, _)| t == k)
+                }
+            };
+            if starts {
+                out.push(PgnGame::default());
+            }
         }
         let Some(g) = out.last_mut() else { continue };
-        if let Some(tag) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            if let Some((k, v)) = tag.split_once(' ') {
-                g.tags
-                    .push((k.to_string(), v.trim().trim_matches('"').to_string()));
-            }
+        if let Some(tag) = tag {
+            g.tags.push(tag);
+            continue;
+        }
+        if line.starts_with('[') {
             continue;
         }
         for tok in line.split_whitespace() {
@@ -123,6 +138,28 @@ pub fn parse(text: &str) -> Vec<PgnGame> {
                 continue;
             }
             g.moves.push(tok.to_string());
+        }
+    }
+    out
+}
+
+/// A tag value as PGN writes it: in quotes, with `\` before `"` and `\` inside.
+fn quote(v: &str) -> String {
+    format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The text of a quoted tag value ([`quote`]); an unquoted value is taken as it is.
+fn unquote(v: &str) -> String {
+    let Some(inner) = v.strip_prefix('"') else {
+        return v.to_string();
+    };
+    let mut out = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            '"' => break,
+            c => out.push(c),
         }
     }
     out
@@ -167,7 +204,7 @@ pub fn rated_games(text: &str) -> Result<Vec<(String, String, f64)>, BadPgnGame>
             },
         };
         let name = |tag: &str| match g.tag(tag) {
-            "" => Err(bad(format!("no {tag} tag"))),
+            "" => Err(bad(format!("no player in its {tag} tag"))),
             n => Ok(format!("{n}{suffix}")),
         };
         out.push((name("Black")?, name("White")?, points));
@@ -234,6 +271,30 @@ mod tests {
     }
 
     #[test]
+    fn names_with_quotes_and_files_without_event_tags_read_back() {
+        let game: Game = "ataxx".parse().unwrap();
+        let mut r = record(0, true, Some(Side::O));
+        r.x_name = r#"uai:C:\engines\"my" engine"#.into();
+        let text = to_pgn(&[r.clone(), r.clone()], game, None);
+        let games = parse(&text);
+        assert_eq!(games.len(), 2);
+        assert_eq!(games[1].tag("Black"), r.x_name);
+        assert_eq!(games[1].moves, r.moves);
+        // Another tool's file: no Event tags, one game after another.
+        let bare = text.replace("[Event \"flipzero match\"]\n", "");
+        let games = parse(&bare);
+        assert_eq!(games.len(), 2);
+        assert_eq!(rated_games(&bare).unwrap()[1], (r.x_name, "ab".into(), 0.0));
+        // A game with no moves before the next one's tags is still two games.
+        let no_moves = "[Black \"a\"]\n[White \"b\"]\n[Result \"1-0\"]\n\n\
+                        [Black \"b\"]\n[White \"a\"]\n[Result \"0-1\"]\n";
+        assert_eq!(
+            rated_games(no_moves).unwrap(),
+            vec![("a".into(), "b".into(), 1.0), ("b".into(), "a".into(), 0.0)]
+        );
+    }
+
+    #[test]
     fn unratable_games_are_named() {
         let game: Game = "ataxx".parse().unwrap();
         let good = to_pgn(&[record(0, true, None)], game, None);
@@ -251,7 +312,7 @@ mod tests {
             rated_games(&nameless)
                 .unwrap_err()
                 .to_string()
-                .contains("no White tag")
+                .contains("no player in its White tag")
         );
         // A time control of another tool keeps its text.
         let other = good.replace("[Result", "[TimeControl \"40/9000\"]\n[Result");
