@@ -8,7 +8,6 @@
 //! `1/SECONDS` (one move per period) for `time=MS`.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use engine::{Game, Side};
 
@@ -66,22 +65,17 @@ fn time_control(c: MatchClock) -> String {
 /// The match clock of a PGN `TimeControl` value ([`to_pgn`]'s two forms); `None` for
 /// anything else (`-`, `?`, moves-per-period controls of other tools).
 pub fn clock_of_time_control(v: &str) -> Option<MatchClock> {
-    let secs = |x: &str| -> Option<Duration> {
-        let x: f64 = x.parse().ok()?;
-        (x.is_finite() && (0.0..=1e6).contains(&x))
-            .then(|| Duration::from_millis((x * 1000.0).round() as u64))
-    };
-    let clock = if let Some(per) = v.strip_prefix("1/") {
-        MatchClock::PerMove(secs(per)?)
-    } else {
-        let (base, inc) = v.split_once('+').unwrap_or((v, "0"));
-        MatchClock::Fischer {
-            base: secs(base)?,
-            increment: secs(inc)?,
+    // Rewritten as the clock's own text and parsed by `MatchClock`, so that only clocks
+    // a match accepts come back.
+    let text = match v.strip_prefix("1/") {
+        Some(per_move) => {
+            let secs: f64 = per_move.parse().ok()?;
+            // NaN and negatives become 0, which `time=` refuses.
+            format!("time={}", (secs * 1000.0).round() as u64)
         }
+        None => format!("tc={v}"),
     };
-    // Through the clock's own text, so that only clocks a match accepts come back.
-    clock.to_string().parse().ok()
+    text.parse().ok()
 }
 
 /// One game of a PGN file: its tags and its moves in notation.
