@@ -256,80 +256,17 @@ fn write_parquet(
     commit(file, tmp, path).map_err(io_err(path))
 }
 
-/// The temporary name a file is written under before [`commit`]: hidden, beside the
-/// final name, unique to the machine and the process (`.NAME.HOST.PID.tmp`), so that a
-/// clean-up can tell whose it is on a directory shared between machines.
-pub fn temp_path(path: &Path) -> PathBuf {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        host_name(),
-        std::process::id()
-    ))
-}
+pub use rundir::{commit, host_name, temp_path, write_atomic};
 
-/// This machine's name as file names and lock files carry it: letters, digits, `-` and
-/// `_` only (anything else becomes `_`), `unknown-host` when it cannot be read.
-pub fn host_name() -> &'static str {
-    static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    HOST.get_or_init(|| {
-        let raw = ["/proc/sys/kernel/hostname", "/etc/hostname"]
-            .iter()
-            .find_map(|p| std::fs::read_to_string(p).ok())
-            .or_else(|| std::env::var("HOSTNAME").ok())
-            .unwrap_or_default();
-        let name: String = raw
-            .trim()
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if name.is_empty() {
-            "unknown-host".into()
-        } else {
-            name
-        }
-    })
-}
-
-/// Publishes a fully written temporary file: fsync it, rename it to `path`, and fsync
-/// the directory so that the rename survives a crash. Readers see the old file or the
-/// new one, never a mix.
-pub fn commit(file: File, tmp: &Path, path: &Path) -> std::io::Result<()> {
-    file.sync_all()?;
-    drop(file);
-    std::fs::rename(tmp, path)?;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename.
-/// A write that fails (a full disk) removes its temporary file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = temp_path(path);
-    let written = File::create(&tmp).and_then(|mut f| {
-        std::io::Write::write_all(&mut f, bytes)?;
-        commit(f, &tmp, path)
-    });
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+/// The number of rows of a shard, from its footer alone (nothing else is read).
+pub fn shard_rows(path: &Path) -> Result<u64, DataError> {
+    let file = rundir::open_regular(path).map_err(io_err(path))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| DataError::Format {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    Ok(u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0))
 }
 
 /// Reads a whole shard: its rows and its key-value metadata.
@@ -338,7 +275,7 @@ pub fn read_shard(path: &Path) -> Result<(Vec<Sample>, HashMap<String, String>),
         path: path.to_path_buf(),
         message: m,
     };
-    let file = File::open(path).map_err(io_err(path))?;
+    let file = rundir::open_regular(path).map_err(io_err(path))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| err(e.to_string()))?;
     let mut metadata: HashMap<String, String> = builder
         .schema()

@@ -52,7 +52,7 @@ pub const DEFAULT_DRAW_RATE: f64 = 0.0;
 /// Plays the match and prints the verdict (exit status 0 either way), or prints the
 /// operating characteristic.
 pub fn run(a: GateArgs) -> anyhow::Result<()> {
-    let cfg = super::config::load_table(a.config.as_ref(), &a.set, "gate", true)?.gate;
+    let cfg = super::config::load_table(a.config.as_ref(), &a.set, "gate")?.gate;
     if a.operating_characteristic {
         return operating_characteristic(&cfg, a.draw_rate.unwrap_or(DEFAULT_DRAW_RATE));
     }
@@ -95,7 +95,8 @@ pub fn run(a: GateArgs) -> anyhow::Result<()> {
         v.reason
     );
     if let Some(p) = &a.json {
-        eval::report::write_record(p, &v).with_context(|| format!("writing {}", p.display()))?;
+        let text = serde_json::to_string_pretty(&v).context("the verdict as JSON")?;
+        super::write_output(p, text.as_bytes())?;
     }
     Ok(())
 }

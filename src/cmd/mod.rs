@@ -38,9 +38,24 @@ pub fn game_and_position(game: &str, position: Option<&str>) -> anyhow::Result<(
     Ok((game, pos))
 }
 
+/// Writes an output file the user named (`--pgn`, `--json`, `--dump-input`) by the
+/// policy of [`rundir::files`]: a regular file (also behind a link) is replaced
+/// atomically, a FIFO or a device (`/dev/stdout`) is written as a stream, anything else
+/// is refused. A missing parent folder is created.
+pub fn write_output(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    rundir::write_output(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
 /// Reads a file of positions, one a line (`#` starts a comment); finished games are refused.
 pub fn read_positions(path: &std::path::Path, game: Game) -> anyhow::Result<Vec<State>> {
-    let text = std::fs::read_to_string(path)
+    let text = rundir::read_regular_text(path, rundir::Limit::TEXT)
         .with_context(|| format!("cannot read positions file {}", path.display()))?;
     let mut out = vec![];
     for (n, line) in text.lines().enumerate() {

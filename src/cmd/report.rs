@@ -57,8 +57,8 @@ pub fn ratings(a: RatingsArgs) -> anyhow::Result<()> {
     }
     let mut games = eval::report::collect_games(&a.run)?;
     for p in &a.pgn {
-        let text =
-            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+        let text = rundir::read_regular_text(p, rundir::Limit::TEXT)
+            .with_context(|| format!("cannot read {}", p.display()))?;
         let rated = eval::pgn::rated_games(&text).with_context(|| format!("{}", p.display()))?;
         if rated.is_empty() {
             anyhow::bail!("{}: no finished games", p.display());

@@ -43,8 +43,8 @@ pub struct SelfplayArgs {
 }
 
 /// Reads the `[selfplay]` table of a config file.
-pub fn load_selfplay_config(path: &PathBuf) -> anyhow::Result<SelfplayConfig> {
-    let text = std::fs::read_to_string(path)
+pub fn load_selfplay_config(path: &std::path::Path) -> anyhow::Result<SelfplayConfig> {
+    let text = rundir::read_regular_text(path, rundir::Limit::CONFIG)
         .with_context(|| format!("cannot read config {}", path.display()))?;
     let table: toml::Table =
         toml::from_str(&text).with_context(|| format!("{}: not valid TOML", path.display()))?;

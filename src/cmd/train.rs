@@ -44,7 +44,7 @@ pub struct TrainArgs {
 /// overrides (`steps=300` or `train.steps=300`); without a file, the built-in defaults
 /// of `[train]`.
 pub fn load_train_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<TrainConfig> {
-    Ok(super::config::load_table(path, sets, "train", false)?.train)
+    Ok(super::config::load_table(path, sets, "train")?.train)
 }
 
 fn data_game(dirs: &[PathBuf]) -> anyhow::Result<engine::Game> {
@@ -105,6 +105,9 @@ pub fn run(a: TrainArgs) -> anyhow::Result<()> {
     };
     let report = train::train(&cfg, game, &opts)?;
     bar.finish_and_clear();
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
     for s in &report.skipped {
         eprintln!("warning: skipped {s}");
     }
@@ -190,7 +193,8 @@ pub fn infer(a: InferArgs) -> anyhow::Result<()> {
         .parse_position(&a.position)
         .with_context(|| format!("bad position for {}", model.game))?;
     if let Some(p) = &a.dump_input {
-        train::store::save_npy(p, &train::net::encode_batch(&[state]))?;
+        let bytes = train::store::npy_bytes(p, &train::net::encode_batch(&[state]))?;
+        super::write_output(p, &bytes)?;
     }
     let pred = train::predict(&model, &[state]).remove(0);
     let moves = state.legal_moves();

@@ -65,10 +65,12 @@ pub fn export(model_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, TrainError> 
     written.push(save(out.join("model.pytorch.safetensors"), true)?);
     if out != model_dir {
         for f in ["model.json", "model.bpk"] {
-            let bytes = std::fs::read(model_dir.join(f)).map_err(|source| TrainError::Io {
-                path: model_dir.join(f),
-                source,
-            })?;
+            let bytes = rundir::read_regular(&model_dir.join(f), rundir::Limit::DATA).map_err(
+                |source| TrainError::Io {
+                    path: model_dir.join(f),
+                    source,
+                },
+            )?;
             write_atomic(&out.join(f), &bytes)?;
             written.push(out.join(f));
         }
@@ -134,8 +136,8 @@ pub fn export_onnx(model_dir: &Path, path: &Path) -> Result<(), TrainError> {
         }
     }
     graph.name = "flipzero".into();
-    let meta =
-        std::fs::read_to_string(model_dir.join("model.json")).map_err(|source| TrainError::Io {
+    let meta = rundir::read_regular_text(&model_dir.join("model.json"), rundir::Limit::RECORD)
+        .map_err(|source| TrainError::Io {
             path: model_dir.join("model.json"),
             source,
         })?;

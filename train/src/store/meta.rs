@@ -115,9 +115,11 @@ pub fn write_metadata(
 /// Reads `dir/model.json`; errors name the file and the problem.
 pub fn read_metadata(dir: &Path) -> Result<ModelMeta, TrainError> {
     let path = dir.join("model.json");
-    let text = std::fs::read_to_string(&path).map_err(|source| TrainError::Io {
-        path: path.clone(),
-        source,
+    let text = rundir::read_regular_text(&path, rundir::Limit::RECORD).map_err(|source| {
+        TrainError::Io {
+            path: path.clone(),
+            source,
+        }
     })?;
     let meta: ModelMeta = serde_json::from_str(&text).map_err(|e| TrainError::Checkpoint {
         path: path.clone(),

@@ -12,6 +12,14 @@ use crate::store::write_atomic;
 /// atomically: the bytes are made in memory, then written to a temporary file in the same
 /// directory, synced and renamed over `path`.
 pub fn save_npy<D: Dimension>(path: &Path, array: &ArrayRef<f32, D>) -> Result<(), TrainError> {
+    write_atomic(path, &npy_bytes(path, array)?)
+}
+
+/// The bytes of `array` as a `.npy` file (`path` names it in an error).
+pub fn npy_bytes<D: Dimension>(
+    path: &Path,
+    array: &ArrayRef<f32, D>,
+) -> Result<Vec<u8>, TrainError> {
     let mut bytes = Vec::new();
     array
         .write_npy(&mut bytes)
@@ -19,5 +27,5 @@ pub fn save_npy<D: Dimension>(path: &Path, array: &ArrayRef<f32, D>) -> Result<(
             path: path.to_path_buf(),
             message: format!("cannot encode the array as .npy: {e}"),
         })?;
-    write_atomic(path, &bytes)
+    Ok(bytes)
 }

@@ -47,7 +47,7 @@ pub fn load_net(
     digest: Option<&str>,
     device: &Device,
 ) -> Result<Net, TrainError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
+    let bytes = rundir::read_regular(path, rundir::Limit::DATA).map_err(io(path))?;
     if let Some(want) = digest {
         let found = sha256_hex(&bytes);
         if !found.eq_ignore_ascii_case(want) {

@@ -1,0 +1,384 @@
+//! Files: written whole or not at all, read only when they are regular files of a
+//! bounded size.
+//!
+//! The policies (README, "Files flipzero reads and writes"):
+//! - **A file of the run directory** is written by [`write_atomic`]: a hidden temporary
+//!   file beside it (`.NAME.HOST.PID.tmp`), fsync, rename, fsync of the folder. A reader
+//!   sees the old file or the new one, never a mix, however the writer dies.
+//! - **An output path named by a user** (`match --pgn`, `gate --json`, `infer
+//!   --dump-input`, …) is written by [`write_output`]: a path that does not exist is
+//!   created atomically; a regular file is replaced atomically, and through a symbolic
+//!   link the file it points to is replaced, never the link; a FIFO, a character device
+//!   (`/dev/null`, a terminal) or any path under `/dev/` or `/proc/` (`/dev/stdout`) is
+//!   written in place as a stream, never created, truncated or replaced; a directory, a
+//!   block device, a socket or a link to nothing is refused.
+//! - **A file that is read** (a config, a model's files, a run's records, `models/best`,
+//!   a PGN) must be a regular file (after following links) no larger than its
+//!   [`Limit`]: a FIFO, a device or a directory is refused at once (it is opened without
+//!   waiting for a writer), and `/dev/zero` cannot fill the memory.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The most bytes a read takes from one file: more is an error naming the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit(pub u64);
+
+impl Limit {
+    /// Pointers and small state: `models/best`, a lease, a counter, a host name.
+    pub const SMALL: Limit = Limit(64 << 10);
+    /// A config file.
+    pub const CONFIG: Limit = Limit(4 << 20);
+    /// A JSON record or summary of a run (`eval/*.json`, `summary.json`, `model.json`).
+    pub const RECORD: Limit = Limit(256 << 20);
+    /// A text file of games or positions (PGN, an openings file), a metrics table.
+    pub const TEXT: Limit = Limit(2 << 30);
+    /// Network weights, optimizer state, a data shard.
+    pub const DATA: Limit = Limit(16 << 30);
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = self.0;
+        if b >= 1 << 30 {
+            write!(f, "{} GiB", b >> 30)
+        } else if b >= 1 << 20 {
+            write!(f, "{} MiB", b >> 20)
+        } else {
+            write!(f, "{} KiB", b >> 10)
+        }
+    }
+}
+
+/// What a file type is, in words ("a FIFO", "a directory").
+fn describe(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn invalid(msg: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, msg)
+}
+
+/// Opens `path` for reading if it is a regular file (after following links). A FIFO is
+/// opened without waiting for a writer and refused, as are devices and directories: the
+/// error says what the path is.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Without it, opening a FIFO waits for a writer (forever); the flag changes
+        // nothing for a regular file's reads.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let t = file.metadata()?.file_type();
+    if !t.is_file() {
+        return Err(invalid(format!("is {}, not a regular file", describe(t))));
+    }
+    Ok(file)
+}
+
+/// The whole of regular file `path`, at most `limit` bytes (a larger file is an error
+/// naming the limit). Keeps the error kind of a failed open (`NotFound`).
+pub fn read_regular(path: &Path, limit: Limit) -> std::io::Result<Vec<u8>> {
+    let file = open_regular(path)?;
+    let len = file.metadata()?.len();
+    let too_large = || {
+        invalid(format!(
+            "is larger than {limit}, the most flipzero reads of it"
+        ))
+    };
+    if len > limit.0 {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    // A file may grow while it is read (or report no size, as /proc files do).
+    file.take(limit.0 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit.0 {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// [`read_regular`] as UTF-8 text.
+pub fn read_regular_text(path: &Path, limit: Limit) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path, limit)?).map_err(|e| {
+        invalid(format!(
+            "is not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// The temporary name a file is written under before [`commit`]: hidden, beside the
+/// final name, unique to the machine and the process (`.NAME.HOST.PID.tmp`), so that a
+/// clean-up can tell whose it is on a directory shared between machines.
+pub fn temp_path(path: &Path) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        crate::host_name(),
+        std::process::id()
+    ))
+}
+
+/// Publishes a fully written temporary file: fsync it, rename it to `path`, and fsync
+/// the directory so that the rename survives a crash. Readers see the old file or the
+/// new one, never a mix.
+pub fn commit(file: File, tmp: &Path, path: &Path) -> std::io::Result<()> {
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(tmp, path)?;
+    sync_parent(path);
+    Ok(())
+}
+
+/// Makes a rename in `path`'s folder last (best effort: not every filesystem can).
+fn sync_parent(path: &Path) {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename.
+/// A write that fails (a full disk) removes its temporary file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, bytes, None)
+}
+
+fn write_atomic_with(
+    path: &Path,
+    bytes: &[u8],
+    permissions: Option<std::fs::Permissions>,
+) -> std::io::Result<()> {
+    let tmp = temp_path(path);
+    let written = File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        if let Some(p) = permissions {
+            f.set_permissions(p)?;
+        }
+        commit(f, &tmp, path)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// How [`write_output`] wrote its path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    /// The path did not exist: created atomically.
+    Created,
+    /// A regular file was replaced atomically: this one (the target of a link).
+    Replaced(PathBuf),
+    /// Written in place as a stream (a FIFO, a device, `/dev/stdout`).
+    Streamed,
+}
+
+/// Whether a path names the system's special files, which are never replaced.
+fn is_system_path(path: &Path) -> bool {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| path.to_path_buf(), |d| d.join(path))
+    };
+    ["/dev", "/proc"].iter().any(|p| abs.starts_with(p))
+}
+
+/// Writes `bytes` to the output path `path` that a user named, by the policy of this
+/// module's documentation: never replacing a link, a device or a FIFO.
+pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<OutputKind> {
+    // Follow the links one at a time: a link into /dev/ (`out -> /dev/stdout`) is a
+    // stream even though the file behind it may be a regular file.
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        if is_system_path(&at) {
+            return stream(path, bytes);
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&at)?;
+                at = match at.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            Ok(m) => return write_resolved(path, &at, m, bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && at != path => {
+                return Err(invalid(format!(
+                    "is a symbolic link to {}, which does not exist; flipzero does not create files through links",
+                    at.display()
+                )));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                write_atomic(path, bytes)?;
+                return Ok(OutputKind::Created);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(invalid("is a chain of more than 40 symbolic links".into()))
+}
+
+/// Writes the output `path` whose links end at `target` (metadata `m`, not a link).
+fn write_resolved(
+    path: &Path,
+    target: &Path,
+    m: std::fs::Metadata,
+    bytes: &[u8],
+) -> std::io::Result<OutputKind> {
+    let t = m.file_type();
+    if t.is_file() {
+        write_atomic_with(target, bytes, Some(m.permissions()))?;
+        return Ok(OutputKind::Replaced(target.to_path_buf()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() || t.is_char_device() {
+            return stream(path, bytes);
+        }
+    }
+    Err(invalid(format!(
+        "is {}; give the path of a file (an existing regular file is replaced, a FIFO or a device is written to)",
+        describe(t)
+    )))
+}
+
+/// Writes `bytes` to `path` in place: no create, no truncate; appended, so that
+/// `/dev/stdout` redirected to a file adds to what the process printed there.
+fn stream(path: &Path, bytes: &[u8]) -> std::io::Result<OutputKind> {
+    let mut f = OpenOptions::new().append(true).open(path)?;
+    f.write_all(bytes)?;
+    f.flush()?;
+    Ok(OutputKind::Streamed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("rundir-files-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn reads_refuse_what_is_not_a_bounded_regular_file() {
+        let d = temp("reads");
+        let f = d.join("a.txt");
+        std::fs::write(&f, "hello").unwrap();
+        assert_eq!(read_regular_text(&f, Limit(5)).unwrap(), "hello");
+        let e = read_regular(&f, Limit(4)).unwrap_err().to_string();
+        assert!(e.contains("larger than"), "{e}");
+        let e = read_regular(&d, Limit::SMALL).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        let e = read_regular(Path::new("/dev/zero"), Limit::SMALL)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("character device"), "{e}");
+        let missing = read_regular(&d.join("nope"), Limit::SMALL).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        let fifo = d.join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let e = read_regular(&fifo, Limit::SMALL).unwrap_err().to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn outputs_replace_regular_files_through_links_and_keep_the_links() {
+        let d = temp("outputs");
+        let new = d.join("new.pgn");
+        assert_eq!(write_output(&new, b"1").unwrap(), OutputKind::Created);
+        assert_eq!(std::fs::read(&new).unwrap(), b"1");
+        assert_eq!(
+            write_output(&new, b"2").unwrap(),
+            OutputKind::Replaced(new.clone())
+        );
+        let link = d.join("link.pgn");
+        std::os::unix::fs::symlink("new.pgn", &link).unwrap();
+        assert_eq!(
+            write_output(&link, b"3").unwrap(),
+            OutputKind::Replaced(d.join("new.pgn"))
+        );
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&new).unwrap(), b"3");
+        let dangling = d.join("dangling.pgn");
+        std::os::unix::fs::symlink("nowhere/x.pgn", &dangling).unwrap();
+        let e = write_output(&dangling, b"4").unwrap_err().to_string();
+        assert!(e.contains("does not exist"), "{e}");
+        assert!(!d.join("nowhere").exists());
+        let e = write_output(&d, b"5").unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn outputs_stream_into_devices_and_through_links_into_dev() {
+        let d = temp("streams");
+        assert_eq!(
+            write_output(Path::new("/dev/null"), b"x").unwrap(),
+            OutputKind::Streamed
+        );
+        let sink = d.join("sink");
+        std::os::unix::fs::symlink("/dev/null", &sink).unwrap();
+        assert_eq!(write_output(&sink, b"x").unwrap(), OutputKind::Streamed);
+        assert!(
+            std::fs::symlink_metadata(&sink)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
