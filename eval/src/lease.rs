@@ -22,7 +22,8 @@ use crate::rundir::process_alive;
 pub enum LeaseError {
     /// Another live process holds it.
     #[error(
-        "{path}: the {role} role of this run is held by {holder} (renewed {age} s ago); stop that process first, or wait {wait} s after it stops renewing its lease"
+        "{path}: the {role} role of this run is held by {holder} ({}); stop that process first, or wait {wait} s after it stops renewing its lease",
+        if *ahead > 0 { format!("renewed {ahead} s in the future by this machine's clock: the holder's clock is ahead, or the file was edited") } else { format!("renewed {age} s ago") }
     )]
     Held {
         /// The role (`train`, `gate`).
@@ -33,6 +34,8 @@ pub enum LeaseError {
         holder: LeaseHolder,
         /// Seconds since it was renewed.
         age: u64,
+        /// Seconds its renewal time lies ahead of this machine's clock (0: not ahead).
+        ahead: u64,
         /// Seconds left before it may be taken over.
         wait: u64,
     },
@@ -58,7 +61,7 @@ pub enum LeaseError {
 /// Who holds a lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseHolder {
-    /// Host name (as `selfplay::data::host_name` gives it).
+    /// Host name (as `rundir::host_name` gives it).
     pub host: String,
     /// Process id on that host.
     pub pid: u32,
@@ -100,7 +103,7 @@ impl LeaseHolder {
     }
 
     fn is_me(&self) -> bool {
-        self.host == selfplay::data::host_name() && self.pid == std::process::id()
+        self.host == rundir::host_name() && self.pid == std::process::id()
     }
 }
 
@@ -109,6 +112,15 @@ impl LeaseHolder {
 pub enum Taken {
     /// Nobody held it.
     Free,
+    /// It was taken over from a holder whose renewal time lies more than the timeout
+    /// ahead of this machine's clock (a corrupt file, or a clock far off): such a lease
+    /// would otherwise block the role for as long as it lies ahead.
+    Future {
+        /// The previous holder.
+        previous: LeaseHolder,
+        /// Seconds ahead.
+        ahead: u64,
+    },
     /// It was taken over from a holder that stopped renewing it.
     Stale {
         /// The previous holder (`None`: the file was not a lease).
@@ -168,7 +180,7 @@ fn locked<T>(lock: &Path, f: impl FnOnce() -> Result<T, LeaseError>) -> Result<T
 }
 
 fn read_holder(path: &Path) -> Result<Option<Result<LeaseHolder, String>>, LeaseError> {
-    match std::fs::read_to_string(path) {
+    match rundir::read_regular_text(path, rundir::Limit::SMALL) {
         Ok(t) => Ok(Some(LeaseHolder::parse(&t).ok_or(t))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io(path)(e)),
@@ -177,7 +189,7 @@ fn read_holder(path: &Path) -> Result<Option<Result<LeaseHolder, String>>, Lease
 
 fn write_me(path: &Path) -> Result<(), LeaseError> {
     let me = LeaseHolder {
-        host: selfplay::data::host_name().to_string(),
+        host: rundir::host_name().to_string(),
         pid: std::process::id(),
         renewed: now(),
     };
@@ -207,22 +219,28 @@ impl Lease {
                 },
                 Some(Ok(h)) => {
                     let age = now().saturating_sub(h.renewed);
+                    let ahead = h.renewed.saturating_sub(now());
                     if h.is_me() {
                         Taken::Free
-                    } else if h.host == selfplay::data::host_name() && !process_alive(h.pid) {
+                    } else if h.host == rundir::host_name() && !process_alive(h.pid) {
                         Taken::Dead { previous: h }
+                    } else if ahead > timeout.as_secs() {
+                        Taken::Future { previous: h, ahead }
                     } else if age >= timeout.as_secs() {
                         Taken::Stale {
                             previous: Some(h),
                             age,
                         }
                     } else {
+                        // A renewal up to the timeout ahead (clocks of two machines a
+                        // little apart) counts from when it will have been made.
                         return Err(LeaseError::Held {
                             role: role.to_string(),
                             path: path.clone(),
-                            wait: timeout.as_secs() - age,
+                            wait: timeout.as_secs() - age + ahead,
                             holder: h,
                             age,
+                            ahead,
                         });
                     }
                 }
@@ -370,6 +388,36 @@ mod tests {
         let msg = e.to_string();
         assert!(matches!(e, LeaseError::Held { age: 10..=11, .. }), "{msg}");
         assert!(msg.contains("PID 1 on host another-host"), "{msg}");
+        // A lease renewed "in the future" says so, and waits for as long as it lies
+        // ahead plus the timeout; one further ahead than the timeout is taken over.
+        let ahead = LeaseHolder {
+            renewed: now() + 30,
+            ..other.clone()
+        };
+        std::fs::write(run.join("leases/train"), ahead.to_line()).unwrap();
+        let e = Lease::acquire(&run, "train", Duration::from_secs(60))
+            .err()
+            .unwrap();
+        let msg = e.to_string();
+        assert!(
+            matches!(
+                e,
+                LeaseError::Held {
+                    ahead: 29..=30,
+                    wait: 89..=90,
+                    ..
+                }
+            ),
+            "{msg}"
+        );
+        assert!(msg.contains("s in the future"), "{msg}");
+        let (lease, taken) = Lease::acquire(&run, "train", Duration::from_secs(10)).unwrap();
+        assert!(
+            matches!(&taken, Taken::Future { ahead: 29..=30, .. }),
+            "{taken:?}"
+        );
+        drop(lease);
+        std::fs::write(run.join("leases/train"), other.to_line()).unwrap();
         // Nine seconds later the same lease is older than a timeout of 10 s.
         let (lease, taken) = Lease::acquire(&run, "train", Duration::from_secs(10)).unwrap();
         assert!(

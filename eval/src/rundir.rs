@@ -39,6 +39,8 @@ pub struct RunLock {
     file: File,
     path: PathBuf,
     shared: bool,
+    /// A shared holder's registration (`leases/roles/HOST-PID`), removed when dropped.
+    registered: Option<PathBuf>,
 }
 
 impl RunLock {
@@ -55,12 +57,17 @@ impl RunLock {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
+                let _ = (&mut file).take(4096).read_to_string(&mut holder);
                 let holder = holder.trim();
                 return Err(LockError::Held {
                     path,
                     holder: if holder.is_empty() {
-                        "separate roles (flipzero worker), or a process that has not yet written its name".into()
+                        let roles = live_roles(dir);
+                        if roles.is_empty() {
+                            "separate roles (flipzero worker), or a process that has not yet written its name".into()
+                        } else {
+                            roles.join("; ")
+                        }
                     } else {
                         holder.to_string()
                     },
@@ -74,7 +81,7 @@ impl RunLock {
         let line = format!(
             "flipzero {role}, PID {} on host {}, since {started} (Unix time)\n",
             std::process::id(),
-            selfplay::data::host_name()
+            rundir::host_name()
         );
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;
@@ -84,13 +91,16 @@ impl RunLock {
             file,
             path,
             shared: false,
+            registered: None,
         })
     }
 
     /// A shared hold on `dir` (which must exist), as each separate role (`flipzero
     /// worker`) takes: any number of them hold it together, while `flipzero run` (which
-    /// takes it exclusively) is refused, and they are refused while it runs.
-    pub fn acquire_shared(dir: &Path) -> Result<RunLock, LockError> {
+    /// takes it exclusively) is refused, and they are refused while it runs. The holder
+    /// is registered as `leases/roles/HOST-PID` (`role`, its PID and host), so that a
+    /// refusal can name the processes that hold the run.
+    pub fn acquire_shared(dir: &Path, role: &str) -> Result<RunLock, LockError> {
         let path = dir.join(LOCK_FILE);
         let io = |source| LockError::Io {
             path: path.clone(),
@@ -98,14 +108,18 @@ impl RunLock {
         };
         let mut file = open_lock_file(&path).map_err(io)?;
         match file.try_lock_shared() {
-            Ok(()) => Ok(RunLock {
-                file,
-                path,
-                shared: true,
-            }),
+            Ok(()) => {
+                let registered = register_role(dir, role);
+                Ok(RunLock {
+                    file,
+                    path,
+                    shared: true,
+                    registered,
+                })
+            }
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
+                let _ = (&mut file).take(4096).read_to_string(&mut holder);
                 Err(LockError::Held {
                     path,
                     holder: holder.trim().to_string(),
@@ -144,8 +158,61 @@ impl Drop for RunLock {
         if !self.shared {
             let _ = self.file.set_len(0);
         }
+        if let Some(r) = &self.registered {
+            let _ = std::fs::remove_file(r);
+        }
         let _ = self.file.unlock();
     }
+}
+
+/// The folder where the shared holders of a run register.
+const ROLES_DIR: [&str; 2] = ["leases", "roles"];
+
+/// Registers this process as a shared holder of run `dir` (best effort: a folder that
+/// cannot be written only makes a refusal less precise).
+fn register_role(dir: &Path, role: &str) -> Option<PathBuf> {
+    let roles = dir.join(ROLES_DIR[0]).join(ROLES_DIR[1]);
+    std::fs::create_dir_all(&roles).ok()?;
+    let path = roles.join(format!("{}-{}", rundir::host_name(), std::process::id()));
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let line = format!(
+        "flipzero {role}, PID {} on host {}, since {started} (Unix time)\n",
+        std::process::id(),
+        rundir::host_name()
+    );
+    rundir::write_atomic(&path, line.as_bytes()).ok()?;
+    Some(path)
+}
+
+/// The registered shared holders of run `dir` that may be alive: those of this machine
+/// whose process is gone are removed (a killed role leaves its registration), those of
+/// other machines are kept.
+fn live_roles(dir: &Path) -> Vec<String> {
+    let roles = dir.join(ROLES_DIR[0]).join(ROLES_DIR[1]);
+    let Ok(entries) = std::fs::read_dir(&roles) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some((host, pid)) = name.rsplit_once('-') else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if host == rundir::host_name() && !process_alive(pid) {
+            let _ = std::fs::remove_file(e.path());
+            continue;
+        }
+        if let Ok(text) = rundir::read_regular_text(&e.path(), rundir::Limit::SMALL) {
+            out.push(text.trim().to_string());
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Removes the hidden temporary files (`.NAME.HOST.PID.tmp`, as
@@ -175,7 +242,7 @@ fn local_temp_writer(name: &str) -> Option<u32> {
     let stem = name.strip_prefix('.')?.strip_suffix(".tmp")?;
     let (rest, pid) = stem.rsplit_once('.')?;
     let (_, host) = rest.rsplit_once('.')?;
-    (host == selfplay::data::host_name())
+    (host == rundir::host_name())
         .then(|| pid.parse().ok())
         .flatten()
 }
@@ -201,6 +268,16 @@ pub enum BestError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// It names a symbolic link under `models/`, which could lead out of the run.
+    #[error(
+        "{path} names `{name}`, but models/{name} is a symbolic link: a run's best must be a folder of the run (copy the model into models/ instead)"
+    )]
+    Link {
+        /// The file.
+        path: PathBuf,
+        /// What it says.
+        name: String,
     },
     /// It names something that is not a model folder of this run.
     #[error(
@@ -230,7 +307,7 @@ pub fn is_model_name(name: &str) -> bool {
 /// path, binary noise) is an error naming the file, never a model outside the run.
 pub fn current_best(run_dir: &Path) -> Result<Option<String>, BestError> {
     let path = run_dir.join("models").join("best");
-    let text = match std::fs::read_to_string(&path) {
+    let text = match rundir::read_regular_text(&path, rundir::Limit::SMALL) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(BestError::Unreadable { path, source }),
@@ -240,6 +317,15 @@ pub fn current_best(run_dir: &Path) -> Result<Option<String>, BestError> {
         return Err(BestError::Invalid {
             path,
             name: name.chars().take(80).collect(),
+        });
+    }
+    // A model folder of the run is a folder, not a link: a link could lead the pointer
+    // out of the run directory (`models/evil -> /elsewhere/gen-0012`).
+    let folder = run_dir.join("models").join(name);
+    if std::fs::symlink_metadata(&folder).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(BestError::Link {
+            path,
+            name: name.to_string(),
         });
     }
     Ok(Some(name.to_string()))

@@ -19,4 +19,6 @@ pub use evaluator::{
 pub use mcts::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
 pub use mcts::time::{ClockState, TimeBudget, TimeManager, expected_moves_left};
 pub use mcts::{LeafBatch, LeafRequest, MctsConfig, RootKind, Search, SearchOutcome};
-pub use worker::{GameSummary, SelfplayError, SelfplayReport, opening_for, run_selfplay};
+pub use worker::{
+    GameSummary, SelfplayError, SelfplayReport, opening_for, run_selfplay, run_selfplay_numbered,
+};

@@ -17,7 +17,7 @@ use crate::mcts::{MctsConfig, RootKind, Search};
 /// What one finished game gives the progress display.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GameSummary {
-    /// Game number.
+    /// Game number within the run (the id its rows carry).
     pub game_id: u64,
     /// Plies played.
     pub plies: u32,
@@ -125,6 +125,8 @@ struct Driver<'a> {
     game: Game,
     openings: &'a [State],
     model: String,
+    /// Added to a game's number in this call to give the id its rows carry.
+    first_game_id: u64,
 }
 
 impl Driver<'_> {
@@ -179,7 +181,7 @@ impl Driver<'_> {
             let mv = self.choose(s, &out.moves, &out.visits, out.best);
             let idx = |m: Move| s.state.policy_index(m) as u16;
             s.samples.push(Sample {
-                game_id: s.game_id,
+                game_id: self.first_game_id + s.game_id,
                 ply: s.plies.min(u16::MAX as u32) as u16,
                 variant: self.game.to_string(),
                 fen: s.state.text(),
@@ -271,7 +273,7 @@ impl Driver<'_> {
         let final_board = (resigned.is_none() && s.state.result().is_some()).then_some(&s.state);
         fill_aux_targets(&mut s.samples, &s.sides, final_board);
         let summary = GameSummary {
-            game_id: s.game_id,
+            game_id: self.first_game_id + s.game_id,
             plies: s.plies,
             positions: s.samples.len(),
             winner,
@@ -330,6 +332,22 @@ pub fn run_selfplay(
     metadata: &HashMap<String, String>,
     on_game: &(dyn Fn(&GameSummary) + Sync),
 ) -> Result<SelfplayReport, SelfplayError> {
+    run_selfplay_numbered(cfg, 0, openings, make_evaluator, out, metadata, on_game)
+}
+
+/// [`run_selfplay`] whose games carry the ids `first_game_id ..` (`first_game_id` + the
+/// game's number in this call) in their rows, so that the games of a run's generations
+/// or batches have ids unique in the run. The games themselves (openings, seeds) depend
+/// on their number in this call only.
+pub fn run_selfplay_numbered(
+    cfg: &SelfplayConfig,
+    first_game_id: u64,
+    openings: &[State],
+    make_evaluator: &(dyn Fn() -> Box<dyn Evaluator> + Sync),
+    out: &Path,
+    metadata: &HashMap<String, String>,
+    on_game: &(dyn Fn(&GameSummary) + Sync),
+) -> Result<SelfplayReport, SelfplayError> {
     cfg.validate()?;
     let game: Game = cfg.game.parse().expect("validated");
     std::fs::create_dir_all(out).map_err(|source| DataError::Io {
@@ -346,6 +364,7 @@ pub fn run_selfplay(
             scope.spawn(move || {
                 let result = run_worker(
                     cfg,
+                    first_game_id,
                     game,
                     openings,
                     make_evaluator,
@@ -389,6 +408,7 @@ pub fn run_selfplay(
 #[allow(clippy::too_many_arguments)]
 fn run_worker(
     cfg: &SelfplayConfig,
+    first_game_id: u64,
     game: Game,
     openings: &[State],
     make_evaluator: &(dyn Fn() -> Box<dyn Evaluator> + Sync),
@@ -406,6 +426,7 @@ fn run_worker(
         game,
         openings,
         model: evaluator.name(),
+        first_game_id,
     };
     let mut next_game = worker as u64;
     let mut slots: Vec<Option<Slot>> = Vec::new();

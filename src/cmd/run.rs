@@ -88,19 +88,31 @@ impl Pipeline {
             cfg.games,
             "  self-play [{bar:30}] {pos}/{len} games  {msg}  ETA {eta}",
         );
+        // Game ids unique in the whole run (docs/data.md), from the run's counter that
+        // the separate self-play workers draw from too.
+        let first = super::worker::reserve_game_ids(&self.dir, cfg.games)?;
         let positions = AtomicU64::new(0);
         let t = Instant::now();
-        let report = selfplay::run_selfplay(&cfg, &openings, &make, &partial, &metadata, &|s| {
-            let p = positions.fetch_add(s.positions as u64, Ordering::Relaxed) + s.positions as u64;
-            b.set_message(format!(
-                "{:.0} positions/s",
-                p as f64 / t.elapsed().as_secs_f64()
-            ));
-            b.inc(1);
-            if s.game_id == 1 {
-                crash_point("selfplay");
-            }
-        })?;
+        let report = selfplay::run_selfplay_numbered(
+            &cfg,
+            first,
+            &openings,
+            &make,
+            &partial,
+            &metadata,
+            &|s| {
+                let p =
+                    positions.fetch_add(s.positions as u64, Ordering::Relaxed) + s.positions as u64;
+                b.set_message(format!(
+                    "{:.0} positions/s",
+                    p as f64 / t.elapsed().as_secs_f64()
+                ));
+                b.inc(1);
+                if s.game_id == first + 1 {
+                    crash_point("selfplay");
+                }
+            },
+        )?;
         b.finish_and_clear();
         let summary = SelfplaySummary {
             generation: g,
@@ -109,6 +121,7 @@ impl Pipeline {
             positions: report.positions,
             results: report.results,
             seconds: t.elapsed().as_secs_f64(),
+            first_game_id: Some(first),
         };
         write_record(&partial.join("summary.json"), &summary)?;
         crash_point("selfplay-publish");
@@ -147,7 +160,7 @@ impl Pipeline {
                 .join(generation_name(k))
                 .join("summary.json");
             if let Some(s) = eval::report::read_record::<eval::report::SelfplaySummary>(&path)? {
-                produced += s.positions;
+                produced = produced.saturating_add(s.positions);
             }
         }
         self.train_model(g, data, init, produced, &[])?;
@@ -155,7 +168,8 @@ impl Pipeline {
     }
 }
 
-/// Runs (or resumes) the pipeline.
+/// Runs (or resumes) the pipeline. An error that stops it is also written to the run's
+/// `run.log`.
 pub fn run(a: RunArgs) -> anyhow::Result<()> {
     let cfg = load_config(a.config.as_ref(), &a.set)?;
     let dir = a.run.clone().unwrap_or_else(|| {
@@ -196,11 +210,21 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         quiet: a.quiet,
         start: Instant::now(),
     };
+    let outcome = generations(&p);
+    if let Err(e) = &outcome {
+        super::stages::append_log(&p.dir, &format!("error: the run stopped: {e:#}"));
+    }
+    outcome
+}
+
+/// The loop over the generations of an open run, then its summary.
+fn generations(p: &Pipeline) -> anyhow::Result<()> {
+    p.check_ladder()?;
     p.log(&format!(
         "run {}: {} generations of {} (best so far: {})",
         p.dir.display(),
         p.cfg.run.generations,
-        game,
+        p.game,
         p.best()?
     ));
     for g in 0..p.cfg.run.generations {

@@ -56,6 +56,29 @@ pub(crate) fn publish(partial: &Path, done: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Appends `line` to run `dir`'s `run.log` with the Unix time (best effort: a log that
+/// cannot be written stops nothing).
+pub(crate) fn append_log(dir: &Path, line: &str) {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("run.log"))
+    {
+        use std::io::Write as _;
+        let _ = writeln!(f, "{stamp} {line}");
+    }
+}
+
+/// A line for a run's log from code that has no [`Pipeline`]: on stderr and in
+/// `run.log`.
+pub(crate) fn log_line(dir: &Path, line: &str) {
+    eprintln!("{line}");
+    append_log(dir, line);
+}
+
 /// A run directory and its config: what every stage works on.
 pub(crate) struct Pipeline {
     pub(crate) cfg: RunConfig,
@@ -72,17 +95,25 @@ impl Pipeline {
         if !self.quiet {
             eprintln!("{line}");
         }
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("run.log"))
-        {
-            use std::io::Write as _;
-            let _ = writeln!(f, "{stamp} {line}");
+        append_log(&self.dir, &line);
+    }
+
+    /// A warning: on stderr (always) and in `run.log`.
+    pub(crate) fn warn(&self, msg: &str) {
+        eprintln!("warning: {msg}");
+        append_log(&self.dir, &format!("warning: {msg}"));
+    }
+
+    /// Starts every external engine of the anchor ladder once (and stops it), so that a
+    /// ladder player that cannot play this game is refused before the run's work starts,
+    /// not after its first network is trained.
+    pub(crate) fn check_ladder(&self) -> anyhow::Result<()> {
+        for p in &self.cfg.anchor.ladder {
+            let spec: PlayerSpec = p.parse()?;
+            spec.check(self.game, eval::Timeouts::default())
+                .with_context(|| format!("anchor.ladder = {p}"))?;
         }
+        Ok(())
     }
 
     pub(crate) fn best(&self) -> anyhow::Result<String> {
@@ -159,7 +190,10 @@ impl Pipeline {
         let report = train::train(&cfg, self.game, &opts)?;
         b.finish_and_clear();
         for s in &report.skipped {
-            eprintln!("warning: skipped {s}");
+            self.warn(&format!("{name}: skipped {s}"));
+        }
+        for w in &report.warnings {
+            self.warn(&format!("{name}: {w}"));
         }
         if self.cfg.run.export {
             train::export(&partial, &partial)?;
@@ -388,8 +422,8 @@ impl Pipeline {
 
 /// Mean of the loss columns over the last tenth of a training metrics file.
 pub(crate) fn tail_means(path: &Path) -> anyhow::Result<[f32; 4]> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = rundir::read_regular_text(path, rundir::Limit::TEXT)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
     let cols: Vec<usize> = ["loss", "policy_loss", "value_loss", "score_loss"]
@@ -432,7 +466,7 @@ const SAVED_HEADER: &str = "# The effective config of this run (written by flipz
 /// The config saved in run directory `dir` (`config.toml`); `None` when there is none.
 pub(crate) fn saved_config(dir: &Path) -> anyhow::Result<Option<RunConfig>> {
     let path = dir.join("config.toml");
-    match std::fs::read_to_string(&path) {
+    match rundir::read_regular_text(&path, rundir::Limit::CONFIG) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
         Ok(text) => RunConfig::from_text(&text, &path.display().to_string(), &[]).map(Some),

@@ -16,6 +16,7 @@ use super::{RoleArgs, hold_lease, open_run};
 pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
     let open = open_run(a, "gatekeeper")?;
     let p = &open.pipeline;
+    p.check_ladder()?;
     let lease = hold_lease(p, "gate")?;
     for sub in ["", "models", "eval"] {
         for f in eval::rundir::remove_stale_temps(&p.dir.join(sub)) {

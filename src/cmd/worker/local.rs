@@ -74,6 +74,8 @@ pub fn run_async(
     let spawn = |role: &str, name: String| -> anyhow::Result<Role> {
         let mut c = Command::new(&exe);
         c.args(["worker", role, "--run"]).arg(dir);
+        // The roles stop when this process is gone, however it ends (kill -9 too).
+        c.env(super::SUPERVISOR_ENV, std::process::id().to_string());
         if quiet {
             c.arg("--quiet");
         }

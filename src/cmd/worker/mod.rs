@@ -4,7 +4,7 @@
 //!
 //! - `worker selfplay` (any number, on any machines) plays games with the current best
 //!   network in batches and publishes each batch as one shard folder
-//!   `selfplay/w-HOST-PID-SEQ/` (written as a hidden `.partial` folder, then renamed).
+//!   `selfplay/w-HOST-PID-nK-SEQ/` (written as a hidden `.partial` folder, then renamed).
 //! - `worker train` (one per run, under the lease `leases/train`) trains the next
 //!   candidate `models/gen-NNNN` whenever `train.rows_per_candidate` new positions have
 //!   arrived since the previous candidate's.
@@ -18,6 +18,8 @@ mod gatekeeper;
 pub mod local;
 mod selfplay;
 mod shards;
+
+pub(crate) use shards::reserve_game_ids;
 mod trainer;
 
 use std::path::{Path, PathBuf};
@@ -83,13 +85,56 @@ struct SelfplayArgs {
     batches: Option<u64>,
 }
 
+/// The environment variable through which `flipzero run --async` tells its roles its
+/// PID: a role whose parent is no longer that process stops as on SIGTERM, so that the
+/// roles never outlive the run that started them (however it ended, `kill -9` too).
+pub(crate) const SUPERVISOR_ENV: &str = "FLIPZERO_SUPERVISOR_PID";
+
+/// Watches the supervisor named by [`SUPERVISOR_ENV`], if any: once this process's
+/// parent is another (the supervisor died and the process was re-parented), SIGTERM is
+/// raised here (the role stops as when told to: a worker publishes its finished games,
+/// a lease holder gives its lease back); a role still running a minute later exits.
+fn watch_supervisor() {
+    let Some(supervisor) = std::env::var(SUPERVISOR_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    else {
+        return;
+    };
+    std::thread::spawn(move || {
+        while std::os::unix::process::parent_id() == supervisor {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        eprintln!("the supervising `flipzero run --async` (PID {supervisor}) is gone: stopping");
+        let _ = signal_hook::low_level::raise(signal_hook::consts::SIGTERM);
+        std::thread::sleep(Duration::from_secs(60));
+        std::process::exit(1);
+    });
+}
+
 /// Runs a role.
 pub fn run(a: WorkerArgs) -> anyhow::Result<()> {
-    match a.role {
+    watch_supervisor();
+    let (name, dir) = match &a.role {
+        Role::Selfplay(s) => ("self-play worker", s.common.run.clone()),
+        Role::Train(r) => ("trainer", r.run.clone()),
+        Role::Gate(r) => ("gatekeeper", r.run.clone()),
+    };
+    let outcome = match a.role {
         Role::Selfplay(s) => selfplay::run(&s.common, s.batches),
         Role::Train(r) => trainer::run(&r),
         Role::Gate(r) => gatekeeper::run(&r),
+    };
+    // What stopped a role is in the run's log too, where an operator looks first.
+    if let Err(e) = &outcome
+        && dir.join("config.toml").is_file()
+    {
+        super::stages::append_log(
+            &dir,
+            &format!("error: {name} (PID {}) stopped: {e:#}", std::process::id()),
+        );
     }
+    outcome
 }
 
 /// A role's open run directory: its config, its shared lock, its stage code.
@@ -125,7 +170,8 @@ fn with_file_lock<T>(path: &Path, f: impl FnOnce() -> anyhow::Result<T>) -> anyh
 fn open_run(a: &RoleArgs, role: &str) -> anyhow::Result<OpenRun> {
     let dir = a.run.clone();
     let given = given_config(&dir, a.config.as_ref(), &a.set)?;
-    if given.is_none() && !dir.join("config.toml").is_file() {
+    // (Anything there, a FIFO too, is read as the config: refused by the read, by name.)
+    if given.is_none() && !dir.join("config.toml").exists() {
         bail!(
             "{} holds no config.toml: start the run by giving this role its config (--config FILE), or start it with `flipzero run --async`",
             dir.display()
@@ -133,7 +179,7 @@ fn open_run(a: &RoleArgs, role: &str) -> anyhow::Result<OpenRun> {
     }
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
-    let lock = eval::RunLock::acquire_shared(&dir)?;
+    let lock = eval::RunLock::acquire_shared(&dir, &format!("worker: {role}"))?;
     let cfg = setup(&dir, given, role)?;
     let game: engine::Game = cfg.selfplay.game.parse()?;
     Ok(OpenRun {
@@ -206,7 +252,7 @@ pub(crate) fn given_config(
         (None, true) => None,
         (Some(c), _) => Some(load_config(Some(c), sets)?),
         (None, false) if saved.is_file() => {
-            let text = std::fs::read_to_string(&saved)
+            let text = rundir::read_regular_text(&saved, rundir::Limit::CONFIG)
                 .with_context(|| format!("cannot read {}", saved.display()))?;
             Some(RunConfig::from_text(
                 &text,
@@ -226,7 +272,7 @@ pub(crate) fn prepare_run(
     given: Option<RunConfig>,
     who: &str,
 ) -> anyhow::Result<RunConfig> {
-    let _lock = eval::RunLock::acquire_shared(dir)?;
+    let _lock = eval::RunLock::acquire_shared(dir, who)?;
     setup(dir, given, who)
 }
 
@@ -234,8 +280,12 @@ pub(crate) fn prepare_run(
 /// trained, the generations evaluated and the best.
 pub(crate) fn progress(dir: &Path) -> anyhow::Result<String> {
     let batches = shards::BatchIndex::default().refresh(dir)?;
-    let positions: u64 = batches.iter().map(|b| b.summary.positions).sum();
-    let games: u64 = batches.iter().map(|b| b.summary.games).sum();
+    let positions = batches
+        .iter()
+        .fold(0u64, |t, b| t.saturating_add(b.summary.positions));
+    let games = batches
+        .iter()
+        .fold(0u64, |t, b| t.saturating_add(b.summary.games));
     let generations = saved_config(dir)?.map_or(0, |c| c.run.generations);
     let models = dir.join("models");
     let trained = (0..)
@@ -295,6 +345,11 @@ fn hold_lease(p: &Pipeline, role: &str) -> anyhow::Result<HeldLease> {
             "{role}: took over the lease {} of {}, not renewed for {age} s (run.lease_timeout_seconds = {})",
             lease.path().display(),
             previous.map_or("an unreadable holder".into(), |h| h.to_string()),
+            timeout.as_secs()
+        )),
+        eval::Taken::Future { previous, ahead } => p.warn(&format!(
+            "{role}: took over the lease {} of {previous}, renewed {ahead} s in the future by this machine's clock (more than run.lease_timeout_seconds = {} ahead: a corrupt file or a clock far off)",
+            lease.path().display(),
             timeout.as_secs()
         )),
         eval::Taken::Dead { previous } => p.log(&format!(

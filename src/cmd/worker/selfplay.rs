@@ -1,10 +1,12 @@
 //! `flipzero worker selfplay`: plays batches of games with the run's current best
-//! network and publishes each as one folder `selfplay/w-HOST-PID-SEQ/`.
+//! network and publishes each as one folder `selfplay/w-HOST-PID-nK-SEQ/` (K: a worker
+//! number unique in the run, drawn from its counter at the worker's start, so that a
+//! restarted worker with the same host and PID never reuses a name).
 //!
-//! A batch is played into a hidden folder `.w-HOST-PID-SEQ.games/`, one Parquet file
+//! A batch is played into a hidden folder `.w-HOST-PID-nK-SEQ.games/`, one Parquet file
 //! per finished game (local game ids `0..n`). When the batch is done, its games are
 //! merged into shards of `selfplay.rows_per_shard` rows with run-wide game ids
-//! (reserved from the run's counter), written into the hidden `.w-HOST-PID-SEQ.partial/`
+//! (reserved from the run's counter), written into the hidden `.w-HOST-PID-nK-SEQ.partial/`
 //! with a `summary.json`, and published by renaming that folder. SIGTERM or SIGINT during
 //! a batch publishes the games finished so far the same way (games still being played
 //! are dropped) and exits 0; readers never see a folder that is not whole.
@@ -18,7 +20,10 @@ use anyhow::Context;
 use eval::report::write_record;
 use eval::{BOOTSTRAP_BEST, NetSource};
 
-use super::shards::{BATCH_PREFIX, BatchSummary, remove_dead_partials, reserve_game_ids};
+use super::shards::{
+    BATCH_PREFIX, BatchName, BatchSummary, remove_dead_partials, reserve_game_ids,
+    reserve_worker_number,
+};
 use super::{RoleArgs, open_run, run_finished, stop_flag};
 use crate::cmd::stages::{Pipeline, bar, publish, remove_dir};
 
@@ -36,7 +41,11 @@ pub(super) fn run(a: &RoleArgs, batches: Option<u64>) -> anyhow::Result<()> {
             eprintln!("removed {}, left by a killed write", f.display());
         }
     }
-    let worker = format!("{}-{}", selfplay::data::host_name(), std::process::id());
+    let worker = BatchName::worker(
+        rundir::host_name(),
+        std::process::id(),
+        reserve_worker_number(&p.dir)?,
+    );
     let mut seq = 0u64;
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -165,24 +174,32 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> a
                 }
             }
         });
-        let r = selfplay::run_selfplay(&cfg, &openings, &make, &job.raw, &job.metadata, &|g| {
-            let mut s = progress.lock().expect("progress");
-            if s.stopped {
-                // The batch is being published without this game: hold this thread
-                // until the process exits.
-                drop(s);
-                loop {
-                    std::thread::park();
+        let r = selfplay::run_selfplay_numbered(
+            &cfg,
+            job.first,
+            &openings,
+            &make,
+            &job.raw,
+            &job.metadata,
+            &|g| {
+                let mut s = progress.lock().expect("progress");
+                if s.stopped {
+                    // The batch is being published without this game: hold this thread
+                    // until the process exits.
+                    drop(s);
+                    loop {
+                        std::thread::park();
+                    }
                 }
-            }
-            s.games += 1;
-            s.results[match g.winner {
-                Some(engine::Side::X) => 0,
-                Some(engine::Side::O) => 1,
-                None => 2,
-            }] += 1;
-            b.inc(1);
-        });
+                s.games += 1;
+                s.results[match g.winner {
+                    Some(engine::Side::X) => 0,
+                    Some(engine::Side::O) => 1,
+                    None => 2,
+                }] += 1;
+                b.inc(1);
+            },
+        );
         let mut s = progress.lock().expect("progress");
         if s.stopped {
             drop(s);
@@ -251,11 +268,8 @@ fn publish_batch(job: &BatchJob, results: [u64; 3], stopped_early: bool) -> anyh
     let p = job.p;
     let mut rows = vec![];
     for f in game_files(&job.raw) {
-        let (mut r, _) = selfplay::read_shard(&f)?;
-        for s in &mut r {
-            s.game_id += job.first;
-        }
-        rows.extend(r);
+        // The games' rows carry their run-wide ids already.
+        rows.extend(selfplay::read_shard(&f)?.0);
     }
     if rows.is_empty() {
         remove_dir(&job.raw)?;

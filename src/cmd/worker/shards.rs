@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-/// The prefix of a published batch folder: `selfplay/w-HOST-PID-SEQ`.
+/// The prefix of a published batch folder: `selfplay/w-HOST-PID-nK-SEQ`.
 pub const BATCH_PREFIX: &str = "w-";
 
 /// What a published batch holds (`summary.json` in its folder).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BatchSummary {
-    /// The worker: `HOST-PID`.
+    /// The worker: `HOST-PID-nK` (`HOST-PID` in runs of older versions).
     pub worker: String,
     /// The batch's number in that worker.
     pub seq: u64,
@@ -52,9 +52,16 @@ pub struct Batch {
 /// [`BatchIndex::refresh`], but a batch's `summary.json` is read once (a published batch
 /// never changes), so a poll costs one directory listing plus the new batches' reads,
 /// not a read of every batch of the run (docs/scale.md).
+///
+/// A batch whose summary cannot be read or disagrees with its shards (a truncated or
+/// edited `summary.json`, a count that the shards do not hold) is left out of the run's
+/// data, with a warning in `run.log` once per process, and the run goes on with the rest:
+/// one corrupt batch never stalls a role.
 #[derive(Debug, Default)]
 pub struct BatchIndex {
     known: std::collections::HashMap<PathBuf, BatchSummary>,
+    /// Batches left out, with why.
+    bad: std::collections::HashMap<PathBuf, String>,
 }
 
 impl BatchIndex {
@@ -77,15 +84,25 @@ impl BatchIndex {
             let folder = e.path();
             let summary = match self.known.remove(&folder) {
                 Some(s) => s,
-                // A batch folder is published whole (its summary written before the
-                // rename), so one without a summary is not a batch of this program:
-                // skipped.
-                None => {
-                    match eval::report::read_record::<BatchSummary>(&folder.join("summary.json"))? {
-                        Some(s) => s,
-                        None => continue,
+                None if self.bad.contains_key(&folder) => continue,
+                None => match read_batch(&folder) {
+                    Ok(Some(s)) => s,
+                    // A batch folder is published whole (its summary written before the
+                    // rename), so one without a summary is not a batch of this program:
+                    // skipped.
+                    Ok(None) => continue,
+                    Err(why) => {
+                        crate::cmd::stages::log_line(
+                            run,
+                            &format!(
+                                "warning: self-play batch {} left out of the run's data: {why}",
+                                folder.display()
+                            ),
+                        );
+                        self.bad.insert(folder, why);
+                        continue;
                     }
-                }
+                },
             };
             seen.insert(folder.clone(), summary.clone());
             out.push(Batch {
@@ -99,6 +116,33 @@ impl BatchIndex {
     }
 }
 
+/// A published batch's summary, checked against its shards: its positions must be the
+/// rows its shards hold, its games no more than it reserved ids for. `None`: no summary.
+fn read_batch(folder: &Path) -> Result<Option<BatchSummary>, String> {
+    let summary = match eval::report::read_record::<BatchSummary>(&folder.join("summary.json")) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let mut rows = 0u64;
+    for shard in selfplay::shard_files(folder).map_err(|e| e.to_string())? {
+        rows = rows.saturating_add(selfplay::data::shard_rows(&shard).map_err(|e| e.to_string())?);
+    }
+    if rows != summary.positions {
+        return Err(format!(
+            "summary.json says {} positions, its shards hold {rows}",
+            summary.positions
+        ));
+    }
+    if summary.games > summary.games_reserved || summary.games > rows {
+        return Err(format!(
+            "summary.json says {} games, more than the {} ids reserved or the {rows} positions",
+            summary.games, summary.games_reserved
+        ));
+    }
+    Ok(Some(summary))
+}
+
 /// The newest batches holding at least `window` positions (all of them when fewer),
 /// oldest first: the folders a training window of that size reads.
 pub fn window_batches(batches: &[Batch], window: usize) -> Vec<PathBuf> {
@@ -108,7 +152,7 @@ pub fn window_batches(batches: &[Batch], window: usize) -> Vec<PathBuf> {
         if rows >= window as u64 {
             break;
         }
-        rows += b.summary.positions;
+        rows = rows.saturating_add(b.summary.positions);
         out.push(b.dir.clone());
     }
     out.reverse();
@@ -116,47 +160,155 @@ pub fn window_batches(batches: &[Batch], window: usize) -> Vec<PathBuf> {
 }
 
 /// Reserves `n` game ids unique in the whole run: the counter `counters/next-game-id`,
-/// read and advanced under its lock.
+/// read and advanced under its lock. A counter that is not a number (a corrupt file) is
+/// rebuilt from what the run's published games used, with a warning in `run.log`.
 pub fn reserve_game_ids(run: &Path, n: u64) -> anyhow::Result<u64> {
-    let path = run.join("counters").join("next-game-id");
-    super::with_file_lock(&run.join("counters").join("next-game-id.lock"), || {
-        let first = match std::fs::read_to_string(&path) {
-            Ok(t) => t
-                .trim()
-                .parse::<u64>()
-                .with_context(|| format!("{}: not a game id ({:?})", path.display(), t.trim()))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+    reserve(run, "next-game-id", n, || used_game_ids(run))
+}
+
+/// Reserves a worker number unique in the whole run (`counters/next-worker`): the part
+/// of a worker's name that tells apart two workers of the same host and PID (a restarted
+/// container's PID 1), so that their batches never share a name.
+pub fn reserve_worker_number(run: &Path) -> anyhow::Result<u64> {
+    reserve(run, "next-worker", 1, || used_worker_numbers(run))
+}
+
+/// Advances counter `counters/NAME` by `n` under its lock; returns its old value.
+/// `recover` gives the value to continue from when the counter's file is corrupt.
+fn reserve(run: &Path, name: &str, n: u64, recover: impl FnOnce() -> u64) -> anyhow::Result<u64> {
+    let dir = run.join("counters");
+    let path = dir.join(name);
+    super::with_file_lock(&dir.join(format!("{name}.lock")), || {
+        let first = match rundir::read_regular_text(&path, rundir::Limit::SMALL) {
+            Ok(t) => match t.trim().parse::<u64>() {
+                Ok(v) => v,
+                Err(_) => {
+                    let v = recover();
+                    crate::cmd::stages::log_line(
+                        run,
+                        &format!(
+                            "warning: {} is not a number ({:?}); continuing from {v}, past every id the run's published batches used",
+                            path.display(),
+                            t.trim().chars().take(40).collect::<String>()
+                        ),
+                    );
+                    v
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => recover(),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
         let next = first
             .checked_add(n)
-            .with_context(|| format!("{}: game ids exhausted", path.display()))?;
-        eval::write_atomic(&path, format!("{next}\n").as_bytes())
+            .with_context(|| format!("{}: the counter is exhausted", path.display()))?;
+        rundir::write_atomic(&path, format!("{next}\n").as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(first)
     })
 }
 
+/// One past the largest game id that the run's published self-play (the generations of
+/// `flipzero run` and the workers' batches) says it used; 0 in a new run.
+fn used_game_ids(run: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(run.join("selfplay")) else {
+        return 0;
+    };
+    let mut next = 0u64;
+    for e in entries.flatten() {
+        let summary = e.path().join("summary.json");
+        if let Ok(Some(b)) = eval::report::read_record::<BatchSummary>(&summary) {
+            next = next.max(b.first_game_id.saturating_add(b.games_reserved));
+        } else if let Ok(Some(g)) =
+            eval::report::read_record::<eval::report::SelfplaySummary>(&summary)
+            && let Some(first) = g.first_game_id
+        {
+            next = next.max(first.saturating_add(g.games));
+        }
+    }
+    next
+}
+
+/// One past the largest worker number in the names of the run's batch folders
+/// (published or not); 0 in a new run.
+fn used_worker_numbers(run: &Path) -> u64 {
+    std::fs::read_dir(run.join("selfplay"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| BatchName::parse(&e.file_name().to_string_lossy()))
+                .map(|b| b.number + 1)
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0)
+}
+
+/// The parts of a batch folder's name `[.]w-HOST-PID-nK-SEQ[.partial|.games]`: the
+/// worker's host, its PID and the worker number `K` that the run's counter gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchName {
+    /// The host (which may hold `-`: the name is read from the right).
+    pub host: String,
+    /// The worker's PID on that host.
+    pub pid: u32,
+    /// Its worker number in the run.
+    pub number: u64,
+    /// The batch's number in that worker.
+    pub seq: u64,
+}
+
+impl BatchName {
+    /// The worker's part of the name: `HOST-PID-nK`.
+    pub fn worker(host: &str, pid: u32, number: u64) -> String {
+        format!("{host}-{pid}-n{number}")
+    }
+
+    /// Parses a batch folder's name, hidden or not, with or without its `.partial` or
+    /// `.games` suffix; `None` for any other name (batches of older versions included).
+    pub fn parse(name: &str) -> Option<BatchName> {
+        let name = name.strip_prefix('.').unwrap_or(name);
+        let name = name
+            .strip_suffix(".partial")
+            .or_else(|| name.strip_suffix(".games"))
+            .unwrap_or(name);
+        let rest = name.strip_prefix(BATCH_PREFIX)?;
+        let mut parts = rest.rsplitn(4, '-');
+        let seq = parts.next()?.parse().ok()?;
+        let number = parts.next()?.strip_prefix('n')?.parse().ok()?;
+        let pid = parts.next()?.parse().ok()?;
+        let host = parts.next().filter(|h| !h.is_empty())?.to_string();
+        Some(BatchName {
+            host,
+            pid,
+            number,
+            seq,
+        })
+    }
+}
+
 /// Removes what workers of this machine that are gone left under `selfplay/`: their
-/// hidden `.w-HOST-PID-SEQ.partial` and `.w-HOST-PID-SEQ.games` folders. Returns them.
+/// hidden `.w-HOST-PID-nK-SEQ.partial` and `.games` folders, where HOST is exactly this
+/// machine's name (a host named like this one plus a suffix is another machine). Returns
+/// them.
 pub fn remove_dead_partials(run: &Path) -> Vec<PathBuf> {
     let dir = run.join("selfplay");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return vec![];
     };
-    let prefix = format!(".{BATCH_PREFIX}{}-", selfplay::data::host_name());
     let mut removed = vec![];
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        let Some(rest) = name.strip_prefix(&prefix) else {
+        if !name.starts_with('.') {
+            continue;
+        }
+        let Some(b) = BatchName::parse(&name) else {
             continue;
         };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+        if b.host != rundir::host_name() {
             continue;
-        };
-        let alive = pid == std::process::id()
+        }
+        let alive = b.pid == std::process::id()
             || !Path::new("/proc/self").exists()
-            || Path::new("/proc").join(pid.to_string()).exists();
+            || Path::new("/proc").join(b.pid.to_string()).exists();
         if !alive && std::fs::remove_dir_all(e.path()).is_ok() {
             removed.push(e.path());
         }
@@ -171,6 +323,8 @@ mod tests {
     fn publish(run: &Path, name: &str, positions: u64, published: u64) {
         let dir = run.join("selfplay").join(name);
         std::fs::create_dir_all(&dir).unwrap();
+        let rows = vec![selfplay::Sample::default(); positions as usize];
+        selfplay::write_shard(&dir.join("part-0000.parquet"), &rows, &Default::default()).unwrap();
         let s = BatchSummary {
             worker: "h-1".into(),
             seq: 0,
@@ -185,6 +339,30 @@ mod tests {
             stopped_early: false,
         };
         std::fs::write(dir.join("summary.json"), serde_json::to_string(&s).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn batch_names_are_read_from_the_right_so_hosts_may_hold_dashes() {
+        let b = BatchName::parse(".w-vm-99999-12-n3-000007.partial").unwrap();
+        assert_eq!(
+            b,
+            BatchName {
+                host: "vm-99999".into(),
+                pid: 12,
+                number: 3,
+                seq: 7
+            }
+        );
+        assert_eq!(BatchName::parse("w-vm-1-n0-000000").unwrap().host, "vm");
+        // Older names (no worker number) and anything else are not parsed.
+        for other in [
+            "w-vm-1-000000",
+            ".w-vm-1-000000.partial",
+            "gen-0001",
+            "w--1-n0-0",
+        ] {
+            assert_eq!(BatchName::parse(other), None, "{other}");
+        }
     }
 
     #[test]
@@ -211,6 +389,32 @@ mod tests {
         // A fresh index reads every summary: the one without a summary is not a batch.
         let fresh = BatchIndex::default().refresh(&run).unwrap();
         assert_eq!(fresh.len(), 2);
+        // A summary that is cut short, or claims more positions than its shards hold,
+        // leaves that batch out (with a warning) and never the others.
+        publish(&run, "w-h-1-4", 40, 10);
+        std::fs::write(
+            run.join("selfplay/w-h-1-4/summary.json"),
+            "{\"worker\": \"h",
+        )
+        .unwrap();
+        publish(&run, "w-h-1-5", 50, 11);
+        let text = std::fs::read_to_string(run.join("selfplay/w-h-1-5/summary.json")).unwrap();
+        std::fs::write(
+            run.join("selfplay/w-h-1-5/summary.json"),
+            text.replace("\"positions\":50", "\"positions\":18446744073709551615"),
+        )
+        .unwrap();
+        let names: Vec<_> = BatchIndex::default()
+            .refresh(&run)
+            .unwrap()
+            .iter()
+            .map(|b| b.summary.positions)
+            .collect();
+        // (w-h-1-0 lost its summary above: a fresh index does not count it.)
+        assert_eq!(names, [20, 30]);
+        for gone in ["w-h-1-4", "w-h-1-5"] {
+            std::fs::remove_dir_all(run.join("selfplay").join(gone)).unwrap();
+        }
         // A batch folder that has gone is dropped.
         std::fs::remove_dir_all(run.join("selfplay/w-h-1-1")).unwrap();
         let third = index.refresh(&run).unwrap();

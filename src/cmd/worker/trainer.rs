@@ -57,7 +57,9 @@ pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
             }
         };
         let batches = index.refresh(&p.dir)?;
-        let total: u64 = batches.iter().map(|b| b.summary.positions).sum();
+        let total = batches
+            .iter()
+            .fold(0u64, |t, b| t.saturating_add(b.summary.positions));
         let need = p.cfg.train_role.rows_per_candidate;
         if total.saturating_sub(seen) < need {
             if waiting_logged != Some(g) {

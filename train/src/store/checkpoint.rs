@@ -34,40 +34,72 @@ pub struct Digests {
     pub optimizer: String,
 }
 
-/// The newest checkpoint of a model directory, if any: its folder and state.
-pub fn latest_checkpoint(out: &Path) -> Result<Option<(PathBuf, CheckpointState)>, TrainError> {
-    let latest = out.join("checkpoints").join("latest");
-    let name = match std::fs::read_to_string(&latest) {
-        Ok(name) => name,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(TrainError::Io {
-                path: latest,
-                source,
-            });
+/// The checkpoint folders of a model directory, newest first: the one
+/// `checkpoints/latest` names, then every other `step-NNNNNNNN` folder by step, so that
+/// a resume can fall back to an older checkpoint when the newest is corrupt. A `latest`
+/// that cannot be read or names anything but a checkpoint folder is passed over (the
+/// folders themselves are listed).
+pub fn checkpoint_dirs(out: &Path) -> Vec<PathBuf> {
+    let root = out.join("checkpoints");
+    let step_of = |name: &str| -> Option<u64> { name.strip_prefix("step-")?.parse().ok() };
+    let mut steps: Vec<(u64, PathBuf)> = std::fs::read_dir(&root)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    Some((step_of(&name)?, e.path()))
+                })
+                .filter(|(_, p)| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    steps.sort_by_key(|s| std::cmp::Reverse(s.0));
+    let latest = rundir::read_regular_text(&root.join("latest"), rundir::Limit::SMALL)
+        .ok()
+        .and_then(|t| {
+            let name = t.trim().to_string();
+            // Only a checkpoint folder of this model: `step-` and digits, nothing that
+            // leads out.
+            step_of(&name).filter(|_| name.bytes().skip(5).all(|b| b.is_ascii_digit()))?;
+            Some(root.join(name))
+        })
+        .filter(|p| p.is_dir());
+    let mut out: Vec<PathBuf> = latest.into_iter().collect();
+    for (_, p) in steps {
+        if !out.contains(&p) {
+            out.push(p);
         }
-    };
-    // Only a checkpoint folder of this model: `step-` and digits, nothing that leads out.
-    let name = name.trim();
-    let digits = name.strip_prefix("step-").unwrap_or("");
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(TrainError::Checkpoint {
-            path: latest,
-            message: format!(
-                "names `{}`, not a checkpoint folder (step-NNNNNNNN)",
-                name.chars().take(40).collect::<String>()
-            ),
-        });
     }
-    let dir = out.join("checkpoints").join(name);
+    out
+}
+
+/// The state of checkpoint folder `dir` (its `state.json`).
+pub fn read_state(dir: &Path) -> Result<CheckpointState, TrainError> {
     let state_path = dir.join("state.json");
-    let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
-    let state: CheckpointState =
-        serde_json::from_str(&text).map_err(|e| TrainError::Checkpoint {
-            path: state_path.clone(),
-            message: format!("corrupt checkpoint state: {e}"),
-        })?;
-    Ok(Some((dir, state)))
+    let text =
+        rundir::read_regular_text(&state_path, rundir::Limit::RECORD).map_err(io(&state_path))?;
+    serde_json::from_str(&text).map_err(|e| TrainError::Checkpoint {
+        path: state_path.clone(),
+        message: format!("corrupt checkpoint state: {e}"),
+    })
+}
+
+/// Moves a corrupt checkpoint folder aside (`checkpoints/corrupt-step-NNNNNNNN`, kept
+/// for inspection, never read again); returns its new path.
+pub fn quarantine(dir: &Path) -> std::io::Result<PathBuf> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    let mut to = parent.join(format!("corrupt-{name}"));
+    let mut k = 1;
+    while to.exists() {
+        to = parent.join(format!("corrupt-{name}-{k}"));
+        k += 1;
+    }
+    std::fs::rename(dir, &to)?;
+    Ok(to)
 }
 
 /// Removes what a killed run's atomic writes left in `dir`: hidden `.NAME.PID.tmp` files

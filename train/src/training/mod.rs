@@ -23,7 +23,8 @@ use crate::config::TrainConfig;
 use crate::data::{batch_stream, epoch_rows, load_window};
 use crate::error::{TrainError, io};
 use crate::store::{
-    CheckpointState, Digests, latest_checkpoint, remove_stale_temps, save_net, write_atomic,
+    CheckpointState, Digests, checkpoint_dirs, quarantine, read_state, remove_stale_temps,
+    save_net, write_atomic,
 };
 
 /// Metrics of one training step.
@@ -79,6 +80,8 @@ pub struct TrainReport {
     pub window_rows: usize,
     /// Data files skipped.
     pub skipped: Vec<String>,
+    /// What went wrong but did not stop the run (a corrupt checkpoint moved aside).
+    pub warnings: Vec<String>,
     /// Whether the run finished (wrote model.bpk and model.json).
     pub finished: bool,
 }
@@ -86,7 +89,7 @@ pub struct TrainReport {
 /// Keeps the rows of metrics.csv up to `step` (a killed run may have logged past its last
 /// checkpoint); creates the file with its header if missing.
 fn trim_metrics(path: &Path, step: u64) -> Result<(), TrainError> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = rundir::read_regular_text(path, rundir::Limit::TEXT).unwrap_or_default();
     let mut out = String::from(METRICS_HEADER);
     out.push('\n');
     for line in text.lines().skip(1) {
@@ -123,25 +126,45 @@ pub fn train(
     let mut engine = None;
     let mut start = 0;
     let metrics_path = opts.out.join("metrics.csv");
-    match latest_checkpoint(&opts.out)? {
-        Some((dir, state)) if opts.resume => {
-            let want = CheckpointState {
-                step: state.step,
-                game: game.to_string(),
-                config: cfg.clone(),
-                window_rows: window.rows.len(),
-                digests: state.digests.clone(),
-            };
-            if state != want {
-                return Err(TrainError::Checkpoint {
-                    path: dir.join("state.json"),
-                    message: describe_mismatch(&state, &want),
-                });
+    let mut warnings = Vec::new();
+    if opts.resume {
+        // The newest intact checkpoint: a corrupt one (a flipped byte, a truncated file)
+        // is moved aside with a warning and the one before it is tried.
+        for dir in checkpoint_dirs(&opts.out) {
+            let loaded = read_state(&dir).and_then(|state| {
+                let want = CheckpointState {
+                    step: state.step,
+                    game: game.to_string(),
+                    config: cfg.clone(),
+                    window_rows: window.rows.len(),
+                    digests: state.digests.clone(),
+                };
+                if state != want {
+                    // Not a corrupt file: a checkpoint of another run's settings.
+                    return Ok(Err(TrainError::Checkpoint {
+                        path: dir.join("state.json"),
+                        message: describe_mismatch(&state, &want),
+                    }));
+                }
+                Engine::load(cfg, game, &net_cfg, &dir, &state.digests).map(|e| Ok((e, state.step)))
+            });
+            match loaded {
+                Ok(Ok((e, step))) => {
+                    engine = Some(e);
+                    start = step;
+                    break;
+                }
+                Ok(Err(mismatch)) => return Err(mismatch),
+                Err(e) => {
+                    let moved = quarantine(&dir).map_err(io(&dir))?;
+                    warnings.push(format!(
+                        "checkpoint {} is unusable ({e}); moved to {} and resuming from the one before it",
+                        dir.display(),
+                        moved.display()
+                    ));
+                }
             }
-            engine = Some(Engine::load(cfg, game, &net_cfg, &dir, &state.digests)?);
-            start = state.step;
         }
-        _ => {}
     }
     let mut engine = match engine {
         Some(e) => e,
@@ -224,6 +247,7 @@ pub fn train(
                 last,
                 window_rows: rows.len(),
                 skipped: window.skipped,
+                warnings,
                 finished: false,
             });
         }
@@ -242,6 +266,7 @@ pub fn train(
         last,
         window_rows: rows.len(),
         skipped: window.skipped,
+        warnings,
         finished: true,
     })
 }

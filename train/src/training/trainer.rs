@@ -198,7 +198,7 @@ impl Engine {
             Engine::Cpu(_) => CPU_OPTIM,
             Engine::Burn(_) => BURN_OPTIM,
         });
-        let bytes = std::fs::read(&path).map_err(io(&path))?;
+        let bytes = rundir::read_regular(&path, rundir::Limit::DATA).map_err(io(&path))?;
         if let Some(want) = known(&digests.optimizer)
             && !sha256_hex(&bytes).eq_ignore_ascii_case(&want)
         {
