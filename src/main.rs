@@ -51,7 +51,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    quiet_broken_pipe();
+    output_errors_exit();
     let cli = Cli::parse();
     match dispatch(cli.command) {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -78,12 +78,18 @@ fn chain(e: &anyhow::Error) -> String {
     msg
 }
 
-/// Lets a closed standard output end the process quietly, as it ends `cat` or `grep`
-/// (`flipzero infer … | head`). Rust ignores SIGPIPE, so `println!` to a closed pipe
-/// panics; that one panic exits with the shell's code for SIGPIPE (128 + 13) and no
-/// message. SIGPIPE itself stays ignored: a match must survive an external engine that
-/// dies with its input pipe open (that engine forfeits).
-fn quiet_broken_pipe() {
+/// Makes a failed write to standard output an error, not a crash. Every command prints
+/// with `println!`, whose one way of failing is a panic ("failed printing to stdout");
+/// that panic ends the process here, before any unwinding:
+/// - a closed pipe ends it quietly, as it ends `cat` or `grep` (`flipzero infer … |
+///   head`), with the shell's code for SIGPIPE (128 + 13). SIGPIPE itself stays ignored:
+///   a match must survive an external engine that dies with its input pipe open (that
+///   engine forfeits);
+/// - any other error (`> /dev/full`: no space left, an I/O error) is reported on
+///   standard error with exit status 1 and no backtrace;
+/// - a failed write to standard error ends the process with status 1 (nothing is left
+///   to report it on).
+fn output_errors_exit() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let msg = info
@@ -92,8 +98,15 @@ fn quiet_broken_pipe() {
             .map(String::as_str)
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("");
-        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
-            std::process::exit(141);
+        if let Some(cause) = msg.strip_prefix("failed printing to stdout: ") {
+            if cause.contains("Broken pipe") {
+                std::process::exit(141);
+            }
+            eprintln!("error: cannot write to standard output: {cause}");
+            std::process::exit(1);
+        }
+        if msg.starts_with("failed printing to stderr") {
+            std::process::exit(if msg.contains("Broken pipe") { 141 } else { 1 });
         }
         default(info)
     }));

@@ -503,6 +503,24 @@ impl State {
         }
     }
 
+    /// [`State::perft`] that gives up (`None`) soon after `stop` is set: the flag is
+    /// read at every node more than three plies above the leaves, so a stop takes at
+    /// most one three-ply perft (milliseconds). What a protocol loop runs on a thread
+    /// of its own.
+    pub fn perft_stoppable(&self, depth: u32, stop: &std::sync::atomic::AtomicBool) -> Option<u64> {
+        if depth <= 3 {
+            return Some(self.perft(depth));
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let mut total = 0;
+        for mv in self.legal_moves() {
+            total += self.after(mv).perft_stoppable(depth - 1, stop)?;
+        }
+        Some(total)
+    }
+
     /// The policy index of a move (see the module docs).
     pub fn policy_index(&self, mv: Move) -> usize {
         let game = self.game();

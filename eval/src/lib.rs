@@ -24,7 +24,7 @@ pub use gate::{
 pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
 pub use matches::{
     BadClock, GameRecord, MatchClock, MatchConfig, MatchError, TIME_LOSS, generate_openings,
-    run_match,
+    match_stats, run_match,
 };
 pub use mcts_player::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluator,

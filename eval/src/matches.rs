@@ -456,14 +456,24 @@ pub fn run_match(
             })
             .collect()
     });
-    let pairs = pairs?;
+    let records: Vec<GameRecord> = pairs?.into_iter().flatten().collect();
+    let stats = match_stats(&records);
+    Ok((records, stats))
+}
+
+/// The statistics of a match's games (in any order): W/D/L of every game for A, and
+/// the pentanomial of the pairs whose two games are both there (a match stopped early
+/// may hold one game of a pair).
+pub fn match_stats(records: &[GameRecord]) -> MatchStats {
     let mut stats = MatchStats::default();
-    for [g1, g2] in &pairs {
-        for g in [g1, g2] {
-            // 1 point → win (0), ½ → draw (1), 0 → loss (2).
-            stats.wdl[(2.0 - 2.0 * g.a_points()) as usize] += 1;
-        }
-        stats.pentanomial[((g1.a_points() + g2.a_points()) * 2.0) as usize] += 1;
+    let mut pairs: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
+    for g in records {
+        // 1 point → win (0), ½ → draw (1), 0 → loss (2).
+        stats.wdl[(2.0 - 2.0 * g.a_points()) as usize] += 1;
+        pairs.entry(g.pair).or_default().push(g.a_points());
     }
-    Ok((pairs.into_iter().flatten().collect(), stats))
+    for points in pairs.values().filter(|p| p.len() == 2) {
+        stats.pentanomial[((points[0] + points[1]) * 2.0) as usize] += 1;
+    }
+    stats
 }

@@ -38,6 +38,11 @@ pub struct SelfplaySummary {
     pub results: [u64; 3],
     /// Wall-clock seconds.
     pub seconds: f64,
+    /// The run-wide id of its first game: its games have the ids `first_game_id ..
+    /// first_game_id + games` (absent in runs of older versions, whose ids restart at 0
+    /// every generation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_game_id: Option<u64>,
 }
 
 /// What a training stage did.
@@ -138,7 +143,7 @@ pub enum ReportError {
 
 /// Reads a JSON record, `None` when the file does not exist.
 pub fn read_record<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, ReportError> {
-    match std::fs::read_to_string(path) {
+    match rundir::read_regular_text(path, rundir::Limit::RECORD) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| ReportError::Corrupt {
@@ -257,13 +262,38 @@ fn fmt_elo(elo: f64, ci: Option<f64>) -> String {
 /// The per-generation metrics as CSV (games, positions, losses, gating, Elo, times).
 pub fn metrics_csv(gens: &[Generation]) -> String {
     let ladder = ladder_names(gens);
-    let mut s = String::from(
-        "generation,selfplay_model,games,positions,positions_per_s,train_steps,loss,policy_loss,value_loss,score_loss,gate_games,gate_score,gate_elo,gate_llr,promoted,best",
-    );
+    let mut header: Vec<String> = [
+        "generation",
+        "selfplay_model",
+        "games",
+        "positions",
+        "positions_per_s",
+        "train_steps",
+        "loss",
+        "policy_loss",
+        "value_loss",
+        "score_loss",
+        "gate_games",
+        "gate_score",
+        "gate_elo",
+        "gate_llr",
+        "promoted",
+        "best",
+    ]
+    .map(String::from)
+    .to_vec();
     for l in &ladder {
-        let _ = write!(s, ",score_vs_{l},elo_vs_{l}");
+        header.push(format!("score_vs_{l}"));
+        header.push(format!("elo_vs_{l}"));
     }
-    s.push_str(",seconds,elapsed_s\n");
+    header.extend(["seconds".to_string(), "elapsed_s".to_string()]);
+    // Fields that hold a comma, a quote or a line break (a UAI player's name and
+    // options) are quoted, as every CSV reader expects.
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut write = |row: &[String]| {
+        w.write_record(row).expect("CSV into memory");
+    };
+    write(&header);
     let mut elapsed = 0.0;
     for (i, g) in gens.iter().enumerate() {
         elapsed += seconds(g);
@@ -272,10 +302,8 @@ pub fn metrics_csv(gens: &[Generation]) -> String {
         let e = g.eval.as_ref();
         let gate = e.and_then(|e| e.gate.as_ref());
         let opt = |v: Option<String>| v.unwrap_or_default();
-        let _ = write!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            g.generation,
+        let mut row = vec![
+            g.generation.to_string(),
             opt(sp.map(|s| s.model.clone())),
             opt(sp.map(|s| s.games.to_string())),
             opt(sp.map(|s| s.positions.to_string())),
@@ -291,19 +319,22 @@ pub fn metrics_csv(gens: &[Generation]) -> String {
             opt(gate.map(|v| format!("{:.2}", v.llr))),
             opt(e.map(|e| e.promoted.to_string())),
             opt(e.map(|e| e.best.clone())),
-        );
+        ];
         let anchors = ladder_elo(gens, i);
         for l in &ladder {
             match anchors.get(l) {
                 Some((elo, _, score)) => {
-                    let _ = write!(s, ",{score:.3},{elo:.1}");
+                    row.push(format!("{score:.3}"));
+                    row.push(format!("{elo:.1}"));
                 }
-                None => s.push_str(",,"),
+                None => row.extend([String::new(), String::new()]),
             }
         }
-        let _ = writeln!(s, ",{:.1},{elapsed:.1}", seconds(g));
+        row.push(format!("{:.1}", seconds(g)));
+        row.push(format!("{elapsed:.1}"));
+        write(&row);
     }
-    s
+    String::from_utf8(w.into_inner().expect("CSV into memory")).expect("UTF-8 fields")
 }
 
 /// A short table for the terminal: one line per generation.
@@ -539,7 +570,7 @@ pub fn loss_curve(run: &Path, gens: &[Generation]) -> Vec<(String, Vec<(f64, f64
             .join("models")
             .join(generation_name(g.generation))
             .join("metrics.csv");
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = rundir::read_regular_text(&path, rundir::Limit::TEXT) else {
             continue;
         };
         let mut lines = text.lines();
@@ -710,4 +741,52 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
         source,
     })?;
     Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_csv_quotes_player_names_with_commas() {
+        let anchor = |b: &str| MatchSummary {
+            a: "gen-0000".into(),
+            b: b.into(),
+            a_player: "mcts".into(),
+            b_player: b.into(),
+            games: 2,
+            wdl: [1, 0, 1],
+            pentanomial: [0, 0, 1, 0, 0],
+            score: 0.5,
+            elo: 0.0,
+            elo_ci95: None,
+            results: vec![],
+        };
+        let gens = vec![Generation {
+            generation: 0,
+            selfplay: None,
+            train: None,
+            eval: Some(EvalRecord {
+                generation: 0,
+                candidate: "gen-0000".into(),
+                incumbent: "bootstrap".into(),
+                gate: None,
+                promoted: true,
+                reason: "first".into(),
+                best: "gen-0000".into(),
+                anchor: vec![anchor("uai:/e:Hash=16,Threads=1"), anchor("ab3")],
+                finished: true,
+                seconds: 1.0,
+            }),
+        }];
+        let text = metrics_csv(&gens);
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let header = r.headers().unwrap().clone();
+        assert_eq!(header.len(), 16 + 2 * 2 + 2, "{text}");
+        assert_eq!(&header[16], "score_vs_uai:/e:Hash=16,Threads=1");
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].len(), header.len());
+        assert_eq!(&rows[0][16], "0.500");
+    }
 }

@@ -1,6 +1,7 @@
 //! `flipzero match`: a paired match between any two players.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -117,9 +118,6 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
         .progress_chars("=> "),
     );
     bar.set_message(format!("{pa} vs {pb}"));
-    let (records, stats) = eval::run_match(&pa, &pb, &cfg, &|_| bar.inc(1))?;
-    bar.finish_and_clear();
-
     let pgn = a.pgn.clone().unwrap_or_else(|| {
         PathBuf::from("data/matches").join(format!(
             "{}-vs-{}-seed{}.pgn",
@@ -128,12 +126,62 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
             a.seed
         ))
     });
-    if let Some(dir) = pgn.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Ctrl-C (or SIGTERM) keeps the games finished so far: they are written and
+    // reported as the match, and the process ends with the shell's code for SIGINT.
+    let finished = std::sync::Mutex::new(Vec::new());
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .context("cannot install the signal handler")?;
     }
-    eval::write_atomic(&pgn, eval::to_pgn(&records, game, cfg.clock).as_bytes())
-        .with_context(|| format!("cannot write {}", pgn.display()))?;
+    let done = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
+                    bar.finish_and_clear();
+                    let records = finished.lock().expect("games").clone();
+                    eprintln!(
+                        "interrupted: {} finished games kept, the games in play dropped",
+                        records.len()
+                    );
+                    let code = match report(&cfg, &pa, &pb, &pgn, records) {
+                        Ok(()) => 130,
+                        Err(e) => {
+                            eprintln!("error: {e:#}");
+                            1
+                        }
+                    };
+                    std::process::exit(code);
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let r = eval::run_match(&pa, &pb, &cfg, &|g| {
+            finished.lock().expect("games").push(g.clone());
+            bar.inc(1);
+        });
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    let (records, _) = outcome?;
+    bar.finish_and_clear();
+    report(&cfg, &pa, &pb, &pgn, records)
+}
 
+/// Writes the match's games (in pair order) to `pgn` and prints the summary; the last
+/// line is `score <fraction> elo <diff> +- <ci95> games <n>`.
+fn report(
+    cfg: &MatchConfig,
+    pa: &PlayerSpec,
+    pb: &PlayerSpec,
+    pgn: &std::path::Path,
+    mut records: Vec<eval::GameRecord>,
+) -> anyhow::Result<()> {
+    records.sort_by_key(|r| (r.pair, !r.a_is_x));
+    let game = cfg.game;
+    let stats = eval::match_stats(&records);
+    super::write_output(pgn, eval::to_pgn(&records, game, cfg.clock).as_bytes())?;
     let forfeits = records
         .iter()
         .filter(|r| r.reason.starts_with("forfeit"))

@@ -124,7 +124,38 @@ struct ScriptSpec {
     local_sets: Vec<String>,
 }
 
+/// Submits the run's jobs. A refused submit of a run that has not started (no
+/// `config.toml` yet) leaves its folder as it found it: whatever this call created there
+/// (the config, the lock, the scripts, the folder itself) is removed again.
 fn submit(a: &SubmitArgs) -> anyhow::Result<()> {
+    let had_config = a.run.join("config.toml").exists();
+    let before: Option<std::collections::HashSet<std::ffi::OsString>> = std::fs::read_dir(&a.run)
+        .ok()
+        .map(|d| d.flatten().map(|e| e.file_name()).collect());
+    let outcome = submit_checked(a);
+    if outcome.is_err() && !had_config {
+        match &before {
+            None => {
+                let _ = std::fs::remove_dir_all(&a.run);
+            }
+            Some(before) => {
+                for e in std::fs::read_dir(&a.run).into_iter().flatten().flatten() {
+                    if !before.contains(&e.file_name()) {
+                        let p = e.path();
+                        let _ = if p.is_dir() && !p.is_symlink() {
+                            std::fs::remove_dir_all(&p)
+                        } else {
+                            std::fs::remove_file(&p)
+                        };
+                    }
+                }
+            }
+        }
+    }
+    outcome
+}
+
+fn submit_checked(a: &SubmitArgs) -> anyhow::Result<()> {
     if a.workers == 0 {
         bail!("--workers 0: a run needs at least one self-play worker");
     }
@@ -153,6 +184,13 @@ fn submit(a: &SubmitArgs) -> anyhow::Result<()> {
         .with_context(|| format!("bad --binary {}", binary.display()))?;
     if !binary.is_file() {
         bail!("--binary {}: no such file", binary.display());
+    }
+    if !a.write_only {
+        // Before anything is written: a machine without Slurm is told so at once.
+        Command::new("sbatch")
+            .arg("--version")
+            .output()
+            .map_err(|e| missing_tool("sbatch", e))?;
     }
     std::fs::create_dir_all(&a.run)
         .with_context(|| format!("cannot create run directory {}", a.run.display()))?;
@@ -420,7 +458,7 @@ fn missing_tool(tool: &str, e: std::io::Error) -> anyhow::Error {
 /// The recorded jobs of a run, if any.
 fn read_jobs(run: &Path) -> anyhow::Result<Option<JobsRecord>> {
     let path = run.join("slurm").join("jobs.json");
-    let text = match std::fs::read_to_string(&path) {
+    let text = match rundir::read_regular_text(&path, rundir::Limit::RECORD) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         r => r.with_context(|| format!("cannot read {}", path.display()))?,
     };

@@ -49,3 +49,34 @@ fn perft_tables() {
     }
     assert!(checked > 50);
 }
+
+#[test]
+fn stoppable_perft_counts_the_same_and_stops() {
+    use std::sync::atomic::AtomicBool;
+    for (game, text) in [
+        ("ataxx", "x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1"),
+        (
+            "ataxx",
+            "x1o1x1o/1x1o1x1/o1x1o1x/7/x1o1x1o/1x1o1x1/o1x1o1x x 0 1",
+        ),
+        ("othello", "startpos"),
+    ] {
+        let game: Game = game.parse().unwrap();
+        let pos = if text == "startpos" {
+            game.startpos()
+        } else {
+            game.parse_position(text).unwrap()
+        };
+        let go = AtomicBool::new(false);
+        for d in 0..=5 {
+            assert_eq!(
+                pos.perft_stoppable(d, &go),
+                Some(pos.perft(d)),
+                "{text} {d}"
+            );
+        }
+        // A dense position at depth 12 would take days; with the flag set it gives up.
+        let stop = AtomicBool::new(true);
+        assert_eq!(pos.perft_stoppable(12, &stop), None, "{text}");
+    }
+}

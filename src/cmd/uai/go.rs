@@ -39,8 +39,9 @@ pub(super) type Kept = (Searcher, Option<KeptMcts>);
 pub(super) struct Running {
     handle: JoinHandle<Kept>,
     stop: Arc<AtomicBool>,
-    /// What to answer if the thread dies without answering: a legal move.
-    fallback: String,
+    /// What to answer if the thread dies without answering: a legal move (none for a
+    /// `perft`, which answers no `bestmove`).
+    fallback: Option<String>,
 }
 
 impl Running {
@@ -52,7 +53,9 @@ impl Running {
             Ok(kept) => Some(kept),
             Err(_) => {
                 error("the search failed");
-                say(&format!("bestmove {}", self.fallback));
+                if let Some(mv) = &self.fallback {
+                    say(&format!("bestmove {mv}"));
+                }
                 None
             }
         }
@@ -112,7 +115,27 @@ pub(super) fn start(pos: State, params: &GoParams, setup: Setup) -> Running {
     Running {
         handle,
         stop,
-        fallback,
+        fallback: Some(fallback),
+    }
+}
+
+/// Starts `perft depth` of `pos` on a new thread, which prints `nodes N` when done (or
+/// nothing when stopped first), so that the command loop answers `isready`, `stop` and
+/// `quit` while it counts. The tables ride along and come back, as with a search.
+pub(super) fn start_perft(pos: State, depth: u32, kept: Kept) -> Running {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let handle = std::thread::spawn(move || {
+        match pos.perft_stoppable(depth, &flag) {
+            Some(n) => say(&format!("nodes {n}")),
+            None => say(&format!("info string perft {depth} stopped")),
+        }
+        kept
+    });
+    Running {
+        handle,
+        stop,
+        fallback: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Standard input on its own thread, so that the command loop never waits on a read and
 //! a read never waits on a search.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::sync::mpsc::{Receiver, channel};
 
 /// One event of standard input.
@@ -10,10 +10,45 @@ pub(super) enum Input {
     Line(String),
     /// A line that is not valid UTF-8 (shown lossily).
     NotUtf8(String),
+    /// A line longer than [`MAX_LINE`] bytes (its length), skipped without being kept.
+    TooLong(u64),
     /// Reading failed; nothing more will come.
     Failed(std::io::Error),
     /// End of input.
     Eof,
+}
+
+/// The longest input line kept (UAI lines are short; a FEN with a thousand moves is
+/// about 5 KB): a longer one is skipped as it is read, never held in memory whole.
+pub(super) const MAX_LINE: u64 = 1 << 20;
+
+/// Reads one line of at most [`MAX_LINE`] bytes into `buf` (its ending included); a
+/// longer one is read to its end and dropped. `Ok(Err(length))`: a line too long;
+/// `Ok(Ok(0))`: end of input.
+fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Result<usize, u64>> {
+    let n = input.by_ref().take(MAX_LINE + 1).read_until(b'\n', buf)?;
+    if n as u64 <= MAX_LINE || buf.last() == Some(&b'\n') {
+        return Ok(Ok(n));
+    }
+    // Skip to the end of the overlong line, a buffer at a time.
+    let mut skipped = n as u64;
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        let (used, end) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        input.consume(used);
+        skipped += used as u64;
+        if end {
+            break;
+        }
+    }
+    buf.clear();
+    Ok(Err(skipped))
 }
 
 /// Starts the reader thread. The channel ends with `Eof` or `Failed`.
@@ -24,9 +59,10 @@ pub(super) fn spawn_reader() -> Receiver<Input> {
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            let event = match stdin.read_until(b'\n', &mut buf) {
-                Ok(0) => Input::Eof,
-                Ok(_) => {
+            let event = match read_line(&mut stdin, &mut buf) {
+                Ok(Err(bytes)) => Input::TooLong(bytes),
+                Ok(Ok(0)) => Input::Eof,
+                Ok(Ok(_)) => {
                     while buf.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
                         buf.pop();
                     }

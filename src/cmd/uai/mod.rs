@@ -47,9 +47,24 @@ const DEFAULT_HASH_MB: usize = 16;
 /// The most search threads of an MCTS player (the alpha-beta search uses one).
 const MAX_THREADS: usize = 64;
 
-/// The deepest `perft` the UAI loop runs (it blocks the loop; 6 plies of Ataxx take
-/// well under a second).
-const MAX_UAI_PERFT: u32 = 6;
+/// The deepest `perft` the UAI loop accepts (it runs on its own thread and stops on
+/// `stop`; deeper counts than this would not end in a lifetime anyway).
+const MAX_UAI_PERFT: u32 = 32;
+
+/// The most characters of a malformed input that an error message repeats.
+const SHOWN_CHARS: usize = 80;
+
+/// `text` as an error message repeats it: at most [`SHOWN_CHARS`] characters, the rest
+/// counted (a 10 MB line is not echoed back).
+fn shown(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= SHOWN_CHARS {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(SHOWN_CHARS).collect();
+        format!("{head}… ({} more characters)", n - SHOWN_CHARS)
+    }
+}
 
 struct Engine {
     game: Game,
@@ -113,8 +128,18 @@ pub fn run(a: UaiArgs) -> anyhow::Result<()> {
     for event in lines {
         let line = match event {
             Input::Line(line) => line,
-            Input::NotUtf8(shown) => {
-                error(format!("input line is not valid UTF-8, ignored: `{shown}`"));
+            Input::NotUtf8(text) => {
+                error(format!(
+                    "input line is not valid UTF-8, ignored: `{}`",
+                    shown(&text)
+                ));
+                continue;
+            }
+            Input::TooLong(bytes) => {
+                error(format!(
+                    "input line of {bytes} bytes ignored (at most {} a line)",
+                    input::MAX_LINE
+                ));
                 continue;
             }
             Input::Failed(err) => {
@@ -166,18 +191,25 @@ impl Engine {
             }
             "perft" => {
                 self.stop();
-                // perft cannot be stopped: kept short enough not to hold up the loop.
+                // Deeper counts run on a thread of its own, as a search: `stop` ends
+                // it, `isready` is answered meanwhile.
                 match rest.trim().parse::<u32>() {
+                    // A few plies take microseconds: answered in order, at once.
+                    Ok(d) if d <= 3 => say(&format!("nodes {}", self.position.perft(d))),
                     Ok(d) if d <= MAX_UAI_PERFT => {
-                        say(&format!("nodes {}", self.position.perft(d)))
+                        let kept = (
+                            self.searcher
+                                .take()
+                                .unwrap_or_else(|| Searcher::new(self.hash_mb)),
+                            self.mcts.take(),
+                        );
+                        self.search = Some(go::start_perft(self.position, d, kept));
                     }
-                    Ok(d) => error(format!(
-                        "`perft {d}`: at most {MAX_UAI_PERFT} here (deeper: `flipzero perft --depth {d}`)"
-                    )),
-                    Err(_) => error(format!("`perft {rest}`: expected a depth")),
+                    Ok(d) => error(format!("`perft {d}`: at most {MAX_UAI_PERFT} plies")),
+                    Err(_) => error(format!("`perft {}`: expected a depth", shown(rest))),
                 }
             }
-            other => error(format!("unknown command `{other}`")),
+            other => error(format!("unknown command `{}`", shown(other))),
         }
         true
     }
@@ -204,13 +236,15 @@ impl Engine {
                     self.searcher = Some(Searcher::new(mb));
                 }
                 _ => error(format!(
-                    "Hash must be a number of MiB in 1..=4096, got `{value}`"
+                    "Hash must be a number of MiB in 1..=4096, got `{}`",
+                    shown(value)
                 )),
             },
             "threads" => match value.parse::<usize>() {
                 Ok(n) if (1..=MAX_THREADS).contains(&n) => self.threads = n,
                 _ => error(format!(
-                    "Threads must be a number in 1..={MAX_THREADS}, got `{value}`"
+                    "Threads must be a number in 1..={MAX_THREADS}, got `{}`",
+                    shown(value)
                 )),
             },
             "moveoverhead" | "move overhead" => match value.parse::<u64>() {
@@ -218,7 +252,8 @@ impl Engine {
                     self.time_manager.move_overhead = std::time::Duration::from_millis(ms)
                 }
                 _ => error(format!(
-                    "MoveOverhead must be a number of milliseconds in 0..=5000, got `{value}`"
+                    "MoveOverhead must be a number of milliseconds in 0..=5000, got `{}`",
+                    shown(value)
                 )),
             },
             "model" if value.is_empty() || value == "<empty>" => self.model = None,
@@ -232,7 +267,8 @@ impl Engine {
             "simulations" => match value.parse::<u32>() {
                 Ok(n) if n <= 1_000_000 => self.simulations = n,
                 _ => error(format!(
-                    "Simulations must be a number in 0..=1000000, got `{value}`"
+                    "Simulations must be a number in 0..=1000000, got `{}`",
+                    shown(value)
                 )),
             },
             "player" => match parse_player(value, self.game) {
@@ -247,12 +283,15 @@ impl Engine {
                     }
                     Err(msg) => error(format!("{msg}; the game stays {}", self.game)),
                 },
-                Ok(_) => error(format!("`{value}` is not an Ataxx-family game")),
+                Ok(_) => error(format!("`{}` is not an Ataxx-family game", shown(value))),
                 Err(err) => error(err),
             },
             // Tournament managers send their usual options (debug, ownbook) to every
             // engine; an option this engine lacks is not an error.
-            _ => say(&format!("info string ignoring unknown option `{name}`")),
+            _ => say(&format!(
+                "info string ignoring unknown option `{}`",
+                shown(name)
+            )),
         }
     }
 
@@ -275,10 +314,11 @@ impl Engine {
         } else if let Some(fen) = base.strip_prefix("fen ") {
             self.game
                 .parse_position(fen)
-                .map_err(|err| format!("bad FEN `{fen}`: {err}"))
+                .map_err(|err| format!("bad FEN `{}`: {err}", shown(fen)))
         } else {
             Err(format!(
-                "expected `position startpos|fen <FEN> [moves ...]`, got `{rest}`"
+                "expected `position startpos|fen <FEN> [moves ...]`, got `{}`",
+                shown(rest)
             ))
         };
         let mut pos = match start {
@@ -288,7 +328,9 @@ impl Engine {
         for m in moves {
             match pos.parse_move(m) {
                 Ok(mv) => pos.play(mv),
-                Err(err) => return error(format!("move `{m}`: {err}; position unchanged")),
+                Err(err) => {
+                    return error(format!("move `{}`: {err}; position unchanged", shown(m)));
+                }
             }
         }
         self.position = pos;
