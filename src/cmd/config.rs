@@ -3,6 +3,8 @@
 //! overrides; shared by `run` and `gate`.
 
 use std::collections::BTreeMap;
+#[cfg(test)]
+use std::path::Path;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -14,9 +16,10 @@ use train::TrainConfig;
 /// The default config, built in so that `flipzero run` works from any directory.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
 
-/// The `[run]` table: the loop itself.
+/// The `[run]` table: the loop itself. Its values come from a config laid over the
+/// built-in configs/default.toml, the one source of defaults (no Rust `Default`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct LoopConfig {
     /// Generations to run (each: self-play, train, gate, promote, anchor, report).
     pub generations: u32,
@@ -32,21 +35,9 @@ pub struct LoopConfig {
     pub lease_timeout_seconds: u64,
 }
 
-impl Default for LoopConfig {
-    fn default() -> Self {
-        LoopConfig {
-            generations: 3,
-            time_budget_minutes: 0.0,
-            gate_first_network: false,
-            export: true,
-            lease_timeout_seconds: 120,
-        }
-    }
-}
-
 /// The `[anchor]` table: matches of each new best against fixed baselines.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct AnchorConfig {
     /// Baseline players (see `flipzero match --help`), e.g. ["random", "greedy", "ab2"].
     pub ladder: Vec<String>,
@@ -54,39 +45,22 @@ pub struct AnchorConfig {
     pub pairs: usize,
 }
 
-impl Default for AnchorConfig {
-    fn default() -> Self {
-        AnchorConfig {
-            ladder: vec!["random".into(), "greedy".into()],
-            pairs: 50,
-        }
-    }
-}
-
 /// The `[train]` keys of the pipeline that the training library does not read: those of
 /// the asynchronous trainer (`flipzero worker train`). They sit in `[train]` beside
 /// [`TrainConfig`]'s keys.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct TrainRoleConfig {
     /// New self-play positions (beyond those the previous candidate saw) that make the
     /// asynchronous trainer train the next candidate.
     pub rows_per_candidate: u64,
 }
 
-impl Default for TrainRoleConfig {
-    fn default() -> Self {
-        TrainRoleConfig {
-            rows_per_candidate: 20_000,
-        }
-    }
-}
-
 /// The names of [`TrainRoleConfig`]'s keys in the `[train]` table.
 const TRAIN_ROLE_KEYS: [&str; 1] = ["rows_per_candidate"];
 
 /// A whole pipeline config: one table per stage.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunConfig {
     /// The loop.
     pub run: LoopConfig,
@@ -138,6 +112,26 @@ impl Serialize for RunConfig {
 
 const TABLES: [&str; 5] = ["run", "selfplay", "train", "gate", "anchor"];
 
+/// A TOML syntax error on one line: `FILE:LINE:COLUMN: not valid TOML: why`.
+fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
+    let at = e.span().map_or(String::new(), |span| {
+        let before = &text[..span.start.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!(":{line}:{column}")
+    });
+    anyhow::anyhow!("{origin}{at}: not valid TOML: {}", one_line(e.message()))
+}
+
+/// A message of several lines as one.
+fn one_line(msg: &str) -> String {
+    msg.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Parses a `--set` value as TOML (numbers, booleans, arrays), else as a string.
 fn parse_value(v: &str) -> toml::Value {
     toml::from_str::<toml::Table>(&format!("v = {v}"))
@@ -146,13 +140,51 @@ fn parse_value(v: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(v.to_string()))
 }
 
+/// The `[train]` keys that override the shape of the `net` preset: a config that names
+/// its own `net` does not inherit the built-in config's values of these (the built-in
+/// `blocks = 6` would otherwise reshape every preset).
+const NET_SHAPE_KEYS: [&str; 5] = [
+    "blocks",
+    "channels",
+    "gpool_every",
+    "head_channels",
+    "value_hidden",
+];
+
+/// `text`'s tables laid over the built-in config (configs/default.toml), key by key: the
+/// one source of every default. A key left out of a config takes the built-in value;
+/// naming `train.net` drops the built-in shape overrides ([`NET_SHAPE_KEYS`]).
+fn overlay(user: &toml::Table) -> toml::Table {
+    let mut all: toml::Table = toml::from_str(DEFAULT_CONFIG).expect("the built-in config parses");
+    for (name, value) in user {
+        match (all.get_mut(name), value) {
+            (Some(toml::Value::Table(base)), toml::Value::Table(keys)) => {
+                if name == "train" && keys.contains_key("net") {
+                    for k in NET_SHAPE_KEYS {
+                        base.remove(k);
+                    }
+                }
+                for (k, v) in keys {
+                    base.insert(k.clone(), v.clone());
+                }
+            }
+            // Not a table (an error the validation names), or a table the built-in
+            // config lacks: as written.
+            _ => {
+                all.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    all
+}
+
 impl RunConfig {
-    /// Parses config text, applies `table.key=value` overrides, and validates every
-    /// table. Errors name the file, the table and the key.
+    /// Parses config text, lays it over the built-in config (every key left out takes
+    /// configs/default.toml's value), applies `table.key=value` overrides, and validates
+    /// every table. Errors name the file, the table and the key.
     pub fn from_text(text: &str, origin: &str, sets: &[String]) -> anyhow::Result<RunConfig> {
-        let mut all: toml::Table =
-            toml::from_str(text).with_context(|| format!("{origin}: not valid TOML"))?;
-        for k in all.keys() {
+        let user: toml::Table = toml::from_str(text).map_err(|e| toml_error(origin, text, &e))?;
+        for k in user.keys() {
             if !TABLES.contains(&k.as_str()) {
                 bail!(
                     "{origin}: unknown table or key `{k}` (expected the tables {})",
@@ -160,6 +192,7 @@ impl RunConfig {
                 );
             }
         }
+        let mut all = overlay(&user);
         let file_only = all.clone();
         for s in sets {
             let (k, v) = s
@@ -183,6 +216,19 @@ impl RunConfig {
             let toml::Value::Table(t) = t else {
                 bail!("{origin}: `{table}` must be a table");
             };
+            if table == "train" && key == "net" {
+                // A preset named here takes its own shape, unless the shape keys are
+                // set here too.
+                for k in NET_SHAPE_KEYS {
+                    let named = sets.iter().any(|s| {
+                        s.split_once('=')
+                            .is_some_and(|(n, _)| n.trim() == format!("train.{k}"))
+                    });
+                    if !named {
+                        t.remove(k);
+                    }
+                }
+            }
             t.insert(key.to_string(), parse_value(v.trim()));
         }
         // Validated once, with every override applied (a rule over two keys must not
@@ -210,17 +256,18 @@ impl RunConfig {
 
     /// The config of parsed tables, validated; errors begin with `origin`.
     fn from_table(all: &toml::Table, origin: &str) -> anyhow::Result<RunConfig> {
-        fn section<T: for<'de> Deserialize<'de> + Default>(
+        fn section<T: for<'de> Deserialize<'de>>(
             all: &toml::Table,
             name: &str,
             origin: &str,
         ) -> anyhow::Result<T> {
             match all.get(name) {
-                None => Ok(T::default()),
-                Some(v @ toml::Value::Table(_)) => v
-                    .clone()
-                    .try_into()
-                    .map_err(|e: toml::de::Error| anyhow::anyhow!("{origin}: in [{name}]: {e}")),
+                None => bail!("{origin}: no [{name}] table"),
+                Some(v @ toml::Value::Table(_)) => {
+                    v.clone().try_into().map_err(|e: toml::de::Error| {
+                        anyhow::anyhow!("{origin}: in [{name}]: {}", one_line(e.message()))
+                    })
+                }
                 Some(_) => bail!("{origin}: `{name}` must be a table"),
             }
         }
@@ -292,6 +339,9 @@ impl RunConfig {
                     "anchor.ladder = {p}: baselines must be fixed players (random, greedy, ab…, uai:…)"
                 );
             }
+            if let PlayerSpec::Uai { path, .. } = &spec {
+                check_program(path).with_context(|| format!("anchor.ladder = {p}"))?;
+            }
             if spec.needs_clock() && self.gate.clock.is_none() {
                 bail!(
                     "anchor.ladder = {p}: `ab` plays on a clock only; set gate.clock (e.g. \"time=100\") or name a limit (ab4, ab:time=100)"
@@ -336,6 +386,36 @@ impl RunConfig {
     }
 }
 
+/// Checks that `path` names a program that can be started: an executable regular file,
+/// found on `PATH` when it is a bare name (as starting it would look it up).
+fn check_program(path: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let found = if path.components().count() == 1 && !path.as_os_str().is_empty() {
+        std::env::var_os("PATH")
+            .map(|dirs| {
+                std::env::split_paths(&dirs)
+                    .map(|d| d.join(path))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .find(|p: &PathBuf| p.is_file())
+    } else {
+        Some(path.to_path_buf())
+    };
+    let Some(program) = found else {
+        bail!("{}: no such program on PATH", path.display());
+    };
+    match std::fs::metadata(&program) {
+        Err(e) => bail!("{}: {e}", program.display()),
+        Ok(m) if !m.is_file() => bail!("{}: not a regular file", program.display()),
+        Ok(m) if m.permissions().mode() & 0o111 == 0 => {
+            bail!("{}: not executable (chmod +x)", program.display())
+        }
+        Ok(_) => Ok(()),
+    }
+}
+
 /// Settings of one process, not of the run: a role of `flipzero worker` may set them for
 /// itself (`--set selfplay.threads=8`, a GPU worker's `selfplay.device = "cuda"`)
 /// without being refused for differing from the run's config, and without changing it;
@@ -371,14 +451,12 @@ const RESUMABLE_KEYS: [&str; 2] = ["run.generations", "run.time_budget_minutes"]
 
 /// The config of a command that reads one table (`train`, `gate`): `--set` may name its
 /// keys bare (`steps=300`) or with the table (`train.steps=300`); a key of another
-/// table is refused, as the command would ignore it. The whole file is validated. With
-/// no file: the built-in configs/default.toml when `builtin`, else every table's
-/// defaults.
+/// table is refused, as the command would ignore it. The whole file is validated, laid
+/// over the built-in configs/default.toml (which is the config when there is no file).
 pub fn load_table(
     path: Option<&PathBuf>,
     sets: &[String],
     table: &str,
-    builtin: bool,
 ) -> anyhow::Result<RunConfig> {
     let mut qualified = Vec::with_capacity(sets.len());
     for s in sets {
@@ -391,10 +469,7 @@ pub fn load_table(
             ),
         }
     }
-    match path {
-        None if !builtin => RunConfig::from_text("", "defaults", &qualified),
-        _ => load_config(path, &qualified),
-    }
+    load_config(path, &qualified)
 }
 
 /// The `--set` overrides an error message is about: those whose key it names, else those
@@ -438,7 +513,7 @@ fn blame(sets: &[String], error: &str) -> String {
 pub fn load_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<RunConfig> {
     match path {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
+            let text = rundir::read_regular_text(p, rundir::Limit::CONFIG)
                 .with_context(|| format!("cannot read config {}", p.display()))?;
             RunConfig::from_text(&text, &p.display().to_string(), sets)
         }
@@ -449,6 +524,108 @@ pub fn load_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<Ru
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The keys of `text` whose values differ from the built-in config's (and `train.net`
+    /// whenever it is named, as naming it is what resets the shape keys).
+    fn minimal(text: &str) -> String {
+        let full: toml::Table = toml::from_str(text).unwrap();
+        let base: toml::Table = toml::from_str(DEFAULT_CONFIG).unwrap();
+        let mut out = toml::Table::new();
+        for (t, keys) in &full {
+            let keys = keys.as_table().unwrap();
+            let mut kept = toml::Table::new();
+            let names_net = t == "train" && keys.contains_key("net");
+            for (k, v) in keys {
+                let shape = NET_SHAPE_KEYS.contains(&k.as_str()) || k == "net";
+                if base[t].get(k) != Some(v) || (names_net && shape) {
+                    kept.insert(k.clone(), v.clone());
+                }
+            }
+            out.insert(t.clone(), toml::Value::Table(kept));
+        }
+        toml::to_string(&out).unwrap()
+    }
+
+    /// One source of defaults: every config of configs/ means exactly the same when
+    /// only its changed keys are written, and an empty file is the built-in config.
+    #[test]
+    fn a_config_of_only_its_changes_means_the_whole_file() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let mut seen = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let whole = RunConfig::from_text(&text, "whole", &[]).unwrap();
+            let small = minimal(&text);
+            let changed = RunConfig::from_text(&small, "minimal", &[]).unwrap();
+            assert_eq!(
+                whole.differences(&changed, &[]),
+                Vec::<String>::new(),
+                "{}: {small}",
+                path.display()
+            );
+            assert_eq!(whole, changed, "{}", path.display());
+            seen += 1;
+        }
+        assert!(seen >= 6, "{seen} configs");
+        assert_eq!(
+            RunConfig::from_text("", "empty", &[]).unwrap(),
+            load_config(None, &[]).unwrap()
+        );
+        // A key left out takes the built-in value, not a library's own default.
+        let cfg = RunConfig::from_text("[anchor]\npairs = 3\n", "t", &[]).unwrap();
+        assert_eq!(cfg.anchor.ladder, ["greedy", "ab3", "ab4"]);
+        assert_eq!(cfg.run.generations, 14);
+        assert_eq!(cfg.train.blocks, Some(6));
+        // Naming a net preset drops the built-in shape overrides.
+        let cfg = RunConfig::from_text("[train]\nnet = \"standard\"\n", "t", &[]).unwrap();
+        assert_eq!(cfg.train.blocks, None);
+        let cfg = load_config(None, &["train.net=\"standard\"".into()]).unwrap();
+        assert_eq!(cfg.train.blocks, None);
+    }
+
+    #[test]
+    fn syntax_and_key_errors_are_one_line_with_the_place() {
+        let e = RunConfig::from_text("[run]\ngenerations = \n", "my.toml", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("my.toml:2:"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        let e = format!(
+            "{:#}",
+            RunConfig::from_text("[run]\ngenerationz = 3\n", "my.toml", &[]).unwrap_err()
+        );
+        assert!(e.contains("generationz"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+
+    /// Every setting is written in the built-in config (or is one that is unset by
+    /// default), so that no library's own default ever fills a left-out key.
+    #[test]
+    fn the_built_in_config_names_every_setting() {
+        let written: toml::Table = toml::from_str(DEFAULT_CONFIG).unwrap();
+        let effective = toml::Table::try_from(load_config(None, &[]).unwrap()).unwrap();
+        // Settings whose default is "unset" (TOML has no null): written as comments.
+        let unset = ["selfplay.opening_file", "gate.clock"];
+        for (t, keys) in &effective {
+            for k in keys.as_table().unwrap().keys() {
+                let key = format!("{t}.{k}");
+                assert!(
+                    written[t].as_table().unwrap().contains_key(k) || unset.contains(&key.as_str()),
+                    "{key} is not in configs/default.toml"
+                );
+            }
+        }
+        for key in unset {
+            assert!(
+                DEFAULT_CONFIG.contains(key.split_once('.').unwrap().1),
+                "{key}"
+            );
+        }
+    }
 
     /// Each per-process key, changed alone, is a difference the roles overlook, and
     /// `with_local_settings` carries it: the list and the copy cannot drift apart.
