@@ -2,6 +2,7 @@
 
 mod browser;
 mod cli;
+mod hostile;
 mod pipeline;
 mod roles;
 mod serve;
