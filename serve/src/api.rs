@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, Request, State};
@@ -393,18 +394,38 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
     })
 }
 
+/// Sets its flag when dropped: when the request's future ends, finished or dropped
+/// because the client hung up.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Runs `f` on a blocking thread once a search slot is free (503 after the wait).
+///
+/// The slot (a permit of `searches`) moves into the thread and is given back only when
+/// `f` returns, so at most `max_searches` searches run however their clients behave.
+/// `f` gets a stop flag that is set once nobody waits for the answer any more (the
+/// client hung up and the request was dropped): the players poll it, so a search whose
+/// client has gone ends within milliseconds and frees its slot.
 async fn search<T: Send + 'static>(
     s: &AppState,
-    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+    f: impl FnOnce(&AtomicBool) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let permit = tokio::time::timeout(s.config.queue_wait, s.searches.clone().acquire_owned())
         .await
         .map_err(|_| ApiError::Busy)?
         .map_err(|_| ApiError::Busy)?;
-    let r = blocking(f).await;
-    drop(permit);
-    r
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_when_dropped = StopOnDrop(stop.clone());
+    blocking(move || {
+        let _slot = permit;
+        f(&stop)
+    })
+    .await
 }
 
 /// Runs `f` on a blocking thread; a panic there is a 500, never a dead server.
@@ -444,7 +465,7 @@ async fn think(
     let spec = player_spec(&s, &b.player)?;
     let name = b.player.clone();
     let seed = b.seed;
-    search(&s, move || {
+    search(&s, move |stop| {
         let mut player = spec.build(game, seed, Timeouts::default()).map_err(|e| {
             ApiError::BadRequest(format!("player `{name}` cannot play {game}: {e}"))
         })?;
@@ -452,7 +473,7 @@ async fn think(
             .new_game()
             .map_err(|e| ApiError::Internal(format!("player `{name}`: {e}")))?;
         let mv = player
-            .choose(&state)
+            .choose_until(&state, stop)
             .map_err(|e| ApiError::Internal(format!("player `{name}` failed to move: {e}")))?;
         if !state.is_legal(mv) {
             return Err(ApiError::Internal(format!(
@@ -503,7 +524,7 @@ async fn analyse(
     let (game, state) = position_in_play(&b.game, b.position.as_deref(), "no moves to weigh")?;
     let source = net_source(&s, &b.net)?;
     let name = b.net.clone();
-    search(&s, move || {
+    search(&s, move |_stop| {
         let mut ev = eval::build_evaluator(&source, game, eval::NetEngine::Fast)
             .map_err(|e| ApiError::BadRequest(format!("network `{name}`: {e}")))?;
         let moves = state.legal_moves();
@@ -535,4 +556,99 @@ async fn analyse(
     })
     .await
     .map(Json)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Waits up to a second for `cond`.
+    fn soon(cond: impl Fn() -> bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            if cond() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        cond()
+    }
+
+    #[test]
+    fn a_dropped_search_is_told_to_stop_and_keeps_its_slot_until_it_ends() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let state = Arc::new(
+            AppState::new(ServeConfig {
+                runs: vec![],
+                max_searches: 1,
+                queue_wait: Duration::from_millis(10),
+                token: None,
+            })
+            .unwrap(),
+        );
+        // The search runs until told to stop, says so, then waits to be let go.
+        let (stopped, release) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (seen, go) = (stopped.clone(), release.clone());
+        let s = state.clone();
+        let task = rt.spawn(async move {
+            search(&s, move |stop| {
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                seen.store(stop.load(Ordering::Relaxed), Ordering::Relaxed);
+                while !go.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Ok(())
+            })
+            .await
+        });
+        assert!(
+            soon(|| state.searches.available_permits() == 0),
+            "the search never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !stopped.load(Ordering::Relaxed),
+            "stopped while its client waits"
+        );
+        // The client hangs up: the request's future is dropped.
+        task.abort();
+        assert!(
+            soon(|| stopped.load(Ordering::Relaxed)),
+            "the search was not told to stop"
+        );
+        // Still running: the slot stays taken, and another search is refused.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(
+            state.searches.available_permits(),
+            0,
+            "the slot was freed while the search runs"
+        );
+        let s = state.clone();
+        let other = rt.block_on(async move { search(&s, |_| Ok(())).await });
+        assert!(
+            matches!(other, Err(ApiError::Busy)),
+            "a second search ran beside the first"
+        );
+        // It ends: the slot is free again.
+        release.store(true, Ordering::Relaxed);
+        assert!(
+            soon(|| state.searches.available_permits() == 1),
+            "the slot was not given back"
+        );
+        let s = state.clone();
+        let other = rt.block_on(async move { search(&s, |_| Ok(7)).await });
+        assert_eq!(other.unwrap(), 7);
+    }
 }

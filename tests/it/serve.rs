@@ -654,3 +654,68 @@ fn several_runs_are_served_side_by_side() {
         assert_eq!(s, 200, "{v}");
     }
 }
+
+/// CPU seconds (user and system) process `pid` has used so far. /proc counts in
+/// USER_HZ, which is 100 on Linux.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name in parentheses: state, then utime and stime at 12 and 13.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+#[test]
+fn searches_whose_clients_hung_up_stop_and_free_their_slots() {
+    use std::time::{Duration, Instant};
+    let run = micro_run();
+    let srv = Server::start(&[run], &["--max-searches", "2"]);
+    let pid = srv.child.id();
+    let body = json!({"game": "ataxx", "player": "ab:time=6000"}).to_string();
+    // Six six-second searches asked for: two run, four wait for a slot.
+    let clients: Vec<TcpStream> = (0..6)
+        .map(|_| {
+            let mut s = TcpStream::connect(&srv.addr).unwrap();
+            write!(
+                s,
+                "POST /api/think HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                srv.addr,
+                body.len()
+            )
+            .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let before = cpu_seconds(pid);
+    std::thread::sleep(Duration::from_millis(400));
+    let searching = cpu_seconds(pid) - before;
+    assert!(
+        searching >= 0.1,
+        "the searches are not running: {searching} CPU s in 0.4 s"
+    );
+    // Every client hangs up after a fraction of a second.
+    drop(clients);
+    std::thread::sleep(Duration::from_millis(300));
+    // The searches stop: the server is idle, not searching on for nobody.
+    let before = cpu_seconds(pid);
+    std::thread::sleep(Duration::from_secs(1));
+    let after_hangup = cpu_seconds(pid) - before;
+    assert!(
+        after_hangup < 0.1,
+        "searches went on after their clients hung up: {after_hangup} CPU s in the next second"
+    );
+    // Their slots are free again: a new search is answered at once.
+    let t = Instant::now();
+    let (s, v) = post(
+        &srv.addr,
+        "/api/think",
+        &json!({"game": "ataxx", "player": "ab:time=200"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert!(
+        t.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        t.elapsed()
+    );
+}
