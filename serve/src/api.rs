@@ -75,7 +75,44 @@ pub fn routes(state: Arc<AppState>) -> Router {
             get(|Path(f): Path<String>| async move { asset(&f) }),
         )
         .fallback(|| async { ApiError::NotFound("no such page".into()) })
+        .layer(middleware::from_fn_with_state(state.clone(), check_host))
         .with_state(state)
+}
+
+/// Most characters of a refused Host header repeated in the message.
+const HOST_SHOWN: usize = 80;
+
+/// Refuses every request not addressed to a loopback name, when the server has no
+/// token (see [`crate::is_loopback_host`]): 403, naming the host. A server with a token
+/// answers any Host: it may be reached by any name, and the token, which another site's
+/// page does not have, is what keeps others out.
+async fn check_host(State(s): Shared, req: Request, next: Next) -> Response {
+    if s.config.token.is_none() {
+        let hosts: Vec<String> = req
+            .headers()
+            .get_all(header::HOST)
+            .iter()
+            .map(|v| v.to_str().unwrap_or("(not text)").to_string())
+            .chain(req.uri().authority().map(|a| a.as_str().to_string()))
+            .collect();
+        let bad = if hosts.is_empty() {
+            Some("no Host header".to_string())
+        } else {
+            hosts.iter().find(|h| !crate::is_loopback_host(h)).map(|h| {
+                let shown: String = h.chars().take(HOST_SHOWN).collect();
+                format!("Host `{shown}` is not a loopback name")
+            })
+        };
+        if let Some(why) = bad {
+            return ApiError::Forbidden(format!(
+                "{why}: this server has no token, so it answers only requests addressed to \
+                 localhost, 127.0.0.1 or [::1] (another site's page could otherwise reach it \
+                 by DNS rebinding); open it by one of those names, or start it with --token"
+            ))
+            .into_response();
+        }
+    }
+    next.run(req).await
 }
 
 fn asset(name: &str) -> Response {

@@ -97,9 +97,80 @@ pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io
     axum::serve(listener, router).await
 }
 
+/// Whether `host` (a `Host` header or a URI authority) names the loopback interface:
+/// `localhost`, an IPv4 address of 127.0.0.0/8 or `[::1]`, with or without a port,
+/// letters in any case. A server without a token answers only such requests, so a web
+/// page of another site that makes its own name resolve to 127.0.0.1 (DNS rebinding)
+/// cannot read runs or start searches: the browser sends that site's name as the Host.
+pub fn is_loopback_host(host: &str) -> bool {
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((inside, "")) => (inside, None),
+            Some((inside, after)) => match after.strip_prefix(':') {
+                Some(port) => (inside, Some(port)),
+                None => return false,
+            },
+            None => return false,
+        },
+        None => match host.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        },
+    };
+    let port_ok =
+        port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+    let bracketed = host.starts_with('[');
+    let name_ok = if bracketed {
+        name.parse::<std::net::Ipv6Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+    } else {
+        name.eq_ignore_ascii_case("localhost")
+            || name
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    };
+    port_ok && name_ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_hosts_are_told_from_other_names() {
+        for h in [
+            "127.0.0.1",
+            "127.0.0.1:8080",
+            "localhost",
+            "LocalHost:80",
+            "[::1]",
+            "[::1]:8080",
+            "127.1.2.3:9",
+        ] {
+            assert!(is_loopback_host(h), "{h}");
+        }
+        for h in [
+            "",
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+            "localhost.",
+            "127.0.0.1.nip.io",
+            "10.0.0.1",
+            "0.0.0.0:8080",
+            "[::2]:80",
+            "::1",
+            "[::1",
+            "[::1]x",
+            "127.0.0.1:",
+            "127.0.0.1:80:80",
+            "127.0.0.1:http",
+            "localhost:123456",
+            "[::ffff:127.0.0.1]",
+        ] {
+            assert!(!is_loopback_host(h), "{h}");
+        }
+    }
 
     #[test]
     fn a_token_is_needed_beyond_loopback() {

@@ -94,8 +94,23 @@ pub fn request(
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> (u16, String) {
+    request_to(addr, Some(addr), method, path, headers, body)
+}
+
+/// Like [`request`], with the Host header `host` (none: no Host header).
+pub fn request_to(
+    addr: &str,
+    host: Option<&str>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if let Some(h) = host {
+        req.push_str(&format!("Host: {h}\r\n"));
+    }
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -718,4 +733,79 @@ fn searches_whose_clients_hung_up_stop_and_free_their_slots() {
         "{:?}",
         t.elapsed()
     );
+}
+
+#[test]
+fn a_server_without_a_token_answers_only_loopback_host_names() {
+    let run = micro_run();
+    let srv = Server::start(&[run], &[]);
+    let a = &srv.addr;
+    let port = a.rsplit(':').next().unwrap();
+    let think = json!({"game": "ataxx", "player": "random"}).to_string();
+    // Another site's name (DNS rebinding), with and without a port; names that only
+    // start or end like a loopback name; an address of another interface.
+    for host in [
+        "evil.example".to_string(),
+        format!("evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+        "127.0.0.1.nip.io".into(),
+        format!("10.1.2.3:{port}"),
+        format!("127.0.0.1:{port}@evil.example"),
+    ] {
+        for (method, path, body) in [
+            ("GET", "/api/runs", None),
+            ("POST", "/api/think", Some(think.as_str())),
+            ("GET", "/", None),
+            ("GET", "/assets/app.js", None),
+        ] {
+            let (s, b) = request_to(a, Some(&host), method, path, &[], body);
+            assert_eq!(s, 403, "{host} {path}: {b}");
+            let v: Value = serde_json::from_str(&b).unwrap();
+            let msg = v["error"].as_str().unwrap();
+            assert!(
+                msg.contains(&format!("Host `{host}` is not a loopback name"))
+                    && msg.contains("--token"),
+                "{msg}"
+            );
+        }
+    }
+    let (s, b) = request_to(a, None, "GET", "/api/runs", &[], None);
+    assert_eq!(s, 403, "{b}");
+    assert!(b.contains("no Host header"), "{b}");
+    // A second Host header does not get a foreign name through.
+    let (s, b) = request(a, "GET", "/api/runs", &[("Host", "evil.example")], None);
+    assert!((400..500).contains(&s), "{s}: {b}");
+    // The loopback names, with or without the port, in any case.
+    for host in [
+        a.to_string(),
+        "127.0.0.1".into(),
+        format!("localhost:{port}"),
+        "LocalHost".into(),
+        format!("[::1]:{port}"),
+    ] {
+        let (s, b) = request_to(a, Some(&host), "GET", "/api/runs", &[], None);
+        assert_eq!(s, 200, "{host}: {b}");
+        let (s, b) = request_to(a, Some(&host), "POST", "/api/think", &[], Some(&think));
+        assert_eq!(s, 200, "{host}: {b}");
+    }
+    // A server with a token answers any name: the token keeps others out.
+    let srv = Server::start(&[run], &["--token", "s3cret"]);
+    let (s, _) = request_to(
+        &srv.addr,
+        Some("evil.example"),
+        "GET",
+        "/api/runs",
+        &[],
+        None,
+    );
+    assert_eq!(s, 401);
+    let (s, b) = request_to(
+        &srv.addr,
+        Some("flipzero.lan:8080"),
+        "GET",
+        "/api/runs",
+        &[("x-flipzero-token", "s3cret")],
+        None,
+    );
+    assert_eq!(s, 200, "{b}");
 }
