@@ -230,8 +230,16 @@ function renderTable() {
     td(tr, e ? e.best : "-");
     td(tr, e ? e.anchor.map((a) => `${a.b}: ${fmtElo(a.elo, a.elo_ci95)}`).join(", ") : "-", "l");
     td(tr, (d.elapsed_s[i] / 60).toFixed(1) + " min");
+    const bad = (d.problems || []).filter((p) => p.generation === g.generation);
+    if (bad.length) {
+      tr.classList.add("problem");
+      tr.title = bad.map((p) => `${p.file}: ${p.problem}`).join("\n");
+    }
     body.appendChild(tr);
   });
+  // Records that could not be read: their generations are shown without them.
+  $("gen-problems").textContent = (d.problems || [])
+    .map((p) => `generation ${p.generation}: ${p.file} left out (${p.problem})`).join("\n");
   const rb = $("rating-table").tBodies[0];
   rb.innerHTML = "";
   $("rating-anchor").textContent = d.anchor ? `(anchor ${d.anchor} = 0)` : (d.ratings_note || "");

@@ -66,7 +66,8 @@ pub fn routes(state: Arc<AppState>) -> Router {
         .route("/think", post(think))
         .route("/analyse", post(analyse))
         .fallback(|| async { ApiError::NotFound("no such API endpoint".into()) })
-        .layer(middleware::from_fn_with_state(state.clone(), check_token));
+        .layer(middleware::from_fn_with_state(state.clone(), check_token))
+        .layer(middleware::from_fn_with_state(state.clone(), hide_paths));
     Router::new()
         .nest("/api", api)
         .route("/", get(|| async { asset("index.html") }))
@@ -113,6 +114,42 @@ async fn check_host(State(s): Shared, req: Request, next: Next) -> Response {
         }
     }
     next.run(req).await
+}
+
+/// Largest error body rewritten by [`hide_paths`] (errors are a line or two).
+const ERROR_BODY_LIMIT: usize = 1 << 20;
+
+/// Every error answer of the API with the run directories' paths taken out (a path
+/// inside a run is named relative to it): a message never shows where the server keeps
+/// its files, whichever layer wrote it.
+async fn hide_paths(State(s): Shared, req: Request, next: Next) -> Response {
+    let res = next.run(req).await;
+    if res.status().is_success() {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, ERROR_BODY_LIMIT).await else {
+        return ApiError::Internal("the error message could not be read".into()).into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let hidden = match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(mut v) => {
+            hide_in_json(&mut v, &s.runs);
+            v.to_string()
+        }
+        Err(_) => s.runs.hide_paths(&text),
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(hidden))
+}
+
+fn hide_in_json(v: &mut serde_json::Value, runs: &Runs) {
+    match v {
+        serde_json::Value::String(t) => *t = runs.hide_paths(t),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| hide_in_json(x, runs)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| hide_in_json(x, runs)),
+        _ => {}
+    }
 }
 
 fn asset(name: &str) -> Response {
@@ -210,8 +247,7 @@ async fn run_games(
     }
     blocking(move || {
         let dir = s.runs.dir(&run)?.to_path_buf();
-        let gens =
-            eval::report::read_generations(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let (gens, _problems) = runs::read_generations(&dir);
         let mut out = vec![];
         for g in gens
             .iter()

@@ -34,7 +34,7 @@ mod position;
 mod runs;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ use axum::Router;
 pub use error::ApiError;
 pub use games::{GameDetail, GameListing, Ply, PolicyEntry};
 pub use position::{BoardCell, LegalMove, Outcome, PositionView};
-pub use runs::{RunDashboard, RunEntry};
+pub use runs::{RecordProblem, RunDashboard, RunEntry};
 
 /// The header (or query parameter `token`) that carries the access token.
 pub const TOKEN_HEADER: &str = "x-flipzero-token";
@@ -132,6 +132,43 @@ pub fn is_loopback_host(host: &str) -> bool {
     port_ok && name_ok
 }
 
+/// `text` with the directory `dir` no longer named: `dir/x/y` becomes `x/y` (a path
+/// relative to it) and `dir` itself becomes `name`. Each spelling of `dir` is replaced:
+/// as given, made absolute, and with its links resolved.
+pub(crate) fn hide_dir(text: &str, dir: &Path, name: &str) -> String {
+    let mut forms: Vec<String> = vec![dir.display().to_string()];
+    if let Ok(p) = std::path::absolute(dir) {
+        forms.push(p.display().to_string());
+    }
+    if let Ok(p) = dir.canonicalize() {
+        forms.push(p.display().to_string());
+    }
+    forms.retain(|f| !f.is_empty() && f != "." && f != "/");
+    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    forms.dedup();
+    let mut out = text.to_string();
+    for f in &forms {
+        let f = f.trim_end_matches('/');
+        out = out.replace(&format!("{f}/"), "");
+        // The directory itself, where the path ends (not a longer name that starts so).
+        let mut rest = out.as_str();
+        let mut done = String::new();
+        while let Some(i) = rest.find(f) {
+            let after = &rest[i + f.len()..];
+            let ends = after
+                .chars()
+                .next()
+                .is_none_or(|c| !(c.is_alphanumeric() || "-_.~".contains(c)));
+            done.push_str(&rest[..i]);
+            done.push_str(if ends { name } else { f });
+            rest = after;
+        }
+        done.push_str(rest);
+        out = done;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +207,23 @@ mod tests {
         ] {
             assert!(!is_loopback_host(h), "{h}");
         }
+    }
+
+    #[test]
+    fn a_directory_is_hidden_in_messages() {
+        let d = Path::new("/srv/data/runs/a");
+        assert_eq!(
+            hide_dir("/srv/data/runs/a/eval/gen-0003.json: corrupt", d, "run `a`"),
+            "eval/gen-0003.json: corrupt"
+        );
+        assert_eq!(
+            hide_dir("/srv/data/runs/a is not a run", d, "run `a`"),
+            "run `a` is not a run"
+        );
+        assert_eq!(
+            hide_dir("see /srv/data/runs/ab/x", d, "run `a`"),
+            "see /srv/data/runs/ab/x"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `flipzero serve` over HTTP: every API endpoint on a finished micro run, bad input
 //! (unknown run, bad position, illegal move, traversal attempts) answered with the right
-//! status and a message, the token check, and the page's assets.
+//! status and a message, the token check, the Host check of a server without a token,
+//! the search slots against clients that hang up, corrupt records, and the page's assets.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -161,6 +162,52 @@ fn refused(addr: &str, path: &str, status: u16) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("{path}: no message: {v}"))
         .to_string()
+}
+
+/// A copy of the directory `from` at `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A copy of the micro run, for a test to change: removed when dropped.
+pub struct RunCopy(pub PathBuf);
+
+impl RunCopy {
+    /// A fresh copy named after `what`.
+    pub fn new(what: &str) -> RunCopy {
+        let dir =
+            std::env::temp_dir().join(format!("flipzero-serve-{}-{what}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        copy_dir(micro_run(), &dir);
+        RunCopy(dir)
+    }
+
+    /// Cuts file `rel` of the run to half its length (a write that never finished).
+    pub fn truncate(&self, rel: &str) {
+        let path = self.0.join(rel);
+        let len = std::fs::metadata(&path).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
+    }
+}
+
+impl Drop for RunCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn enc(s: &str) -> String {
@@ -808,4 +855,109 @@ fn a_server_without_a_token_answers_only_loopback_host_names() {
         None,
     );
     assert_eq!(s, 200, "{b}");
+}
+
+#[test]
+fn a_corrupt_record_leaves_out_only_itself_and_no_answer_shows_a_server_path() {
+    let copy = RunCopy::new("corrupt");
+    let dir = &copy.0;
+    copy.truncate("eval/gen-0001.json");
+    copy.truncate("selfplay/gen-0000/summary.json");
+    copy.truncate("models/gen-0001/model.json");
+    let srv = Server::start(&[dir], &[]);
+    let a = &srv.addr;
+    let canonical = dir.canonicalize().unwrap();
+    let no_path = |what: &str, body: &str| {
+        for p in [dir.display().to_string(), canonical.display().to_string()] {
+            assert!(!body.contains(&p), "{what} shows the server's path: {body}");
+        }
+        assert!(
+            !body.contains(&std::env::temp_dir().display().to_string()),
+            "{what}: {body}"
+        );
+    };
+    // The run is listed with both generations, and the two bad records named.
+    let (s, b) = request(a, "GET", "/api/runs", &[], None);
+    assert_eq!(s, 200, "{b}");
+    no_path("/api/runs", &b);
+    let runs: Value = serde_json::from_str(&b).unwrap();
+    assert_eq!(runs[0]["generations"], 2, "{runs}");
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    let problems = runs[0]["problems"].as_array().unwrap();
+    let named: Vec<(u64, &str)> = problems
+        .iter()
+        .map(|p| {
+            (
+                p["generation"].as_u64().unwrap(),
+                p["file"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (0, "selfplay/gen-0000/summary.json"),
+            (1, "eval/gen-0001.json")
+        ]
+    );
+    for p in problems {
+        assert!(
+            p["problem"].as_str().unwrap().contains("corrupt record"),
+            "{p}"
+        );
+    }
+    // The dashboard: every intact record, the bad ones absent and listed.
+    let (s, b) = request(a, "GET", &format!("/api/runs/{id}"), &[], None);
+    assert_eq!(s, 200, "{b}");
+    no_path("the dashboard", &b);
+    let d: Value = serde_json::from_str(&b).unwrap();
+    let gens = d["generations"].as_array().unwrap();
+    assert_eq!(gens.len(), 2);
+    assert!(
+        gens[0]["selfplay"].is_null()
+            && gens[0]["train"].is_object()
+            && gens[0]["eval"].is_object()
+    );
+    assert!(
+        gens[1]["selfplay"].is_object()
+            && gens[1]["train"].is_object()
+            && gens[1]["eval"].is_null()
+    );
+    assert_eq!(d["problems"].as_array().unwrap().len(), 2);
+    // The rating list from generation 0's anchoring games (2 baselines × 2 pairs × 2).
+    let games: u64 = d["ratings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["games"].as_u64().unwrap())
+        .sum();
+    assert_eq!(games, 2 * 8, "each game counts for both players: {d}");
+    // The games of the intact records are listed.
+    let (s, b) = request(
+        a,
+        "GET",
+        &format!("/api/runs/{id}/games?source=anchor"),
+        &[],
+        None,
+    );
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&b)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        8
+    );
+    // A network whose model.json is cut short: an error naming the file within the run.
+    let (s, b) = request(
+        a,
+        "POST",
+        "/api/analyse",
+        &[],
+        Some(&json!({"game": "ataxx", "net": format!("{id}/gen-0001")}).to_string()),
+    );
+    assert!((400..600).contains(&s), "{s}: {b}");
+    no_path("a broken network", &b);
+    assert!(b.contains("models/gen-0001/model.json"), "{b}");
 }
