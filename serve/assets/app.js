@@ -222,7 +222,8 @@ function renderTable() {
     td(tr, sp ? sp.model : "-", "l");
     td(tr, sp ? sp.games : "-");
     td(tr, sp ? sp.positions : "-");
-    td(tr, sp ? sp.results.join("/") : "-");
+    // The record lists [x wins, o wins, draws]; the column reads x wins / draws / o wins.
+    td(tr, sp ? `${sp.results[0]} / ${sp.results[2]} / ${sp.results[1]}` : "-");
     td(tr, t ? `${t.loss.toFixed(3)} (${t.policy_loss.toFixed(3)} / ${t.value_loss.toFixed(3)})` : "-");
     td(tr, v ? `${v.matched.games} games, ${(100 * v.matched.score).toFixed(1)}%, Elo ${fmtElo(v.matched.elo, v.matched.elo_ci95)}` : (e ? e.reason : "-"), "l");
     td(tr, v ? `${v.llr.toFixed(2)} [${v.bounds[0].toFixed(2)}, ${v.bounds[1].toFixed(2)}] ${v.sprt}` : "-");
