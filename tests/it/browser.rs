@@ -2,7 +2,8 @@
 //! chromedriver): the dashboard of a micro run and a generation published while it is
 //! open, a whole game played by clicks against `random`, the game viewer stepping
 //! through a recorded game; screenshots of the three pages under target/screenshots/.
-//! The dashboard's results column and corrupt records.
+//! The dashboard's results column and corrupt records; the play board when the game
+//! changes while the engine thinks.
 //!
 //! The browser is installed by `.ci/install-browser` (run by `make test` and `.ci/run`);
 //! without it these tests fail and say so, rather than pass without running.
@@ -396,6 +397,83 @@ fn browser_results_column_reads_x_draws_o_and_a_corrupt_record_is_marked() {
             note.contains("generation 1: eval/gen-0001.json") && note.contains("corrupt record"),
             "{note}"
         );
+        c.close().await.unwrap();
+    });
+}
+
+#[test]
+fn browser_an_old_games_reply_never_lands_on_a_new_game() {
+    // Each engine move takes 1.5 s: long enough to act while it thinks.
+    let srv = Server::start(&[], &[]);
+    let driver = Driver::start();
+    let base = format!("http://{}", srv.addr);
+    let think = Duration::from_millis(1500);
+    runtime().block_on(async {
+        let c = driver.client().await;
+        c.goto(&format!("{base}/?game=ataxx&player=ab:time=1500&side=o#play"))
+            .await
+            .unwrap();
+        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        let board = "const b = document.getElementById('play-board'); \
+                     return b.dataset.busy === 'false' && b.dataset.turn === 'human' \
+                     && [b.dataset.game, b.dataset.position, document.getElementById('play-moves').textContent];";
+
+        // New game while the engine thinks, twice: one game, with the one engine move.
+        for _ in 0..2 {
+            c.execute("document.getElementById('play-new').click(); return null;", vec![])
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        c.execute("document.getElementById('play-new').click(); return null;", vec![])
+            .await
+            .unwrap();
+        wait_for(&c, board, "the engine's move").await;
+        // Every earlier think would have answered by now.
+        tokio::time::sleep(think).await;
+        let v = wait_for(&c, board, "the human's turn").await;
+        let game: Game = "ataxx".parse().unwrap();
+        let moves = v[2].as_str().unwrap().strip_prefix("Moves: ").unwrap_or("").to_string();
+        let moves: Vec<&str> = moves.split_whitespace().collect();
+        assert_eq!(moves.len(), 1, "one engine move in the new game, not {moves:?}");
+        let start = game.startpos();
+        let after = start.after(start.parse_move(moves[0]).unwrap());
+        assert_eq!(v[0], "ataxx");
+        assert_eq!(v[1], after.text().as_str());
+
+        // Another game while the engine thinks: the board is that game's, and stays so.
+        c.execute("document.getElementById('play-new').click(); return null;", vec![])
+            .await
+            .unwrap();
+        wait_for(
+            &c,
+            "return document.getElementById('play-board').dataset.busy === 'true'",
+            "the engine to think",
+        )
+        .await;
+        c.execute(
+            "document.getElementById('play-side').value = 'x'; \
+             const g = document.getElementById('play-game'); g.value = 'hexxagon'; \
+             g.dispatchEvent(new Event('change')); return null;",
+            vec![],
+        )
+        .await
+        .unwrap();
+        let hex: Game = "hexxagon".parse().unwrap();
+        let v = wait_for(&c, board, "the new game").await;
+        assert_eq!(v[0], "hexxagon");
+        tokio::time::sleep(think + Duration::from_millis(500)).await;
+        let v = wait_for(&c, board, "the human's turn").await;
+        assert_eq!(
+            v,
+            json!(["hexxagon", hex.startpos().text(), ""]),
+            "the old game's answer landed on the new board"
+        );
+        let selected = c
+            .execute("return document.getElementById('play-game').value", vec![])
+            .await
+            .unwrap();
+        assert_eq!(selected, "hexxagon");
         c.close().await.unwrap();
     });
 }
