@@ -47,10 +47,13 @@ impl Player for AlphaBetaPlayer {
     }
 
     fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {
-        let stop = AtomicBool::new(false);
+        self.choose_until(state, &AtomicBool::new(false))
+    }
+
+    fn choose_until(&mut self, state: &State, stop: &AtomicBool) -> Result<Move, PlayerError> {
         let report = self
             .searcher
-            .search(state, self.limits, &stop, |_| {})
+            .search(state, self.limits, stop, |_| {})
             .expect("not over");
         Ok(report.pv[0])
     }

@@ -273,22 +273,6 @@ impl MctsPlayer {
         Ok(out.best)
     }
 
-    /// Like [`Player::choose`], but ends the search early (with the most visited move so
-    /// far) once `stop` is set; a UAI front end's `stop` sets it.
-    pub fn choose_until(&mut self, state: &State, stop: &AtomicBool) -> Result<Move, PlayerError> {
-        let limits = match self.thinking {
-            Thinking::Sims(n) => PlayLimits {
-                sims: Some(n),
-                time: None,
-            },
-            Thinking::Time(t) => PlayLimits {
-                sims: None,
-                time: Some(TimeBudget::fixed(t)),
-            },
-        };
-        self.search(state, limits, stop)
-    }
-
     /// The time budget of a move on `clock` in `state`, by this player's time manager.
     pub fn budget(&self, state: &State, clock: &ClockState) -> TimeBudget {
         self.time_manager.budget(clock, expected_moves_left(state))
@@ -303,6 +287,21 @@ impl Player for MctsPlayer {
 
     fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {
         self.choose_until(state, &AtomicBool::new(false))
+    }
+
+    /// Ends the search early (with the most visited move so far) once `stop` is set.
+    fn choose_until(&mut self, state: &State, stop: &AtomicBool) -> Result<Move, PlayerError> {
+        let limits = match self.thinking {
+            Thinking::Sims(n) => PlayLimits {
+                sims: Some(n),
+                time: None,
+            },
+            Thinking::Time(t) => PlayLimits {
+                sims: None,
+                time: Some(TimeBudget::fixed(t)),
+            },
+        };
+        self.search(state, limits, stop)
     }
 
     fn choose_timed(&mut self, state: &State, clock: &ClockState) -> Result<Move, PlayerError> {

@@ -7,6 +7,7 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use engine::search::{Limits, Searcher};
@@ -29,6 +30,14 @@ pub trait Player: Send {
 
     /// A legal move for `state` (which is not finished).
     fn choose(&mut self, state: &State) -> Result<Move, PlayerError>;
+
+    /// Like [`Player::choose`], but a search ends early once `stop` is set, with the best
+    /// move found so far (a UAI front end's `stop`, a web client that hung up). Players
+    /// that move at once, and external engines, ignore it.
+    fn choose_until(&mut self, state: &State, stop: &AtomicBool) -> Result<Move, PlayerError> {
+        let _ = stop;
+        self.choose(state)
+    }
 
     /// A legal move for `state` on `clock`, this player's own clock in a timed match.
     /// Players that think ignore their own limits of time and spend the clock as their

@@ -6,8 +6,9 @@ const SVGNS = "http://www.w3.org/2000/svg";
 const COLORS = ["#e2574c", "#2f6fd6", "#2d9a4a", "#9b59b6", "#e67e22", "#16a085", "#7f8c8d", "#c0392b"];
 const $ = (id) => document.getElementById(id);
 
-async function api(path, body) {
-  const opts = { headers: { "x-flipzero-token": TOKEN } };
+// A request of the API; `signal` (an AbortSignal) cancels it.
+async function api(path, body, signal) {
+  const opts = { headers: { "x-flipzero-token": TOKEN }, signal };
   if (body !== undefined) {
     opts.method = "POST";
     opts.headers["content-type"] = "application/json";
@@ -222,7 +223,8 @@ function renderTable() {
     td(tr, sp ? sp.model : "-", "l");
     td(tr, sp ? sp.games : "-");
     td(tr, sp ? sp.positions : "-");
-    td(tr, sp ? sp.results.join("/") : "-");
+    // The record lists [x wins, o wins, draws]; the column reads x wins / draws / o wins.
+    td(tr, sp ? `${sp.results[0]} / ${sp.results[2]} / ${sp.results[1]}` : "-");
     td(tr, t ? `${t.loss.toFixed(3)} (${t.policy_loss.toFixed(3)} / ${t.value_loss.toFixed(3)})` : "-");
     td(tr, v ? `${v.matched.games} games, ${(100 * v.matched.score).toFixed(1)}%, Elo ${fmtElo(v.matched.elo, v.matched.elo_ci95)}` : (e ? e.reason : "-"), "l");
     td(tr, v ? `${v.llr.toFixed(2)} [${v.bounds[0].toFixed(2)}, ${v.bounds[1].toFixed(2)}] ${v.sprt}` : "-");
@@ -230,8 +232,16 @@ function renderTable() {
     td(tr, e ? e.best : "-");
     td(tr, e ? e.anchor.map((a) => `${a.b}: ${fmtElo(a.elo, a.elo_ci95)}`).join(", ") : "-", "l");
     td(tr, (d.elapsed_s[i] / 60).toFixed(1) + " min");
+    const bad = (d.problems || []).filter((p) => p.generation === g.generation);
+    if (bad.length) {
+      tr.classList.add("problem");
+      tr.title = bad.map((p) => `${p.file}: ${p.problem}`).join("\n");
+    }
     body.appendChild(tr);
   });
+  // Records that could not be read: their generations are shown without them.
+  $("gen-problems").textContent = (d.problems || [])
+    .map((p) => `generation ${p.generation}: ${p.file} left out (${p.problem})`).join("\n");
   const rb = $("rating-table").tBodies[0];
   rb.innerHTML = "";
   $("rating-anchor").textContent = d.anchor ? `(anchor ${d.anchor} = 0)` : (d.ratings_note || "");
@@ -343,7 +353,12 @@ function step(d) {
 }
 
 // ---------- play ----------
-const play = { view: null, selected: null, busy: false, moves: [], last: null };
+// Every game on the board is a session: New game and a change of game start the next
+// one and cancel the requests of the last (the server stops a search whose request is
+// cancelled). Each request belongs to the session that sent it, and an answer that
+// arrives after its session ended is dropped, so an old game's move never lands on
+// the new board.
+const play = { view: null, selected: null, busy: false, moves: [], last: null, session: 0, abort: null };
 
 function humanSide() { return $("play-side").value; }
 
@@ -352,20 +367,55 @@ function setBusy(b) {
   $("play-board").dataset.busy = b ? "true" : "false";
 }
 
-async function newGame() {
-  setBusy(true);
-  try {
-    play.view = await api("position?" + new URLSearchParams({ game: $("play-game").value }));
-    play.moves = []; play.selected = null; play.last = null;
-    renderPlay();
-    await opponentTurn();
-  } finally { setBusy(false); renderPlay(); }
+// Thrown where an answer comes back after its session ended; never shown.
+class Stale extends Error {}
+
+// Ends the current session (cancelling its requests) and starts the next.
+function nextSession() {
+  if (play.abort) play.abort.abort();
+  play.abort = new AbortController();
+  return ++play.session;
 }
 
-async function opponentTurn() {
+// A request of session `s`: its answer, or Stale if the session has ended meanwhile.
+async function sessionApi(s, path, body) {
+  try {
+    const r = await api(path, body, play.abort.signal);
+    if (s !== play.session) throw new Stale();
+    return r;
+  } catch (e) {
+    if (s !== play.session) throw new Stale();
+    throw e;
+  }
+}
+
+// Runs `work` for session `s` with the board busy; a stale session leaves the board alone.
+async function inSession(s, work) {
+  setBusy(true);
+  try {
+    await work();
+  } catch (e) {
+    if (!(e instanceof Stale)) throw e;
+  } finally {
+    if (s === play.session) { setBusy(false); renderPlay(); }
+  }
+}
+
+async function newGame() {
+  const s = nextSession();
+  await inSession(s, async () => {
+    const v = await sessionApi(s, "position?" + new URLSearchParams({ game: $("play-game").value }));
+    play.view = v;
+    play.moves = []; play.selected = null; play.last = null;
+    renderPlay();
+    await opponentTurn(s);
+  });
+}
+
+async function opponentTurn(s) {
   while (play.view && !play.view.outcome && play.view.side_to_move !== humanSide()) {
     $("play-status").textContent = `${$("play-player").value} is thinking…`;
-    const a = await api("think", { game: play.view.game, position: play.view.position, player: $("play-player").value, seed: play.moves.length + 1 });
+    const a = await sessionApi(s, "think", { game: play.view.game, position: play.view.position, player: $("play-player").value, seed: play.moves.length + 1 });
     play.moves.push(a.move);
     play.last = new Set([a.from, a.to].filter((c) => c !== null && c !== undefined));
     play.view = a.view;
@@ -374,17 +424,17 @@ async function opponentTurn() {
 }
 
 async function playMove(text) {
-  setBusy(true);
-  try {
-    const v = await api("move?" + new URLSearchParams({ game: play.view.game, position: play.view.position, move: text }));
+  const s = play.session;
+  await inSession(s, async () => {
+    const v = await sessionApi(s, "move?" + new URLSearchParams({ game: play.view.game, position: play.view.position, move: text }));
     const m = play.view.legal.find((l) => l.text === text);
     play.last = new Set(m ? [m.from, m.to].filter((c) => c !== null && c !== undefined) : []);
     play.moves.push(text);
     play.view = v;
     play.selected = null;
     renderPlay();
-    await opponentTurn();
-  } finally { setBusy(false); renderPlay(); }
+    await opponentTurn(s);
+  });
 }
 
 function clickCell(cell) {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, Request, State};
@@ -65,7 +66,8 @@ pub fn routes(state: Arc<AppState>) -> Router {
         .route("/think", post(think))
         .route("/analyse", post(analyse))
         .fallback(|| async { ApiError::NotFound("no such API endpoint".into()) })
-        .layer(middleware::from_fn_with_state(state.clone(), check_token));
+        .layer(middleware::from_fn_with_state(state.clone(), check_token))
+        .layer(middleware::from_fn_with_state(state.clone(), hide_paths));
     Router::new()
         .nest("/api", api)
         .route("/", get(|| async { asset("index.html") }))
@@ -74,7 +76,80 @@ pub fn routes(state: Arc<AppState>) -> Router {
             get(|Path(f): Path<String>| async move { asset(&f) }),
         )
         .fallback(|| async { ApiError::NotFound("no such page".into()) })
+        .layer(middleware::from_fn_with_state(state.clone(), check_host))
         .with_state(state)
+}
+
+/// Most characters of a refused Host header repeated in the message.
+const HOST_SHOWN: usize = 80;
+
+/// Refuses every request not addressed to a loopback name, when the server has no
+/// token (see [`crate::is_loopback_host`]): 403, naming the host. A server with a token
+/// answers any Host: it may be reached by any name, and the token, which another site's
+/// page does not have, is what keeps others out.
+async fn check_host(State(s): Shared, req: Request, next: Next) -> Response {
+    if s.config.token.is_none() {
+        let hosts: Vec<String> = req
+            .headers()
+            .get_all(header::HOST)
+            .iter()
+            .map(|v| v.to_str().unwrap_or("(not text)").to_string())
+            .chain(req.uri().authority().map(|a| a.as_str().to_string()))
+            .collect();
+        let bad = if hosts.is_empty() {
+            Some("no Host header".to_string())
+        } else {
+            hosts.iter().find(|h| !crate::is_loopback_host(h)).map(|h| {
+                let shown: String = h.chars().take(HOST_SHOWN).collect();
+                format!("Host `{shown}` is not a loopback name")
+            })
+        };
+        if let Some(why) = bad {
+            return ApiError::Forbidden(format!(
+                "{why}: this server has no token, so it answers only requests addressed to \
+                 localhost, 127.0.0.1 or [::1] (another site's page could otherwise reach it \
+                 by DNS rebinding); open it by one of those names, or start it with --token"
+            ))
+            .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+/// Largest error body rewritten by [`hide_paths`] (errors are a line or two).
+const ERROR_BODY_LIMIT: usize = 1 << 20;
+
+/// Every error answer of the API with the run directories' paths taken out (a path
+/// inside a run is named relative to it): a message never shows where the server keeps
+/// its files, whichever layer wrote it.
+async fn hide_paths(State(s): Shared, req: Request, next: Next) -> Response {
+    let res = next.run(req).await;
+    if res.status().is_success() {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, ERROR_BODY_LIMIT).await else {
+        return ApiError::Internal("the error message could not be read".into()).into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let hidden = match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(mut v) => {
+            hide_in_json(&mut v, &s.runs);
+            v.to_string()
+        }
+        Err(_) => s.runs.hide_paths(&text),
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(hidden))
+}
+
+fn hide_in_json(v: &mut serde_json::Value, runs: &Runs) {
+    match v {
+        serde_json::Value::String(t) => *t = runs.hide_paths(t),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| hide_in_json(x, runs)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| hide_in_json(x, runs)),
+        _ => {}
+    }
 }
 
 fn asset(name: &str) -> Response {
@@ -172,8 +247,7 @@ async fn run_games(
     }
     blocking(move || {
         let dir = s.runs.dir(&run)?.to_path_buf();
-        let gens =
-            eval::report::read_generations(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let (gens, _problems) = runs::read_generations(&dir);
         let mut out = vec![];
         for g in gens
             .iter()
@@ -393,18 +467,38 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
     })
 }
 
+/// Sets its flag when dropped: when the request's future ends, finished or dropped
+/// because the client hung up.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Runs `f` on a blocking thread once a search slot is free (503 after the wait).
+///
+/// The slot (a permit of `searches`) moves into the thread and is given back only when
+/// `f` returns, so at most `max_searches` searches run however their clients behave.
+/// `f` gets a stop flag that is set once nobody waits for the answer any more (the
+/// client hung up and the request was dropped): the players poll it, so a search whose
+/// client has gone ends within milliseconds and frees its slot.
 async fn search<T: Send + 'static>(
     s: &AppState,
-    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+    f: impl FnOnce(&AtomicBool) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let permit = tokio::time::timeout(s.config.queue_wait, s.searches.clone().acquire_owned())
         .await
         .map_err(|_| ApiError::Busy)?
         .map_err(|_| ApiError::Busy)?;
-    let r = blocking(f).await;
-    drop(permit);
-    r
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_when_dropped = StopOnDrop(stop.clone());
+    blocking(move || {
+        let _slot = permit;
+        f(&stop)
+    })
+    .await
 }
 
 /// Runs `f` on a blocking thread; a panic there is a 500, never a dead server.
@@ -444,7 +538,7 @@ async fn think(
     let spec = player_spec(&s, &b.player)?;
     let name = b.player.clone();
     let seed = b.seed;
-    search(&s, move || {
+    search(&s, move |stop| {
         let mut player = spec.build(game, seed, Timeouts::default()).map_err(|e| {
             ApiError::BadRequest(format!("player `{name}` cannot play {game}: {e}"))
         })?;
@@ -452,7 +546,7 @@ async fn think(
             .new_game()
             .map_err(|e| ApiError::Internal(format!("player `{name}`: {e}")))?;
         let mv = player
-            .choose(&state)
+            .choose_until(&state, stop)
             .map_err(|e| ApiError::Internal(format!("player `{name}` failed to move: {e}")))?;
         if !state.is_legal(mv) {
             return Err(ApiError::Internal(format!(
@@ -503,7 +597,7 @@ async fn analyse(
     let (game, state) = position_in_play(&b.game, b.position.as_deref(), "no moves to weigh")?;
     let source = net_source(&s, &b.net)?;
     let name = b.net.clone();
-    search(&s, move || {
+    search(&s, move |_stop| {
         let mut ev = eval::build_evaluator(&source, game, eval::NetEngine::Fast)
             .map_err(|e| ApiError::BadRequest(format!("network `{name}`: {e}")))?;
         let moves = state.legal_moves();
@@ -535,4 +629,99 @@ async fn analyse(
     })
     .await
     .map(Json)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Waits up to a second for `cond`.
+    fn soon(cond: impl Fn() -> bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            if cond() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        cond()
+    }
+
+    #[test]
+    fn a_dropped_search_is_told_to_stop_and_keeps_its_slot_until_it_ends() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let state = Arc::new(
+            AppState::new(ServeConfig {
+                runs: vec![],
+                max_searches: 1,
+                queue_wait: Duration::from_millis(10),
+                token: None,
+            })
+            .unwrap(),
+        );
+        // The search runs until told to stop, says so, then waits to be let go.
+        let (stopped, release) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (seen, go) = (stopped.clone(), release.clone());
+        let s = state.clone();
+        let task = rt.spawn(async move {
+            search(&s, move |stop| {
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                seen.store(stop.load(Ordering::Relaxed), Ordering::Relaxed);
+                while !go.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Ok(())
+            })
+            .await
+        });
+        assert!(
+            soon(|| state.searches.available_permits() == 0),
+            "the search never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !stopped.load(Ordering::Relaxed),
+            "stopped while its client waits"
+        );
+        // The client hangs up: the request's future is dropped.
+        task.abort();
+        assert!(
+            soon(|| stopped.load(Ordering::Relaxed)),
+            "the search was not told to stop"
+        );
+        // Still running: the slot stays taken, and another search is refused.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(
+            state.searches.available_permits(),
+            0,
+            "the slot was freed while the search runs"
+        );
+        let s = state.clone();
+        let other = rt.block_on(async move { search(&s, |_| Ok(())).await });
+        assert!(
+            matches!(other, Err(ApiError::Busy)),
+            "a second search ran beside the first"
+        );
+        // It ends: the slot is free again.
+        release.store(true, Ordering::Relaxed);
+        assert!(
+            soon(|| state.searches.available_permits() == 1),
+            "the slot was not given back"
+        );
+        let s = state.clone();
+        let other = rt.block_on(async move { search(&s, |_| Ok(7)).await });
+        assert_eq!(other.unwrap(), 7);
+    }
 }

@@ -8,11 +8,31 @@
 //! message, searches are bounded in number, and a server listening beyond the loopback
 //! interface requires a token.
 //!
+//! - **Host check.** A server without a token (the loopback default) answers only
+//!   requests whose `Host` names the loopback interface: `localhost`, `127.x.y.z` or
+//!   `[::1]`, with or without a port, in any case ([`is_loopback_host`]). Any other
+//!   Host, or none, gets 403 with a message naming it, on every path: another site's
+//!   page that makes its own name resolve to 127.0.0.1 (DNS rebinding) can neither read
+//!   runs nor start searches. A server with a token answers any Host (it may be reached
+//!   by any name); the token, which such a page does not have, keeps others out.
+//! - **Search slots.** At most `max_searches` searches (`think`, `analyse`) run at
+//!   once; more wait up to `queue_wait`, then get 503. A search holds its slot for as
+//!   long as its thread runs, not as long as its client waits: a client that hangs up
+//!   cannot free a slot while its search goes on. The hang-up sets the search's stop
+//!   flag, which the players poll, so such a search ends within milliseconds (with the
+//!   best move so far, sent to nobody) and its slot frees then.
+//! - **Records and paths.** A record that cannot be read (a truncated
+//!   `eval/gen-0003.json`, say) leaves out only itself: the run is listed with every
+//!   generation, each with its intact records, and the bad file is listed in `problems`
+//!   with what is wrong, named relative to the run. No answer shows where the server
+//!   keeps its files: error messages name files relative to their run, and the
+//!   dashboard shows a recorded player by its `models/gen-NNNN`, not its path.
+//!
 //! ```text
 //! GET  /                       the page (assets embedded in the binary)
 //! GET  /api/games              game names
-//! GET  /api/runs               the runs: id, folder name, generations
-//! GET  /api/runs/{run}         its generations, rating list and loss curves
+//! GET  /api/runs               the runs: id, generations, best, unreadable records
+//! GET  /api/runs/{run}         its generations, rating list, loss curves, problems
 //! GET  /api/runs/{run}/games   its recorded games (?generation=N&result=1-0|0-1|1/2-1/2
 //!                              &source=selfplay|gate|anchor)
 //! GET  /api/runs/{run}/games/{gen}/{game}   one self-play game, ply by ply
@@ -34,7 +54,7 @@ mod position;
 mod runs;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,7 +63,7 @@ use axum::Router;
 pub use error::ApiError;
 pub use games::{GameDetail, GameListing, Ply, PolicyEntry};
 pub use position::{BoardCell, LegalMove, Outcome, PositionView};
-pub use runs::{RunDashboard, RunEntry};
+pub use runs::{RecordProblem, RunDashboard, RunEntry};
 
 /// The header (or query parameter `token`) that carries the access token.
 pub const TOKEN_HEADER: &str = "x-flipzero-token";
@@ -97,9 +117,134 @@ pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io
     axum::serve(listener, router).await
 }
 
+/// Whether `host` (a `Host` header or a URI authority) names the loopback interface:
+/// `localhost`, an IPv4 address of 127.0.0.0/8 or `[::1]`, with or without a port,
+/// letters in any case. A server without a token answers only such requests, so a web
+/// page of another site that makes its own name resolve to 127.0.0.1 (DNS rebinding)
+/// cannot read runs or start searches: the browser sends that site's name as the Host.
+pub fn is_loopback_host(host: &str) -> bool {
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((inside, "")) => (inside, None),
+            Some((inside, after)) => match after.strip_prefix(':') {
+                Some(port) => (inside, Some(port)),
+                None => return false,
+            },
+            None => return false,
+        },
+        None => match host.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        },
+    };
+    let port_ok =
+        port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+    let bracketed = host.starts_with('[');
+    let name_ok = if bracketed {
+        name.parse::<std::net::Ipv6Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+    } else {
+        name.eq_ignore_ascii_case("localhost")
+            || name
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    };
+    port_ok && name_ok
+}
+
+/// `text` with the directory `dir` no longer named: `dir/x/y` becomes `x/y` (a path
+/// relative to it) and `dir` itself becomes `name`. Each spelling of `dir` is replaced:
+/// as given, made absolute, and with its links resolved.
+pub(crate) fn hide_dir(text: &str, dir: &Path, name: &str) -> String {
+    let mut forms: Vec<String> = vec![dir.display().to_string()];
+    if let Ok(p) = std::path::absolute(dir) {
+        forms.push(p.display().to_string());
+    }
+    if let Ok(p) = dir.canonicalize() {
+        forms.push(p.display().to_string());
+    }
+    forms.retain(|f| !f.is_empty() && f != "." && f != "/");
+    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    forms.dedup();
+    let mut out = text.to_string();
+    for f in &forms {
+        let f = f.trim_end_matches('/');
+        out = out.replace(&format!("{f}/"), "");
+        // The directory itself, where the path ends (not a longer name that starts so).
+        let mut rest = out.as_str();
+        let mut done = String::new();
+        while let Some(i) = rest.find(f) {
+            let after = &rest[i + f.len()..];
+            let ends = after
+                .chars()
+                .next()
+                .is_none_or(|c| !(c.is_alphanumeric() || "-_.~".contains(c)));
+            done.push_str(&rest[..i]);
+            done.push_str(if ends { name } else { f });
+            rest = after;
+        }
+        done.push_str(rest);
+        out = done;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_hosts_are_told_from_other_names() {
+        for h in [
+            "127.0.0.1",
+            "127.0.0.1:8080",
+            "localhost",
+            "LocalHost:80",
+            "[::1]",
+            "[::1]:8080",
+            "127.1.2.3:9",
+        ] {
+            assert!(is_loopback_host(h), "{h}");
+        }
+        for h in [
+            "",
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+            "localhost.",
+            "127.0.0.1.nip.io",
+            "10.0.0.1",
+            "0.0.0.0:8080",
+            "[::2]:80",
+            "::1",
+            "[::1",
+            "[::1]x",
+            "127.0.0.1:",
+            "127.0.0.1:80:80",
+            "127.0.0.1:http",
+            "localhost:123456",
+            "[::ffff:127.0.0.1]",
+        ] {
+            assert!(!is_loopback_host(h), "{h}");
+        }
+    }
+
+    #[test]
+    fn a_directory_is_hidden_in_messages() {
+        let d = Path::new("/srv/data/runs/a");
+        assert_eq!(
+            hide_dir("/srv/data/runs/a/eval/gen-0003.json: corrupt", d, "run `a`"),
+            "eval/gen-0003.json: corrupt"
+        );
+        assert_eq!(
+            hide_dir("/srv/data/runs/a is not a run", d, "run `a`"),
+            "run `a` is not a run"
+        );
+        assert_eq!(
+            hide_dir("see /srv/data/runs/ab/x", d, "run `a`"),
+            "see /srv/data/runs/ab/x"
+        );
+    }
 
     #[test]
     fn a_token_is_needed_beyond_loopback() {

@@ -1,10 +1,15 @@
 //! The runs a server shows: each has an id (its folder name, made unique), and a
 //! dashboard built from the records the pipeline writes (see `eval::report`).
+//!
+//! A record that cannot be read (truncated, not JSON, unreadable) never fails the run:
+//! its generation is shown with the records that are intact, and the problem is listed
+//! with the file named relative to the run (`eval/gen-0003.json`), never by the
+//! server's path.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use eval::report::{Generation, read_generations};
+use eval::report::{Generation, ReportError, generation_name, read_record};
 use serde::Serialize;
 
 use crate::error::ApiError;
@@ -18,6 +23,19 @@ pub struct RunEntry {
     pub generations: usize,
     /// Its best model (`bootstrap`, `gen-NNNN`), if any yet.
     pub best: Option<String>,
+    /// Records that could not be read (their generations are listed without them).
+    pub problems: Vec<RecordProblem>,
+}
+
+/// A record of a run that could not be read.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RecordProblem {
+    /// The generation it belongs to.
+    pub generation: u32,
+    /// The file, relative to the run directory (`eval/gen-0003.json`).
+    pub file: String,
+    /// What is wrong with it.
+    pub problem: String,
 }
 
 /// Elo of the run's best model against one baseline after one generation.
@@ -80,6 +98,8 @@ pub struct RunDashboard {
     pub ratings_note: Option<String>,
     /// Training losses over cumulative steps.
     pub losses: Vec<Series>,
+    /// Records that could not be read: each generation is shown without them.
+    pub problems: Vec<RecordProblem>,
 }
 
 /// The runs of a server.
@@ -135,25 +155,149 @@ impl Runs {
             .ok_or_else(|| ApiError::NotFound(format!("no run `{id}` on this server")))
     }
 
+    /// `text` with the run directories no longer named: a path inside a run becomes a
+    /// path relative to it (`eval/gen-0003.json`), the directory itself `run `<id>``.
+    pub fn hide_paths(&self, text: &str) -> String {
+        let mut dirs: Vec<(&String, &PathBuf)> = self.by_id.iter().collect();
+        // Longest first: a run inside another is hidden as itself.
+        dirs.sort_by_key(|(_, d)| std::cmp::Reverse(d.as_os_str().len()));
+        dirs.into_iter().fold(text.to_string(), |t, (id, dir)| {
+            crate::hide_dir(&t, dir, &format!("run `{id}`"))
+        })
+    }
+
     /// The runs in the order given.
     pub fn list(&self) -> Vec<RunEntry> {
         self.order
             .iter()
             .map(|id| {
                 let dir = &self.by_id[id];
+                let (gens, problems) = read_generations(dir);
                 RunEntry {
                     id: id.clone(),
-                    generations: read_generations(dir).map_or(0, |g| g.len()),
+                    generations: gens.len(),
                     best: eval::current_best(dir).ok().flatten(),
+                    problems,
                 }
             })
             .collect()
     }
 }
 
+/// Every generation's records of the run in `dir`, in order, up to the first generation
+/// with no record at all; a record that cannot be read is left out of its generation
+/// and reported instead.
+pub fn read_generations(dir: &Path) -> (Vec<Generation>, Vec<RecordProblem>) {
+    let mut gens = vec![];
+    let mut problems = vec![];
+    for g in 0.. {
+        let name = generation_name(g);
+        let mut found = false;
+        let mut get = Reader {
+            dir,
+            generation: g,
+            found: &mut found,
+            problems: &mut problems,
+        };
+        let record = Generation {
+            generation: g,
+            selfplay: get.read(format!("selfplay/{name}/summary.json")),
+            train: get.read(format!("models/{name}/train.json")),
+            eval: get.read(format!("eval/{name}.json")),
+        };
+        if !found {
+            break;
+        }
+        gens.push(record);
+    }
+    (gens, problems)
+}
+
+/// Reads one generation's records, noting whether any file is there and what is wrong.
+struct Reader<'a> {
+    dir: &'a Path,
+    generation: u32,
+    found: &'a mut bool,
+    problems: &'a mut Vec<RecordProblem>,
+}
+
+impl Reader<'_> {
+    /// The record in `file` (relative to the run), `None` when absent or unreadable.
+    fn read<T: for<'de> serde::Deserialize<'de>>(&mut self, file: String) -> Option<T> {
+        match read_record(&self.dir.join(&file)) {
+            Ok(r) => {
+                *self.found |= r.is_some();
+                r
+            }
+            Err(e) => {
+                *self.found = true;
+                self.problems.push(RecordProblem {
+                    generation: self.generation,
+                    problem: problem_text(self.dir, e),
+                    file,
+                });
+                None
+            }
+        }
+    }
+}
+
+/// What is wrong with a record, without the file's path (the caller names it).
+fn problem_text(dir: &Path, e: ReportError) -> String {
+    match e {
+        ReportError::Corrupt { message, .. } => format!("corrupt record: {message}"),
+        ReportError::Io { source, .. } => format!("cannot be read: {source}"),
+        other => crate::hide_dir(&other.to_string(), dir, "the run"),
+    }
+}
+
+/// A player name of a record as the dashboard shows it: a network's directory from its
+/// `models/` folder on (`mcts:models/gen-0003:sims=8`), a run directory and an external
+/// engine by their last name. Records name players by the paths they were run with; the
+/// server does not show where files are kept.
+fn public_player(name: &str) -> String {
+    use eval::{NetSource, PlayerSpec};
+    let tail = |p: &Path| -> PathBuf {
+        let parts: Vec<_> = p.components().collect();
+        match parts.iter().rposition(|c| c.as_os_str() == "models") {
+            Some(i) => parts[i..].iter().collect(),
+            None => p.file_name().map(PathBuf::from).unwrap_or_default(),
+        }
+    };
+    match name.parse::<PlayerSpec>() {
+        Ok(PlayerSpec::Mcts {
+            net: NetSource::Path(p),
+            sims,
+            time,
+            engine,
+            basic,
+        }) => PlayerSpec::Mcts {
+            net: NetSource::Path(tail(&p)),
+            sims,
+            time,
+            engine,
+            basic,
+        }
+        .to_string(),
+        Ok(PlayerSpec::Uai { path, options }) => PlayerSpec::Uai {
+            path: path.file_name().map(PathBuf::from).unwrap_or_default(),
+            options,
+        }
+        .to_string(),
+        _ => name.to_string(),
+    }
+}
+
 /// The dashboard of run `id` in `dir`.
 pub fn dashboard(id: &str, dir: &Path) -> Result<RunDashboard, ApiError> {
-    let gens = read_generations(dir).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let (mut gens, problems) = read_generations(dir);
+    for e in gens.iter_mut().filter_map(|g| g.eval.as_mut()) {
+        let gate = e.gate.iter_mut().map(|v| &mut v.matched);
+        for m in gate.chain(e.anchor.iter_mut()) {
+            m.a_player = public_player(&m.a_player);
+            m.b_player = public_player(&m.b_player);
+        }
+    }
     let mut elapsed_s = vec![];
     let mut elo = vec![];
     let mut t = 0.0;
@@ -171,7 +315,7 @@ pub fn dashboard(id: &str, dir: &Path) -> Result<RunDashboard, ApiError> {
             });
         }
     }
-    let (anchor, ratings, ratings_note) = rating_list(dir, &gens);
+    let (anchor, ratings, ratings_note) = rating_list(&gens);
     let losses = eval::report::loss_curve(dir, &gens)
         .into_iter()
         .map(|(name, points)| Series { name, points })
@@ -186,19 +330,32 @@ pub fn dashboard(id: &str, dir: &Path) -> Result<RunDashboard, ApiError> {
         ratings,
         ratings_note,
         losses,
+        problems,
     })
 }
 
+/// Every rated game of `gens` (gating and anchoring): x, o and x's points. The records
+/// are the ones already read, so a corrupt one costs only its own games.
+fn rated_games(gens: &[Generation]) -> Vec<(String, String, f64)> {
+    let mut out = vec![];
+    for e in gens.iter().filter_map(|g| g.eval.as_ref()) {
+        for m in e.gate.iter().map(|v| &v.matched).chain(&e.anchor) {
+            for r in &m.results {
+                if let Some(p) = r.x_points() {
+                    out.push((r.x.clone(), r.o.clone(), p));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The rating list anchored on the run's strongest baseline at Elo 0.
-fn rating_list(
-    dir: &Path,
-    gens: &[Generation],
-) -> (Option<String>, Vec<RatingRow>, Option<String>) {
+fn rating_list(gens: &[Generation]) -> (Option<String>, Vec<RatingRow>, Option<String>) {
     let Some(anchor) = eval::report::ladder_names(gens).pop() else {
         return (None, vec![], Some("no anchoring games yet".into()));
     };
-    let list = eval::report::collect_games(&[dir.to_path_buf()])
-        .and_then(|games| eval::report::ratings(&games, &anchor, 0.0));
+    let list = eval::report::ratings(&rated_games(gens), &anchor, 0.0);
     match list {
         Ok(list) => (
             Some(anchor),
@@ -219,6 +376,23 @@ fn rating_list(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn players_are_shown_without_their_paths() {
+        for (name, shown) in [
+            (
+                "mcts:/srv/runs/a/models/gen-0003:sims=8",
+                "mcts:models/gen-0003:sims=8",
+            ),
+            ("mcts:/srv/runs/a", "mcts:a"),
+            ("mcts:bootstrap:sims=8", "mcts:bootstrap:sims=8"),
+            ("uai:/opt/engines/cat:Hash=16", "uai:cat:Hash=16"),
+            ("ab:time=100", "ab:time=100"),
+            ("random", "random"),
+        ] {
+            assert_eq!(public_player(name), shown, "{name}");
+        }
+    }
 
     #[test]
     fn runs_get_unique_ids_and_only_run_directories_are_taken() {

@@ -14,13 +14,15 @@ pub struct ServeArgs {
     #[arg(long = "run")]
     runs: Vec<PathBuf>,
     /// Address and port to listen on. Anything but the loopback interface requires a
-    /// token.
+    /// token; without one, only requests addressed to localhost, 127.0.0.1 or [::1]
+    /// are answered (others get 403: DNS rebinding).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
     /// The access token (default on a non-loopback address: a random one, printed).
     #[arg(long)]
     token: Option<String>,
-    /// Searches (a player's move, an analysis) running at once, at most.
+    /// Searches (a player's move, an analysis) running at once, at most. A search
+    /// whose client hangs up is stopped; it keeps its slot until it has.
     #[arg(long, default_value_t = 2)]
     max_searches: usize,
     /// Seconds a search request waits for a free slot before it is refused (503).

@@ -2,6 +2,8 @@
 //! chromedriver): the dashboard of a micro run and a generation published while it is
 //! open, a whole game played by clicks against `random`, the game viewer stepping
 //! through a recorded game; screenshots of the three pages under target/screenshots/.
+//! The dashboard's results column and corrupt records; the play board when the game
+//! changes while the engine thinks.
 //!
 //! The browser is installed by `.ci/install-browser` (run by `make test` and `.ci/run`);
 //! without it these tests fail and say so, rather than pass without running.
@@ -15,7 +17,7 @@ use engine::{Game, MoveKind, State};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-use crate::serve::{Server, micro_run, shard_games};
+use crate::serve::{RunCopy, Server, copy_dir, micro_run, shard_games};
 
 /// chromedriver on a free port, stopped when dropped.
 struct Driver {
@@ -50,8 +52,11 @@ impl Driver {
             assert!(Instant::now() < deadline, "chromedriver did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
+        // One profile per browser: tests run side by side.
+        static BROWSERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = BROWSERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let profile =
-            std::env::temp_dir().join(format!("flipzero-chromium-{}", std::process::id()));
+            std::env::temp_dir().join(format!("flipzero-chromium-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&profile);
         Driver {
             child,
@@ -114,19 +119,6 @@ async fn screenshot(c: &Client, name: &str) {
         .join("screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(name), c.screenshot().await.unwrap()).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -341,4 +333,147 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
         c.close().await.unwrap();
     });
     let _ = std::fs::remove_dir_all(&live);
+}
+
+#[test]
+fn browser_results_column_reads_x_draws_o_and_a_corrupt_record_is_marked() {
+    let copy = RunCopy::new("browser-results");
+    // Distinct counts, so that any other order shows: 5 x wins, 2 o wins, 1 draw.
+    let path = copy.0.join("selfplay/gen-0000/summary.json");
+    let mut summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(summary["games"], 8);
+    summary["results"] = json!([5, 2, 1]);
+    std::fs::write(&path, summary.to_string()).unwrap();
+    copy.truncate("eval/gen-0001.json");
+    let srv = Server::start(&[&copy.0], &[]);
+    let driver = Driver::start();
+    runtime().block_on(async {
+        let c = driver.client().await;
+        c.goto(&format!("http://{}/#dashboard", srv.addr))
+            .await
+            .unwrap();
+        wait_for(
+            &c,
+            "return document.body.dataset.ready === 'true'",
+            "the page",
+        )
+        .await;
+        let rows = wait_for(
+            &c,
+            "const n = document.querySelectorAll('#gen-table tbody tr').length; return n > 0 && n;",
+            "the generations table",
+        )
+        .await;
+        assert_eq!(
+            rows, 2,
+            "both generations, the one with a corrupt record too"
+        );
+        let col = c
+            .execute(
+                "const h = document.querySelectorAll('#gen-table thead th'); \
+                 const r = document.querySelectorAll('#gen-table tbody tr'); \
+                 return [h[4].textContent, r[0].cells[4].textContent];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        // The fifth column: games won by x, drawn, won by o.
+        assert_eq!(col, json!(["x wins / draws / o wins", "5 / 1 / 2"]));
+        // The generation with a corrupt record is marked, and the file named.
+        let marked = c
+            .execute(
+                "const r = document.querySelectorAll('#gen-table tbody tr'); \
+                 return [r[0].classList.contains('problem'), r[1].classList.contains('problem'), \
+                 document.getElementById('gen-problems').textContent];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(marked[0], false);
+        assert_eq!(marked[1], true);
+        let note = marked[2].as_str().unwrap();
+        assert!(
+            note.contains("generation 1: eval/gen-0001.json") && note.contains("corrupt record"),
+            "{note}"
+        );
+        c.close().await.unwrap();
+    });
+}
+
+#[test]
+fn browser_an_old_games_reply_never_lands_on_a_new_game() {
+    // Each engine move takes 1.5 s: long enough to act while it thinks.
+    let srv = Server::start(&[], &[]);
+    let driver = Driver::start();
+    let base = format!("http://{}", srv.addr);
+    let think = Duration::from_millis(1500);
+    runtime().block_on(async {
+        let c = driver.client().await;
+        c.goto(&format!("{base}/?game=ataxx&player=ab:time=1500&side=o#play"))
+            .await
+            .unwrap();
+        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        let board = "const b = document.getElementById('play-board'); \
+                     return b.dataset.busy === 'false' && b.dataset.turn === 'human' \
+                     && [b.dataset.game, b.dataset.position, document.getElementById('play-moves').textContent];";
+
+        // New game while the engine thinks, twice: one game, with the one engine move.
+        for _ in 0..2 {
+            c.execute("document.getElementById('play-new').click(); return null;", vec![])
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        c.execute("document.getElementById('play-new').click(); return null;", vec![])
+            .await
+            .unwrap();
+        wait_for(&c, board, "the engine's move").await;
+        // Every earlier think would have answered by now.
+        tokio::time::sleep(think).await;
+        let v = wait_for(&c, board, "the human's turn").await;
+        let game: Game = "ataxx".parse().unwrap();
+        let moves = v[2].as_str().unwrap().strip_prefix("Moves: ").unwrap_or("").to_string();
+        let moves: Vec<&str> = moves.split_whitespace().collect();
+        assert_eq!(moves.len(), 1, "one engine move in the new game, not {moves:?}");
+        let start = game.startpos();
+        let after = start.after(start.parse_move(moves[0]).unwrap());
+        assert_eq!(v[0], "ataxx");
+        assert_eq!(v[1], after.text().as_str());
+
+        // Another game while the engine thinks: the board is that game's, and stays so.
+        c.execute("document.getElementById('play-new').click(); return null;", vec![])
+            .await
+            .unwrap();
+        wait_for(
+            &c,
+            "return document.getElementById('play-board').dataset.busy === 'true'",
+            "the engine to think",
+        )
+        .await;
+        c.execute(
+            "document.getElementById('play-side').value = 'x'; \
+             const g = document.getElementById('play-game'); g.value = 'hexxagon'; \
+             g.dispatchEvent(new Event('change')); return null;",
+            vec![],
+        )
+        .await
+        .unwrap();
+        let hex: Game = "hexxagon".parse().unwrap();
+        let v = wait_for(&c, board, "the new game").await;
+        assert_eq!(v[0], "hexxagon");
+        tokio::time::sleep(think + Duration::from_millis(500)).await;
+        let v = wait_for(&c, board, "the human's turn").await;
+        assert_eq!(
+            v,
+            json!(["hexxagon", hex.startpos().text(), ""]),
+            "the old game's answer landed on the new board"
+        );
+        let selected = c
+            .execute("return document.getElementById('play-game').value", vec![])
+            .await
+            .unwrap();
+        assert_eq!(selected, "hexxagon");
+        c.close().await.unwrap();
+    });
 }

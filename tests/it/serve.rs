@@ -1,6 +1,7 @@
 //! `flipzero serve` over HTTP: every API endpoint on a finished micro run, bad input
 //! (unknown run, bad position, illegal move, traversal attempts) answered with the right
-//! status and a message, the token check, and the page's assets.
+//! status and a message, the token check, the Host check of a server without a token,
+//! the search slots against clients that hang up, corrupt records, and the page's assets.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -94,8 +95,23 @@ pub fn request(
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> (u16, String) {
+    request_to(addr, Some(addr), method, path, headers, body)
+}
+
+/// Like [`request`], with the Host header `host` (none: no Host header).
+pub fn request_to(
+    addr: &str,
+    host: Option<&str>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if let Some(h) = host {
+        req.push_str(&format!("Host: {h}\r\n"));
+    }
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -146,6 +162,52 @@ fn refused(addr: &str, path: &str, status: u16) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("{path}: no message: {v}"))
         .to_string()
+}
+
+/// A copy of the directory `from` at `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A copy of the micro run, for a test to change: removed when dropped.
+pub struct RunCopy(pub PathBuf);
+
+impl RunCopy {
+    /// A fresh copy named after `what`.
+    pub fn new(what: &str) -> RunCopy {
+        let dir =
+            std::env::temp_dir().join(format!("flipzero-serve-{}-{what}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        copy_dir(micro_run(), &dir);
+        RunCopy(dir)
+    }
+
+    /// Cuts file `rel` of the run to half its length (a write that never finished).
+    pub fn truncate(&self, rel: &str) {
+        let path = self.0.join(rel);
+        let len = std::fs::metadata(&path).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
+    }
+}
+
+impl Drop for RunCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn enc(s: &str) -> String {
@@ -653,4 +715,249 @@ fn several_runs_are_served_side_by_side() {
         );
         assert_eq!(s, 200, "{v}");
     }
+}
+
+/// CPU seconds (user and system) process `pid` has used so far. /proc counts in
+/// USER_HZ, which is 100 on Linux.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name in parentheses: state, then utime and stime at 12 and 13.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+#[test]
+fn searches_whose_clients_hung_up_stop_and_free_their_slots() {
+    use std::time::{Duration, Instant};
+    let run = micro_run();
+    let srv = Server::start(&[run], &["--max-searches", "2"]);
+    let pid = srv.child.id();
+    let body = json!({"game": "ataxx", "player": "ab:time=6000"}).to_string();
+    // Six six-second searches asked for: two run, four wait for a slot.
+    let clients: Vec<TcpStream> = (0..6)
+        .map(|_| {
+            let mut s = TcpStream::connect(&srv.addr).unwrap();
+            write!(
+                s,
+                "POST /api/think HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                srv.addr,
+                body.len()
+            )
+            .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let before = cpu_seconds(pid);
+    std::thread::sleep(Duration::from_millis(400));
+    let searching = cpu_seconds(pid) - before;
+    assert!(
+        searching >= 0.1,
+        "the searches are not running: {searching} CPU s in 0.4 s"
+    );
+    // Every client hangs up after a fraction of a second.
+    drop(clients);
+    std::thread::sleep(Duration::from_millis(300));
+    // The searches stop: the server is idle, not searching on for nobody.
+    let before = cpu_seconds(pid);
+    std::thread::sleep(Duration::from_secs(1));
+    let after_hangup = cpu_seconds(pid) - before;
+    assert!(
+        after_hangup < 0.1,
+        "searches went on after their clients hung up: {after_hangup} CPU s in the next second"
+    );
+    // Their slots are free again: a new search is answered at once.
+    let t = Instant::now();
+    let (s, v) = post(
+        &srv.addr,
+        "/api/think",
+        &json!({"game": "ataxx", "player": "ab:time=200"}),
+    );
+    assert_eq!(s, 200, "{v}");
+    assert!(
+        t.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn a_server_without_a_token_answers_only_loopback_host_names() {
+    let run = micro_run();
+    let srv = Server::start(&[run], &[]);
+    let a = &srv.addr;
+    let port = a.rsplit(':').next().unwrap();
+    let think = json!({"game": "ataxx", "player": "random"}).to_string();
+    // Another site's name (DNS rebinding), with and without a port; names that only
+    // start or end like a loopback name; an address of another interface.
+    for host in [
+        "evil.example".to_string(),
+        format!("evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+        "127.0.0.1.nip.io".into(),
+        format!("10.1.2.3:{port}"),
+        format!("127.0.0.1:{port}@evil.example"),
+    ] {
+        for (method, path, body) in [
+            ("GET", "/api/runs", None),
+            ("POST", "/api/think", Some(think.as_str())),
+            ("GET", "/", None),
+            ("GET", "/assets/app.js", None),
+        ] {
+            let (s, b) = request_to(a, Some(&host), method, path, &[], body);
+            assert_eq!(s, 403, "{host} {path}: {b}");
+            let v: Value = serde_json::from_str(&b).unwrap();
+            let msg = v["error"].as_str().unwrap();
+            assert!(
+                msg.contains(&format!("Host `{host}` is not a loopback name"))
+                    && msg.contains("--token"),
+                "{msg}"
+            );
+        }
+    }
+    let (s, b) = request_to(a, None, "GET", "/api/runs", &[], None);
+    assert_eq!(s, 403, "{b}");
+    assert!(b.contains("no Host header"), "{b}");
+    // A second Host header does not get a foreign name through.
+    let (s, b) = request(a, "GET", "/api/runs", &[("Host", "evil.example")], None);
+    assert!((400..500).contains(&s), "{s}: {b}");
+    // The loopback names, with or without the port, in any case.
+    for host in [
+        a.to_string(),
+        "127.0.0.1".into(),
+        format!("localhost:{port}"),
+        "LocalHost".into(),
+        format!("[::1]:{port}"),
+    ] {
+        let (s, b) = request_to(a, Some(&host), "GET", "/api/runs", &[], None);
+        assert_eq!(s, 200, "{host}: {b}");
+        let (s, b) = request_to(a, Some(&host), "POST", "/api/think", &[], Some(&think));
+        assert_eq!(s, 200, "{host}: {b}");
+    }
+    // A server with a token answers any name: the token keeps others out.
+    let srv = Server::start(&[run], &["--token", "s3cret"]);
+    let (s, _) = request_to(
+        &srv.addr,
+        Some("evil.example"),
+        "GET",
+        "/api/runs",
+        &[],
+        None,
+    );
+    assert_eq!(s, 401);
+    let (s, b) = request_to(
+        &srv.addr,
+        Some("flipzero.lan:8080"),
+        "GET",
+        "/api/runs",
+        &[("x-flipzero-token", "s3cret")],
+        None,
+    );
+    assert_eq!(s, 200, "{b}");
+}
+
+#[test]
+fn a_corrupt_record_leaves_out_only_itself_and_no_answer_shows_a_server_path() {
+    let copy = RunCopy::new("corrupt");
+    let dir = &copy.0;
+    copy.truncate("eval/gen-0001.json");
+    copy.truncate("selfplay/gen-0000/summary.json");
+    copy.truncate("models/gen-0001/model.json");
+    let srv = Server::start(&[dir], &[]);
+    let a = &srv.addr;
+    let canonical = dir.canonicalize().unwrap();
+    let no_path = |what: &str, body: &str| {
+        for p in [dir.display().to_string(), canonical.display().to_string()] {
+            assert!(!body.contains(&p), "{what} shows the server's path: {body}");
+        }
+        assert!(
+            !body.contains(&std::env::temp_dir().display().to_string()),
+            "{what}: {body}"
+        );
+    };
+    // The run is listed with both generations, and the two bad records named.
+    let (s, b) = request(a, "GET", "/api/runs", &[], None);
+    assert_eq!(s, 200, "{b}");
+    no_path("/api/runs", &b);
+    let runs: Value = serde_json::from_str(&b).unwrap();
+    assert_eq!(runs[0]["generations"], 2, "{runs}");
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    let problems = runs[0]["problems"].as_array().unwrap();
+    let named: Vec<(u64, &str)> = problems
+        .iter()
+        .map(|p| {
+            (
+                p["generation"].as_u64().unwrap(),
+                p["file"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (0, "selfplay/gen-0000/summary.json"),
+            (1, "eval/gen-0001.json")
+        ]
+    );
+    for p in problems {
+        assert!(
+            p["problem"].as_str().unwrap().contains("corrupt record"),
+            "{p}"
+        );
+    }
+    // The dashboard: every intact record, the bad ones absent and listed.
+    let (s, b) = request(a, "GET", &format!("/api/runs/{id}"), &[], None);
+    assert_eq!(s, 200, "{b}");
+    no_path("the dashboard", &b);
+    let d: Value = serde_json::from_str(&b).unwrap();
+    let gens = d["generations"].as_array().unwrap();
+    assert_eq!(gens.len(), 2);
+    assert!(
+        gens[0]["selfplay"].is_null()
+            && gens[0]["train"].is_object()
+            && gens[0]["eval"].is_object()
+    );
+    assert!(
+        gens[1]["selfplay"].is_object()
+            && gens[1]["train"].is_object()
+            && gens[1]["eval"].is_null()
+    );
+    assert_eq!(d["problems"].as_array().unwrap().len(), 2);
+    // The rating list from generation 0's anchoring games (2 baselines × 2 pairs × 2).
+    let games: u64 = d["ratings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["games"].as_u64().unwrap())
+        .sum();
+    assert_eq!(games, 2 * 8, "each game counts for both players: {d}");
+    // The games of the intact records are listed.
+    let (s, b) = request(
+        a,
+        "GET",
+        &format!("/api/runs/{id}/games?source=anchor"),
+        &[],
+        None,
+    );
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&b)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        8
+    );
+    // A network whose model.json is cut short: an error naming the file within the run.
+    let (s, b) = request(
+        a,
+        "POST",
+        "/api/analyse",
+        &[],
+        Some(&json!({"game": "ataxx", "net": format!("{id}/gen-0001")}).to_string()),
+    );
+    assert!((400..600).contains(&s), "{s}: {b}");
+    no_path("a broken network", &b);
+    assert!(b.contains("models/gen-0001/model.json"), "{b}");
 }
