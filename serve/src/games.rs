@@ -281,7 +281,10 @@ pub fn match_games(
     generation: u32,
     source: &str,
 ) -> Result<Option<Vec<crate::pgn::PgnGame>>, ApiError> {
-    match std::fs::read_to_string(eval::report::match_pgn(run, generation, source)) {
+    match rundir::read_regular_text(
+        &eval::report::match_pgn(run, generation, source),
+        rundir::Limit::TEXT,
+    ) {
         Ok(text) => Ok(Some(crate::pgn::parse(&text))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ApiError::Internal(format!(
