@@ -243,11 +243,13 @@ fn slurm_submit_without_sbatch_names_the_missing_command() {
     assert!(!out.status.success());
     let msg = text(&out);
     assert!(msg.contains("`sbatch` was not found on PATH"), "{msg}");
-    // The scripts are written before the submission; --write-only needs no Slurm.
-    assert!(run.join("slurm/selfplay.sbatch").is_file());
+    // Refused before anything is written: no config, lock or scripts are left behind.
+    assert!(!run.exists(), "a refused submit created {}", run.display());
+    // --write-only needs no Slurm.
     let out = flipzero()
         .args(["slurm", "submit", "--write-only", "--workers", "3", "--run"])
         .arg(&run)
+        .args(MICRO)
         .env("PATH", &empty)
         .output()
         .unwrap();
