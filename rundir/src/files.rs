@@ -200,6 +200,23 @@ fn write_atomic_with(
     written
 }
 
+/// Publishes a finished folder: renames `partial` to `done` (which must not exist or
+/// be empty) and syncs the parent, so that the rename survives a crash. Readers see the
+/// folder whole or not at all.
+pub fn publish_dir(partial: &Path, done: &Path) -> std::io::Result<()> {
+    std::fs::rename(partial, done)?;
+    sync_parent(done);
+    Ok(())
+}
+
+/// Removes folder `path` with everything in it; one that does not exist is fine.
+pub fn remove_dir_if_exists(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// How [`write_output`] wrote its path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OutputKind {

@@ -1,15 +1,29 @@
-//! The run directory of flipzero and the files around it: how they are written (atomic
-//! replace, or a stream where the path is one) and how they are read (regular files only,
-//! with a bound on their size). No other workspace crate is imported: every crate that
-//! touches a run directory or a file named by a user goes through this one.
+//! The run directory of flipzero and the files around it, for every crate that touches
+//! them: where everything lives ([`RunDir`]), how files are written (atomic replace, or
+//! a stream where the path is one) and read (regular files of bounded size only), who
+//! holds a run ([`RunLock`], [`Lease`]), which model is best, run-wide counters, and the
+//! leftovers of killed writes. No other workspace crate is imported (ARCHITECTURE.md), so
+//! every other crate may build on it; nothing else builds run-directory paths.
 
 #![warn(missing_docs)]
 
+pub mod best;
+pub mod counters;
 pub mod files;
 pub mod host;
+pub mod layout;
+pub mod lease;
+pub mod lock;
+pub mod temps;
 
+pub use best::{BOOTSTRAP, BestError, current_best, is_model_name, promote};
+pub use counters::{CounterError, Recovered};
 pub use files::{
-    Limit, OutputKind, commit, open_regular, read_regular, read_regular_text, temp_path,
-    write_atomic, write_output,
+    Limit, OutputKind, commit, open_regular, publish_dir, read_regular, read_regular_text,
+    remove_dir_if_exists, temp_path, write_atomic, write_output,
 };
 pub use host::host_name;
+pub use layout::{RunDir, generation_name, parse_generation};
+pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
+pub use lock::{FileLock, LockError, RunLock, lock_file};
+pub use temps::{process_alive, remove_stale_temps};

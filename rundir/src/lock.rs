@@ -1,9 +1,13 @@
-//! The run directory's shared state: who holds it (a lock), which model is best (a
-//! pointer that cannot leave the run), and the leftovers of writes that were killed.
+//! Who holds a run directory: `run.lock`, an operating-system file lock taken
+//! exclusively by `flipzero run` and shared by the separate roles (which register under
+//! `leases/roles/`), and [`with_file_lock`], the lock that makes a read-and-write of
+//! shared state (a config, a counter, a lease) whole across processes.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+
+use crate::temps::process_alive;
 
 /// The lock file of a run directory.
 pub const LOCK_FILE: &str = "run.lock";
@@ -47,7 +51,7 @@ impl RunLock {
     /// Locks `dir` (which must exist) for `role` (e.g. `run`). A directory held by a
     /// live process is refused with the holder's PID and host.
     pub fn acquire(dir: &Path, role: &str) -> Result<RunLock, LockError> {
-        let path = dir.join(LOCK_FILE);
+        let path = crate::RunDir::new(dir).lock_file();
         let io = |source| LockError::Io {
             path: path.clone(),
             source,
@@ -81,7 +85,7 @@ impl RunLock {
         let line = format!(
             "flipzero {role}, PID {} on host {}, since {started} (Unix time)\n",
             std::process::id(),
-            rundir::host_name()
+            crate::host_name()
         );
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;
@@ -101,7 +105,7 @@ impl RunLock {
     /// is registered as `leases/roles/HOST-PID` (`role`, its PID and host), so that a
     /// refusal can name the processes that hold the run.
     pub fn acquire_shared(dir: &Path, role: &str) -> Result<RunLock, LockError> {
-        let path = dir.join(LOCK_FILE);
+        let path = crate::RunDir::new(dir).lock_file();
         let io = |source| LockError::Io {
             path: path.clone(),
             source,
@@ -165,24 +169,21 @@ impl Drop for RunLock {
     }
 }
 
-/// The folder where the shared holders of a run register.
-const ROLES_DIR: [&str; 2] = ["leases", "roles"];
-
 /// Registers this process as a shared holder of run `dir` (best effort: a folder that
 /// cannot be written only makes a refusal less precise).
 fn register_role(dir: &Path, role: &str) -> Option<PathBuf> {
-    let roles = dir.join(ROLES_DIR[0]).join(ROLES_DIR[1]);
+    let roles = crate::RunDir::new(dir).roles();
     std::fs::create_dir_all(&roles).ok()?;
-    let path = roles.join(format!("{}-{}", rundir::host_name(), std::process::id()));
+    let path = roles.join(format!("{}-{}", crate::host_name(), std::process::id()));
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let line = format!(
         "flipzero {role}, PID {} on host {}, since {started} (Unix time)\n",
         std::process::id(),
-        rundir::host_name()
+        crate::host_name()
     );
-    rundir::write_atomic(&path, line.as_bytes()).ok()?;
+    crate::write_atomic(&path, line.as_bytes()).ok()?;
     Some(path)
 }
 
@@ -190,7 +191,7 @@ fn register_role(dir: &Path, role: &str) -> Option<PathBuf> {
 /// whose process is gone are removed (a killed role leaves its registration), those of
 /// other machines are kept.
 fn live_roles(dir: &Path) -> Vec<String> {
-    let roles = dir.join(ROLES_DIR[0]).join(ROLES_DIR[1]);
+    let roles = crate::RunDir::new(dir).roles();
     let Ok(entries) = std::fs::read_dir(&roles) else {
         return Vec::new();
     };
@@ -203,11 +204,11 @@ fn live_roles(dir: &Path) -> Vec<String> {
         let Ok(pid) = pid.parse::<u32>() else {
             continue;
         };
-        if host == rundir::host_name() && !process_alive(pid) {
+        if host == crate::host_name() && !process_alive(pid) {
             let _ = std::fs::remove_file(e.path());
             continue;
         }
-        if let Ok(text) = rundir::read_regular_text(&e.path(), rundir::Limit::SMALL) {
+        if let Ok(text) = crate::read_regular_text(&e.path(), crate::Limit::SMALL) {
             out.push(text.trim().to_string());
         }
     }
@@ -215,133 +216,32 @@ fn live_roles(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Removes the hidden temporary files (`.NAME.HOST.PID.tmp`, as
-/// `selfplay::data::temp_path` names them) that killed atomic writes left directly in
-/// `dir`: those written on this machine by a process that is gone. A temporary file of a
-/// live process (a `flipzero report` writing beside a run), of another machine sharing
-/// the directory, or whose writer cannot be told (no `/proc`), is kept. Returns the
-/// removed paths.
-pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut removed = Vec::new();
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        let p = e.path();
-        let dead = local_temp_writer(&name).is_some_and(|pid| !process_alive(pid));
-        if dead && p.is_file() && std::fs::remove_file(&p).is_ok() {
-            removed.push(p);
-        }
+
+/// An exclusive lock on a lock file, released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct FileLock(File);
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
     }
-    removed
 }
 
-/// The PID in a temporary file name `.NAME.HOST.PID.tmp` written on this machine.
-fn local_temp_writer(name: &str) -> Option<u32> {
-    let stem = name.strip_prefix('.')?.strip_suffix(".tmp")?;
-    let (rest, pid) = stem.rsplit_once('.')?;
-    let (_, host) = rest.rsplit_once('.')?;
-    (host == rundir::host_name())
-        .then(|| pid.parse().ok())
-        .flatten()
-}
-
-/// Whether process `pid` runs on this machine; `true` when that cannot be told.
-pub(crate) fn process_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
+/// Takes an exclusive lock on file `path` (created if missing, with its folder), waiting
+/// for another holder: what makes a read-and-write of the run directory's shared state
+/// (its config, a counter, a lease) whole against other processes, on this machine and
+/// on a filesystem that supports locks. The one lock of the workspace besides
+/// [`RunLock`].
+pub fn lock_file(path: &Path) -> std::io::Result<FileLock> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    if !Path::new("/proc/self").exists() {
-        return true;
-    }
-    Path::new("/proc").join(pid.to_string()).exists()
-}
-
-/// What is wrong with a run directory's `models/best`.
-#[derive(Debug, thiserror::Error)]
-pub enum BestError {
-    /// It exists but cannot be read (or is not UTF-8 text).
-    #[error("{path}: cannot read the best model's name: {source}")]
-    Unreadable {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// It names a symbolic link under `models/`, which could lead out of the run.
-    #[error(
-        "{path} names `{name}`, but models/{name} is a symbolic link: a run's best must be a folder of the run (copy the model into models/ instead)"
-    )]
-    Link {
-        /// The file.
-        path: PathBuf,
-        /// What it says.
-        name: String,
-    },
-    /// It names something that is not a model folder of this run.
-    #[error(
-        "{path} names `{name}`, which is not a model of this run (expected a folder name under models/, such as gen-0003, or `bootstrap`)"
-    )]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// What it says.
-        name: String,
-    },
-}
-
-/// Whether `name` can name a model folder directly under `models/`: one plain path
-/// component, so that a pointer can never lead outside the run directory.
-pub fn is_model_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 200
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
-/// The run's best model name (a folder under `models/`, or `bootstrap`); `None` when
-/// the run has none yet. A file that cannot be read or names anything else (`..`, a
-/// path, binary noise) is an error naming the file, never a model outside the run.
-pub fn current_best(run_dir: &Path) -> Result<Option<String>, BestError> {
-    let path = run_dir.join("models").join("best");
-    let text = match rundir::read_regular_text(&path, rundir::Limit::SMALL) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(BestError::Unreadable { path, source }),
-    };
-    let name = text.trim();
-    if !is_model_name(name) {
-        return Err(BestError::Invalid {
-            path,
-            name: name.chars().take(80).collect(),
-        });
-    }
-    // A model folder of the run is a folder, not a link: a link could lead the pointer
-    // out of the run directory (`models/evil -> /elsewhere/gen-0012`).
-    let folder = run_dir.join("models").join(name);
-    if std::fs::symlink_metadata(&folder).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(BestError::Link {
-            path,
-            name: name.to_string(),
-        });
-    }
-    Ok(Some(name.to_string()))
-}
-
-/// Makes `name` (a folder under `models/`, or `bootstrap`) the run's best model:
-/// `models/best` is replaced atomically, so a reader sees the old or the new name,
-/// never a mix, whenever the process is killed.
-pub fn promote(run_dir: &Path, name: &str) -> std::io::Result<()> {
-    if !is_model_name(name) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("`{name}` is not a model folder name"),
-        ));
-    }
-    let models = run_dir.join("models");
-    std::fs::create_dir_all(&models)?;
-    selfplay::data::write_atomic(&models.join("best"), format!("{name}\n").as_bytes())
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    file.lock()?;
+    Ok(FileLock(file))
 }

@@ -9,13 +9,12 @@
 //! writing the lease happen under a file lock (`leases/ROLE.lock`), so that two
 //! processes starting at once cannot both take it.
 
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::rundir::process_alive;
+use crate::temps::process_alive;
 
 /// Why a lease could not be taken or kept.
 #[derive(Debug, thiserror::Error)]
@@ -61,7 +60,7 @@ pub enum LeaseError {
 /// Who holds a lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseHolder {
-    /// Host name (as `rundir::host_name` gives it).
+    /// Host name (as `crate::host_name` gives it).
     pub host: String,
     /// Process id on that host.
     pub pid: u32,
@@ -103,7 +102,7 @@ impl LeaseHolder {
     }
 
     fn is_me(&self) -> bool {
-        self.host == rundir::host_name() && self.pid == std::process::id()
+        self.host == crate::host_name() && self.pid == std::process::id()
     }
 }
 
@@ -166,21 +165,12 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> LeaseError + '_ {
 
 /// Holds the role's lock file while `f` runs.
 fn locked<T>(lock: &Path, f: impl FnOnce() -> Result<T, LeaseError>) -> Result<T, LeaseError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(lock)
-        .map_err(io(lock))?;
-    file.lock().map_err(io(lock))?;
-    let out = f();
-    let _ = file.unlock();
-    out
+    let _held = crate::lock_file(lock).map_err(io(lock))?;
+    f()
 }
 
 fn read_holder(path: &Path) -> Result<Option<Result<LeaseHolder, String>>, LeaseError> {
-    match rundir::read_regular_text(path, rundir::Limit::SMALL) {
+    match crate::read_regular_text(path, crate::Limit::SMALL) {
         Ok(t) => Ok(Some(LeaseHolder::parse(&t).ok_or(t))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io(path)(e)),
@@ -189,11 +179,11 @@ fn read_holder(path: &Path) -> Result<Option<Result<LeaseHolder, String>>, Lease
 
 fn write_me(path: &Path) -> Result<(), LeaseError> {
     let me = LeaseHolder {
-        host: rundir::host_name().to_string(),
+        host: crate::host_name().to_string(),
         pid: std::process::id(),
         renewed: now(),
     };
-    selfplay::data::write_atomic(path, me.to_line().as_bytes()).map_err(io(path))
+    crate::write_atomic(path, me.to_line().as_bytes()).map_err(io(path))
 }
 
 impl Lease {
@@ -206,7 +196,7 @@ impl Lease {
         role: &str,
         timeout: Duration,
     ) -> Result<(Lease, Taken), LeaseError> {
-        let dir = run.join("leases");
+        let dir = crate::RunDir::new(run).leases();
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         let path = dir.join(role);
         let lock = dir.join(format!("{role}.lock"));
@@ -222,7 +212,7 @@ impl Lease {
                     let ahead = h.renewed.saturating_sub(now());
                     if h.is_me() {
                         Taken::Free
-                    } else if h.host == rundir::host_name() && !process_alive(h.pid) {
+                    } else if h.host == crate::host_name() && !process_alive(h.pid) {
                         Taken::Dead { previous: h }
                     } else if ahead > timeout.as_secs() {
                         Taken::Future { previous: h, ahead }

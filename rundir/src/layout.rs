@@ -1,0 +1,214 @@
+//! Where everything of a run lives: the one place that builds run-directory paths.
+//!
+//! ```text
+//! RUN/config.toml                    the effective config
+//! RUN/run.lock                       who runs it (an operating-system file lock)
+//! RUN/run.log                        every stage line and warning, with Unix times
+//! RUN/selfplay/gen-NNNN/             a generation's shards and summary.json
+//! RUN/selfplay/w-HOST-PID-nK-SEQ/    a separate worker's batch
+//! RUN/models/gen-NNNN/               a generation's network (.partial while written)
+//! RUN/models/best                    the best model's name
+//! RUN/eval/gen-NNNN.json             its gating verdict and anchoring
+//! RUN/eval/gen-NNNN-gate.pgn         the games of its gate (and -anchor.pgn)
+//! RUN/counters/NAME                  run-wide counters (game ids, worker numbers)
+//! RUN/leases/ROLE                    the trainer's and gatekeeper's leases
+//! RUN/leases/roles/HOST-PID          the separate roles holding the run
+//! RUN/slurm/                         batch scripts, logs and jobs.json
+//! RUN/metrics.csv, report.md, *.svg  the report
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// The name of generation `g`'s folders and records: `gen-0003`.
+pub fn generation_name(g: u32) -> String {
+    format!("gen-{g:04}")
+}
+
+/// The generation a name such as `gen-0003` stands for.
+pub fn parse_generation(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("gen-")?;
+    (digits.len() >= 4 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// A run directory: typed paths to everything in it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RunDir {
+    root: PathBuf,
+}
+
+impl RunDir {
+    /// The run directory at `root` (nothing is created).
+    pub fn new(root: impl Into<PathBuf>) -> RunDir {
+        RunDir { root: root.into() }
+    }
+
+    /// The folder itself.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// `config.toml`: the run's effective config.
+    pub fn config(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    /// `run.lock`.
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join(crate::lock::LOCK_FILE)
+    }
+
+    /// `run.log`.
+    pub fn log_file(&self) -> PathBuf {
+        self.root.join("run.log")
+    }
+
+    /// `metrics.csv`: one row per generation.
+    pub fn metrics(&self) -> PathBuf {
+        self.root.join("metrics.csv")
+    }
+
+    /// `report.md`.
+    pub fn report(&self) -> PathBuf {
+        self.root.join("report.md")
+    }
+
+    /// A plot of the report (`name` is its file name, e.g. `elo.svg`).
+    pub fn plot(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// `selfplay/`: the generations' shards and the workers' batches.
+    pub fn selfplay(&self) -> PathBuf {
+        self.root.join("selfplay")
+    }
+
+    /// `selfplay/gen-NNNN`: generation `g`'s shards (synchronous loop).
+    pub fn selfplay_generation(&self, g: u32) -> PathBuf {
+        self.selfplay().join(generation_name(g))
+    }
+
+    /// `selfplay/gen-NNNN.partial`: generation `g`'s shards while they are played.
+    pub fn selfplay_partial(&self, g: u32) -> PathBuf {
+        self.selfplay().join(format!("{}.partial", generation_name(g)))
+    }
+
+    /// `selfplay/NAME`: a published worker batch.
+    pub fn batch(&self, name: &str) -> PathBuf {
+        self.selfplay().join(name)
+    }
+
+    /// `selfplay/.NAME.SUFFIX`: a worker batch being played (`games`) or merged
+    /// (`partial`).
+    pub fn batch_hidden(&self, name: &str, suffix: &str) -> PathBuf {
+        self.selfplay().join(format!(".{name}.{suffix}"))
+    }
+
+    /// `models/`.
+    pub fn models(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
+    /// `models/NAME`: a model folder (a generation's network).
+    pub fn model(&self, name: &str) -> PathBuf {
+        self.models().join(name)
+    }
+
+    /// `models/gen-NNNN`: generation `g`'s network.
+    pub fn generation_model(&self, g: u32) -> PathBuf {
+        self.model(&generation_name(g))
+    }
+
+    /// `models/gen-NNNN.partial`: generation `g`'s network while it is trained.
+    pub fn model_partial(&self, g: u32) -> PathBuf {
+        self.models().join(format!("{}.partial", generation_name(g)))
+    }
+
+    /// `models/best`: the name of the best model.
+    pub fn best_pointer(&self) -> PathBuf {
+        self.models().join("best")
+    }
+
+    /// `eval/`.
+    pub fn eval(&self) -> PathBuf {
+        self.root.join("eval")
+    }
+
+    /// `eval/gen-NNNN.json`: generation `g`'s verdict.
+    pub fn eval_record(&self, g: u32) -> PathBuf {
+        self.eval().join(format!("{}.json", generation_name(g)))
+    }
+
+    /// `eval/gen-NNNN-SOURCE.pgn`: the games of generation `g`'s `gate` or `anchor`
+    /// match.
+    pub fn match_pgn(&self, g: u32, source: &str) -> PathBuf {
+        self.eval()
+            .join(format!("{}-{source}.pgn", generation_name(g)))
+    }
+
+    /// `counters/NAME`: a run-wide counter.
+    pub fn counter(&self, name: &str) -> PathBuf {
+        self.root.join("counters").join(name)
+    }
+
+    /// `counters/NAME.lock`: the lock of a counter.
+    pub fn counter_lock(&self, name: &str) -> PathBuf {
+        self.root.join("counters").join(format!("{name}.lock"))
+    }
+
+    /// `leases/`.
+    pub fn leases(&self) -> PathBuf {
+        self.root.join("leases")
+    }
+
+    /// `leases/setup.lock`: held while a role sets the run up.
+    pub fn setup_lock(&self) -> PathBuf {
+        self.leases().join("setup.lock")
+    }
+
+    /// `leases/roles/`: the registrations of the roles that hold the run.
+    pub fn roles(&self) -> PathBuf {
+        self.leases().join("roles")
+    }
+
+    /// `slurm/`: batch scripts, their logs, and the submitted jobs.
+    pub fn slurm(&self) -> PathBuf {
+        self.root.join("slurm")
+    }
+
+    /// Appends `line` to `run.log` with the Unix time (best effort: a log that cannot be
+    /// written stops nothing).
+    pub fn append_log(&self, line: &str) {
+        use std::io::Write as _;
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_file())
+        {
+            let _ = writeln!(f, "{stamp} {line}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_names_round_trip() {
+        assert_eq!(generation_name(3), "gen-0003");
+        assert_eq!(generation_name(12345), "gen-12345");
+        assert_eq!(parse_generation("gen-0003"), Some(3));
+        assert_eq!(parse_generation("gen-12345"), Some(12345));
+        for bad in ["gen-3", "gen-00a3", "gen-0003.partial", "best", "gen-"] {
+            assert_eq!(parse_generation(bad), None, "{bad}");
+        }
+        let run = RunDir::new("/r");
+        assert_eq!(run.match_pgn(2, "gate"), Path::new("/r/eval/gen-0002-gate.pgn"));
+        assert_eq!(run.model_partial(1), Path::new("/r/models/gen-0001.partial"));
+    }
+}
