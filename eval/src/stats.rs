@@ -7,7 +7,8 @@
 /// assert!((eval::elo_from_score(0.75) - 190.85).abs() < 0.01);
 /// ```
 pub fn elo_from_score(score: f64) -> f64 {
-    -400.0 * (1.0 / score - 1.0).log10()
+    // + 0.0 turns the −0 of an even score into 0, which prints without a sign.
+    -400.0 * (1.0 / score - 1.0).log10() + 0.0
 }
 
 /// The expected score of a player `elo` points stronger.
@@ -54,13 +55,21 @@ impl MatchStats {
     /// scores (pentanomial), which accounts for the correlation of the two games of an
     /// opening; without pairs it falls back to the per-game (trinomial) variance. A score
     /// of 0 or 1 is pulled in by half a game so that the estimate stays finite, and its
-    /// interval is unbounded (`ci95` is infinite).
+    /// interval is unbounded (`ci95` is infinite). So is the interval of pairs (games)
+    /// that all scored the same, among them a single pair: their variance is 0 or
+    /// undefined, which measures nothing, not a certain Elo.
     pub fn elo(&self) -> EloEstimate {
         let n = self.games() as f64;
         let pairs: u32 = self.pentanomial.iter().sum();
         let raw = self.score();
         let eps = if n > 0.0 { 0.5 / n } else { 0.5 };
         let score = raw.clamp(eps, 1.0 - eps);
+        let spread = |counts: &[u32]| counts.iter().filter(|&&c| c > 0).count() >= 2;
+        let varied = if pairs > 0 {
+            spread(&self.pentanomial)
+        } else {
+            spread(&self.wdl)
+        };
         let se = if pairs > 0 {
             let p = pairs as f64;
             let values = [0.0, 0.25, 0.5, 0.75, 1.0];
@@ -91,7 +100,7 @@ impl MatchStats {
         };
         let lo = (score - 1.959964 * se).clamp(eps, 1.0 - eps);
         let hi = (score + 1.959964 * se).clamp(eps, 1.0 - eps);
-        let ci95 = if raw <= 0.0 || raw >= 1.0 {
+        let ci95 = if raw <= 0.0 || raw >= 1.0 || !varied {
             f64::INFINITY
         } else {
             (elo_from_score(hi) - elo_from_score(lo)) / 2.0
@@ -472,6 +481,47 @@ mod tests {
         };
         assert!(s.elo().elo.is_finite() && s.elo().elo > 300.0);
         assert!(s.elo().ci95.is_infinite());
+    }
+
+    #[test]
+    fn pairs_that_all_scored_the_same_give_no_interval() {
+        // One pair, or two alike: the sample variance is 0 (or undefined), not a certain
+        // Elo; "± 0" was printed after one drawn pair.
+        for pentanomial in [
+            [0, 0, 1, 0, 0],
+            [0, 1, 0, 0, 0],
+            [0, 0, 2, 0, 0],
+            [0, 0, 0, 2, 0],
+        ] {
+            let games = 2 * pentanomial.iter().sum::<u32>();
+            let s = MatchStats {
+                wdl: [games / 2, 0, games / 2],
+                pentanomial,
+            };
+            assert!(s.elo().ci95.is_infinite(), "{pentanomial:?}: {:?}", s.elo());
+            assert!(s.elo().elo.is_finite());
+        }
+        // Games without pairs: one game, or only draws.
+        for wdl in [[0, 1, 0], [0, 3, 0]] {
+            let s = MatchStats {
+                wdl,
+                pentanomial: [0; 5],
+            };
+            assert!(s.elo().ci95.is_infinite(), "{wdl:?}: {:?}", s.elo());
+        }
+        assert!(MatchStats::default().elo().ci95.is_infinite());
+        // An even score is Elo 0, not −0 (printed "-0.0").
+        assert_eq!(format!("{:+.1}", elo_from_score(0.5)), "+0.0");
+        // Two pairs that differ have an interval.
+        let s = MatchStats {
+            wdl: [2, 1, 1],
+            pentanomial: [0, 0, 1, 1, 0],
+        };
+        assert!(
+            s.elo().ci95.is_finite() && s.elo().ci95 > 100.0,
+            "{:?}",
+            s.elo()
+        );
     }
 
     const SPRT: SprtConfig = SprtConfig {

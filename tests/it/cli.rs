@@ -561,3 +561,47 @@ fn ratings_read_match_pgns_with_their_clocks() {
     assert!(!ok && err.contains("missing.pgn"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One game pair (or two alike) measures no spread: `match` and `gate` print an
+/// unbounded interval, not "± 0" (the pairs of ab1 against itself all split 1–1).
+#[test]
+fn match_and_gate_give_no_interval_after_pairs_that_all_scored_the_same() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-one-pair-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("m.pgn").to_string_lossy().to_string();
+    for games in ["2", "4"] {
+        let (ok, out, err) = flipzero(&[
+            "match", "--a", "ab1", "--b", "ab1", "--games", games, "--quiet", "--pgn", &pgn,
+        ]);
+        assert!(ok, "{err}");
+        assert!(
+            out.contains("Elo difference (A - B): 0.0 +- inf (95%)"),
+            "{out}"
+        );
+        let last = out.lines().last().unwrap();
+        assert_eq!(last, format!("score 0.500 elo 0.0 +- inf games {games}"));
+        // The last line still reads as numbers.
+        let ci: f64 = last.split_whitespace().nth(5).unwrap().parse().unwrap();
+        assert!(ci.is_infinite());
+    }
+    for pairs in ["1", "2"] {
+        let max = format!("gate.max_pairs={pairs}");
+        let (ok, out, err) = flipzero(&[
+            "gate",
+            "--candidate",
+            "ab1",
+            "--incumbent",
+            "ab1",
+            "--set",
+            &max,
+            "--set",
+            "gate.batch_pairs=1",
+        ]);
+        assert!(ok, "{err}");
+        assert!(
+            out.lines().next().unwrap().ends_with("Elo +0.0 ± inf"),
+            "{out}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
