@@ -293,6 +293,9 @@ pub enum RatingError {
     /// The anchor is out of range.
     #[error("the anchor is not one of the players")]
     BadAnchor,
+    /// The anchor's rating is NaN or infinite.
+    #[error("the anchor's rating must be a finite number")]
+    BadAnchorElo,
 }
 
 /// Maximum-likelihood Elo ratings (Bradley–Terry on the logistic Elo scale, a draw
@@ -310,6 +313,9 @@ pub fn mle_ratings(
     let n = names.len();
     if anchor >= n {
         return Err(RatingError::BadAnchor);
+    }
+    if !anchor_elo.is_finite() {
+        return Err(RatingError::BadAnchorElo);
     }
     let mut games = vec![vec![0.0f64; n]; n];
     let mut points = vec![vec![0.0f64; n]; n];
@@ -715,5 +721,24 @@ mod tests {
             mle_ratings(&names[..3], &two, 0, 0.0),
             Err(RatingError::Disconnected("p2".into()))
         );
+    }
+
+    #[test]
+    fn a_non_finite_anchor_rating_is_refused() {
+        let names: Vec<String> = vec!["a".into(), "b".into()];
+        let games = [Outcome {
+            a: 0,
+            b: 1,
+            points: 1.0,
+        }];
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(
+                mle_ratings(&names, &games, 0, bad),
+                Err(RatingError::BadAnchorElo)
+            );
+        }
+        let r = mle_ratings(&names, &games, 0, 1e6).unwrap();
+        assert_eq!(r[0].elo, 1e6);
+        assert!(r[1].elo < 1e6 && r[1].elo.is_finite());
     }
 }

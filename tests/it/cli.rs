@@ -605,3 +605,50 @@ fn match_and_gate_give_no_interval_after_pairs_that_all_scored_the_same() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `ratings --anchor-elo` takes a number, negative ones too, but not NaN or an infinity,
+/// which made every rating NaN (exit 0).
+#[test]
+fn ratings_refuse_an_anchor_elo_that_is_not_a_finite_number() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-anchor-elo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("two.pgn");
+    std::fs::write(
+        &pgn,
+        "[Event \"t\"]\n[Black \"a\"]\n[White \"b\"]\n[Result \"1-0\"]\n\n1-0\n\n\
+         [Event \"t\"]\n[Black \"b\"]\n[White \"a\"]\n[Result \"1/2-1/2\"]\n\n1/2-1/2\n",
+    )
+    .unwrap();
+    let pgn = pgn.to_string_lossy().to_string();
+    for bad in ["nan", "NaN", "inf", "-inf", "infinity", "1e999"] {
+        let (ok, out, err) = flipzero(&[
+            "ratings",
+            "--pgn",
+            &pgn,
+            "--anchor",
+            "a",
+            "--anchor-elo",
+            bad,
+        ]);
+        assert!(!ok && out.is_empty(), "{bad}: {out}");
+        assert!(
+            err.contains("--anchor-elo") && err.contains("not a finite number"),
+            "{bad}: {err}"
+        );
+    }
+    let (ok, out, err) = flipzero(&[
+        "ratings",
+        "--pgn",
+        &pgn,
+        "--anchor",
+        "a",
+        "--anchor-elo",
+        "-100",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("anchored at a = -100") && !out.contains("NaN"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
