@@ -652,3 +652,75 @@ fn ratings_refuse_an_anchor_elo_that_is_not_a_finite_number() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `ratings` scales: the 3,000 players in 6,000 games (the dense fit was still
+/// running after 300 s) and 12,000 players in 120,000 games are rated in seconds. The
+/// watchdog only catches a hang; the speed itself is `flipzero bench ratings`'s
+/// (docs/benchmarks.md).
+#[test]
+fn ratings_of_thousands_of_players() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-many-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (players, games) in [(3_000, 6_000), (12_000, 120_000)] {
+        let pgn = dir
+            .join(format!("{players}.pgn"))
+            .to_string_lossy()
+            .to_string();
+        let (p, g) = (players.to_string(), games.to_string());
+        let (ok, out, err) = flipzero(&[
+            "bench",
+            "ratings",
+            "--players",
+            &p,
+            "--games",
+            &g,
+            "--pgn",
+            &pgn,
+        ]);
+        assert!(
+            ok && out.contains(&format!("players {players}  games {games}")),
+            "{out}{err}"
+        );
+        // Into files, not pipes: a list of 12,000 players fills a pipe nobody reads yet.
+        let (out_file, err_file) = (dir.join("out.txt"), dir.join("err.txt"));
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flipzero"))
+            .args(["ratings", "--pgn", &pgn, "--anchor", "p00000"])
+            .stdout(std::fs::File::create(&out_file).unwrap())
+            .stderr(std::fs::File::create(&err_file).unwrap())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(240) {
+                let _ = child.kill();
+                panic!("ratings of {players} players still running after 240 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let status = child.wait().unwrap();
+        let text = std::fs::read_to_string(&out_file).unwrap();
+        let err = std::fs::read_to_string(&err_file).unwrap();
+        assert!(status.success(), "{err}");
+        let first = text.lines().next().unwrap_or("");
+        assert!(first.starts_with(&format!("{games} games;")), "{first}");
+        let rows = text
+            .lines()
+            .skip(2)
+            .filter(|l| {
+                l.split_whitespace()
+                    .next()
+                    .is_some_and(|rank| rank.parse::<usize>().is_ok())
+            })
+            .count();
+        assert_eq!(rows, players);
+        assert!(
+            !text
+                .split_whitespace()
+                .any(|w| ["NaN", "inf", "-inf"].contains(&w))
+        );
+        // Over EXACT_INTERVALS_UP_TO players the intervals are estimated, and say so.
+        let last = text.lines().last().unwrap_or("");
+        assert!(last.contains("is estimated, not exact"), "{last}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
