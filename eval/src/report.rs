@@ -456,8 +456,8 @@ pub fn rating_table(list: &[(String, Rating)], anchor: &str) -> String {
     if list.len() > crate::stats::EXACT_INTERVALS_UP_TO {
         let _ = writeln!(
             s,
-            "± over {} players is estimated, not exact: from {} random projections of the \
-             information matrix (about 3% of each half-width, 1 sd; see the README)",
+            "± of a list over {} players is estimated, not exact: from {} random projections \
+             of the information matrix (about 3% of each half-width, 1 sd; see the README)",
             crate::stats::EXACT_INTERVALS_UP_TO,
             crate::stats::INTERVAL_PROJECTIONS
         );
