@@ -41,7 +41,7 @@ pub use rundir::{BestError, LockError, RunLock, current_best, promote};
 pub use selfplay::NetEngine;
 pub use selfplay::data::write_atomic;
 pub use stats::{
-    EloEstimate, MatchStats, Outcome, PairTotals, Rating, RatingError, SprtConfig, SprtVerdict,
-    elo_from_score, mle_ratings, score_from_elo,
+    EXACT_INTERVALS_UP_TO, EloEstimate, INTERVAL_PROJECTIONS, MatchStats, Outcome, PairTotals,
+    Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score, mle_ratings, score_from_elo,
 };
 pub use uai_player::UaiPlayer;

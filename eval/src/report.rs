@@ -434,25 +434,27 @@ pub fn ratings(
     anchor: &str,
     anchor_elo: f64,
 ) -> Result<Vec<(String, Rating)>, ReportError> {
+    // Players are numbered in order of appearance, through a hash map: a search of the
+    // names for every game would be quadratic in a tournament's size.
     let mut names: Vec<String> = vec![];
-    let index = |n: &str, names: &mut Vec<String>| {
-        names.iter().position(|x| x == n).unwrap_or_else(|| {
-            names.push(n.to_string());
-            names.len() - 1
-        })
-    };
-    let outcomes: Vec<Outcome> = games
-        .iter()
-        .map(|(x, o, p)| Outcome {
-            a: index(x, &mut names),
-            b: index(o, &mut names),
-            points: *p,
-        })
-        .collect();
-    let a = names
-        .iter()
-        .position(|n| n == anchor)
-        .ok_or(RatingError::BadAnchor)?;
+    let mut numbers: std::collections::HashMap<&str, usize> = Default::default();
+    let mut outcomes = Vec::with_capacity(games.len());
+    for (x, o, points) in games {
+        let [a, b] = [x, o].map(|name| {
+            let next = numbers.len();
+            let number = *numbers.entry(name.as_str()).or_insert(next);
+            if number == next {
+                names.push(name.clone());
+            }
+            number
+        });
+        outcomes.push(Outcome {
+            a,
+            b,
+            points: *points,
+        });
+    }
+    let a = *numbers.get(anchor).ok_or(RatingError::BadAnchor)?;
     let r = mle_ratings(&names, &outcomes, a, anchor_elo)?;
     let mut list: Vec<(String, Rating)> = names.into_iter().zip(r).collect();
     list.sort_by(|x, y| y.1.elo.total_cmp(&x.1.elo));
@@ -480,6 +482,15 @@ pub fn rating_table(list: &[(String, Rating)], anchor: &str) -> String {
             ci,
             r.games,
             100.0 * r.points / f64::from(r.games.max(1))
+        );
+    }
+    if list.len() > crate::stats::EXACT_INTERVALS_UP_TO {
+        let _ = writeln!(
+            s,
+            "± of a list over {} players is estimated, not exact: from {} random projections \
+             of the information matrix (about 3% of each half-width, 1 sd; see the README)",
+            crate::stats::EXACT_INTERVALS_UP_TO,
+            crate::stats::INTERVAL_PROJECTIONS
         );
     }
     s

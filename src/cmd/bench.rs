@@ -28,6 +28,11 @@ pub enum Suite {
     /// `flipzero serve` under a closed loop of dashboard viewers on 127.0.0.1 (needs
     /// `--run`): requests/s and latency percentiles at 1 to 64 clients.
     Serve,
+    /// The rating list (one thread): a seeded synthetic tournament of `--players`
+    /// players of known ratings and `--games` games, rated as `flipzero ratings` rates:
+    /// seconds, and the fit's error against the true ratings. `--pgn FILE` also writes
+    /// the tournament as PGN, to time `flipzero ratings --pgn FILE --anchor p00000`.
+    Ratings,
 }
 
 /// Arguments of `flipzero bench`.
@@ -48,6 +53,15 @@ pub struct BenchArgs {
     /// Seconds per load level of the serve benchmark; per figure of the play one.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
+    /// Players of the ratings benchmark's tournament.
+    #[arg(long, default_value_t = 10_000)]
+    players: usize,
+    /// Games of the ratings benchmark's tournament.
+    #[arg(long, default_value_t = 100_000)]
+    games: usize,
+    /// Where the ratings benchmark also writes its tournament as PGN.
+    #[arg(long)]
+    pgn: Option<std::path::PathBuf>,
 }
 
 fn timed(label: &str, f: impl FnOnce() -> u64) -> u64 {
@@ -67,6 +81,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         Suite::Search => bench_search(),
         Suite::Selfplay => bench_selfplay(),
         Suite::Net => bench_net(),
+        Suite::Ratings => bench_ratings(a.players, a.games, a.pgn.as_deref()),
         Suite::Play => {
             super::bench_play::run(a.model.as_deref(), a.threads.max(1), a.seconds.max(0.5))
         }
@@ -99,6 +114,152 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// Players, their true ratings, and games as `(x player, o player, x's points)`.
+type Tournament = (Vec<String>, Vec<f64>, Vec<(String, String, f64)>);
+
+/// The ratings benchmark's tournament: `players` players `p00000`, … of true ratings
+/// spread uniformly over ±1000 Elo, and `games` games: first one between each player
+/// and the next stronger one (so that all are connected), then each between a random
+/// player and (four games in five) one of the 200 nearest in strength, as a Swiss
+/// system pairs, or (one in five) anyone. A game is drawn with probability up to 0.2,
+/// and otherwise won as the logistic Elo model says. Returns the names, the true
+/// ratings and the games as `flipzero ratings` reads them.
+fn synthetic_tournament(players: usize, games: usize, seed: u64) -> Tournament {
+    let mut rng = engine::Rng::new(seed);
+    let mut uniform = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let names: Vec<String> = (0..players).map(|i| format!("p{i:05}")).collect();
+    let truth: Vec<f64> = (0..players).map(|_| 2000.0 * uniform() - 1000.0).collect();
+    let mut by_strength: Vec<usize> = (0..players).collect();
+    by_strength.sort_by(|&a, &b| truth[a].total_cmp(&truth[b]));
+    let mut rng = engine::Rng::new(seed ^ 0x9e37_79b9_7f4a_7c15);
+    let mut list = Vec::with_capacity(games);
+    let mut play = |rng: &mut engine::Rng, a: usize, b: usize| {
+        let s = eval::score_from_elo(truth[a] - truth[b]);
+        let d = 0.2f64.min(2.0 * s.min(1.0 - s));
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let points = if u < s - d / 2.0 {
+            1.0
+        } else if u < s + d / 2.0 {
+            0.5
+        } else {
+            0.0
+        };
+        list.push((names[a].clone(), names[b].clone(), points));
+    };
+    for rank in 0..players.saturating_sub(1).min(games) {
+        play(&mut rng, by_strength[rank], by_strength[rank + 1]);
+    }
+    for _ in players.saturating_sub(1)..games {
+        let rank = rng.below(players as u64) as usize;
+        let other = loop {
+            let o = if rng.below(5) == 0 {
+                rng.below(players as u64) as usize
+            } else {
+                (rank + rng.below(201) as usize)
+                    .saturating_sub(100)
+                    .min(players - 1)
+            };
+            if o != rank {
+                break o;
+            }
+        };
+        play(&mut rng, by_strength[rank], by_strength[other]);
+    }
+    (names, truth, list)
+}
+
+/// The ratings benchmark: see [`Suite::Ratings`]. The last line is `seconds <s>`.
+fn bench_ratings(
+    players: usize,
+    games: usize,
+    pgn: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use std::fmt::Write as _;
+    anyhow::ensure!(players >= 2, "--players must be at least 2");
+    let (names, truth, list) = synthetic_tournament(players, games, 1);
+    if let Some(path) = pgn {
+        let mut text = String::new();
+        for (i, (x, o, p)) in list.iter().enumerate() {
+            let result = if *p == 1.0 {
+                "1-0"
+            } else if *p == 0.0 {
+                "0-1"
+            } else {
+                "1/2-1/2"
+            };
+            let _ = write!(
+                text,
+                "[Event \"flipzero bench ratings\"]\n[Round \"{}\"]\n[Black \"{x}\"]\n\
+                 [White \"{o}\"]\n[Result \"{result}\"]\n\n{result}\n\n",
+                i + 1
+            );
+        }
+        std::fs::write(path, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {} ({} games)", path.display(), list.len());
+    }
+    let anchor = &names[0];
+    let t = Instant::now();
+    let rated = eval::report::ratings(&list, anchor, 0.0)?;
+    let seconds = t.elapsed().as_secs_f64();
+    let index: std::collections::HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let (mut sq, mut worst, mut covered) = (0.0, 0.0f64, 0usize);
+    let mut elo = vec![0.0; names.len()];
+    for (name, r) in &rated {
+        let i = index[name.as_str()];
+        elo[i] = r.elo;
+        if i != 0 {
+            let e = r.elo - (truth[i] - truth[0]);
+            sq += e * e;
+            worst = worst.max(e.abs());
+            covered += usize::from(e.abs() <= r.ci95);
+        }
+    }
+    // The score equations the fit solves: each player's points, with one virtual draw
+    // a pair that met, equal its expected points.
+    let mut residual = vec![0.0; names.len()];
+    let mut met = std::collections::HashSet::new();
+    for (x, o, p) in &list {
+        let (a, b) = (index[x.as_str()], index[o.as_str()]);
+        let mut add = |points: f64| {
+            let d = points - eval::score_from_elo(elo[a] - elo[b]);
+            residual[a] += d;
+            residual[b] -= d;
+        };
+        add(*p);
+        if met.insert((a.min(b), a.max(b))) {
+            add(0.5);
+        }
+    }
+    let off = residual[1..].iter().fold(0.0f64, |m, r| m.max(r.abs()));
+    let others = (rated.len() - 1).max(1) as f64;
+    println!(
+        "players {}  games {}  intervals {}",
+        rated.len(),
+        list.len(),
+        if rated.len() > eval::EXACT_INTERVALS_UP_TO {
+            "projected"
+        } else {
+            "exact"
+        }
+    );
+    println!(
+        "fit vs true ratings (relative to the anchor; one virtual draw a pair pulls them together): rms error {:.1} Elo, max error {:.1} Elo, inside the 95% interval for {:.1}% of players",
+        (sq / others).sqrt(),
+        worst,
+        100.0 * covered as f64 / others
+    );
+    println!(
+        "optimality: largest |points - expected points| of a player {off:.1e} games (one virtual draw a pair met, as rated)"
+    );
+    println!("seconds {seconds:.3}");
+    Ok(())
 }
 
 /// The search benchmark's positions: (game, position, depth).

@@ -45,9 +45,19 @@ pub struct RatingsArgs {
     /// first run's ladder (required without --run).
     #[arg(long)]
     anchor: Option<String>,
-    /// The anchor's rating.
-    #[arg(long, default_value_t = 0.0)]
+    /// The anchor's rating (a finite number).
+    #[arg(long, default_value_t = 0.0, value_parser = finite_elo, allow_hyphen_values = true)]
     anchor_elo: f64,
+}
+
+/// A rating given on the command line: a number, not NaN or infinite (which would make
+/// every rating NaN).
+fn finite_elo(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err("not a finite number".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Prints the rating list.

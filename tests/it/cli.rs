@@ -561,3 +561,166 @@ fn ratings_read_match_pgns_with_their_clocks() {
     assert!(!ok && err.contains("missing.pgn"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One game pair (or two alike) measures no spread: `match` and `gate` print an
+/// unbounded interval, not "± 0" (the pairs of ab1 against itself all split 1–1).
+#[test]
+fn match_and_gate_give_no_interval_after_pairs_that_all_scored_the_same() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-one-pair-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("m.pgn").to_string_lossy().to_string();
+    for games in ["2", "4"] {
+        let (ok, out, err) = flipzero(&[
+            "match", "--a", "ab1", "--b", "ab1", "--games", games, "--quiet", "--pgn", &pgn,
+        ]);
+        assert!(ok, "{err}");
+        assert!(
+            out.contains("Elo difference (A - B): 0.0 +- inf (95%)"),
+            "{out}"
+        );
+        let last = out.lines().last().unwrap();
+        assert_eq!(last, format!("score 0.500 elo 0.0 +- inf games {games}"));
+        // The last line still reads as numbers.
+        let ci: f64 = last.split_whitespace().nth(5).unwrap().parse().unwrap();
+        assert!(ci.is_infinite());
+    }
+    for pairs in ["1", "2"] {
+        let max = format!("gate.max_pairs={pairs}");
+        let (ok, out, err) = flipzero(&[
+            "gate",
+            "--candidate",
+            "ab1",
+            "--incumbent",
+            "ab1",
+            "--set",
+            &max,
+            "--set",
+            "gate.batch_pairs=1",
+        ]);
+        assert!(ok, "{err}");
+        assert!(
+            out.lines().next().unwrap().ends_with("Elo +0.0 ± inf"),
+            "{out}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `ratings --anchor-elo` takes a number, negative ones too, but not NaN or an infinity,
+/// which made every rating NaN (exit 0).
+#[test]
+fn ratings_refuse_an_anchor_elo_that_is_not_a_finite_number() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-anchor-elo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("two.pgn");
+    std::fs::write(
+        &pgn,
+        "[Event \"t\"]\n[Black \"a\"]\n[White \"b\"]\n[Result \"1-0\"]\n\n1-0\n\n\
+         [Event \"t\"]\n[Black \"b\"]\n[White \"a\"]\n[Result \"1/2-1/2\"]\n\n1/2-1/2\n",
+    )
+    .unwrap();
+    let pgn = pgn.to_string_lossy().to_string();
+    for bad in ["nan", "NaN", "inf", "-inf", "infinity", "1e999"] {
+        let (ok, out, err) = flipzero(&[
+            "ratings",
+            "--pgn",
+            &pgn,
+            "--anchor",
+            "a",
+            "--anchor-elo",
+            bad,
+        ]);
+        assert!(!ok && out.is_empty(), "{bad}: {out}");
+        assert!(
+            err.contains("--anchor-elo") && err.contains("not a finite number"),
+            "{bad}: {err}"
+        );
+    }
+    let (ok, out, err) = flipzero(&[
+        "ratings",
+        "--pgn",
+        &pgn,
+        "--anchor",
+        "a",
+        "--anchor-elo",
+        "-100",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("anchored at a = -100") && !out.contains("NaN"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `ratings` scales: the issue's 3,000 players in 6,000 games (the dense fit was still
+/// running after 300 s) and 12,000 players in 120,000 games are rated in seconds. The
+/// watchdog only catches a hang; the speed itself is `flipzero bench ratings`'s
+/// (docs/benchmarks.md).
+#[test]
+fn ratings_of_thousands_of_players() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-many-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (players, games) in [(3_000, 6_000), (12_000, 120_000)] {
+        let pgn = dir
+            .join(format!("{players}.pgn"))
+            .to_string_lossy()
+            .to_string();
+        let (p, g) = (players.to_string(), games.to_string());
+        let (ok, out, err) = flipzero(&[
+            "bench",
+            "ratings",
+            "--players",
+            &p,
+            "--games",
+            &g,
+            "--pgn",
+            &pgn,
+        ]);
+        assert!(
+            ok && out.contains(&format!("players {players}  games {games}")),
+            "{out}{err}"
+        );
+        // Into files, not pipes: a list of 12,000 players fills a pipe nobody reads yet.
+        let (out_file, err_file) = (dir.join("out.txt"), dir.join("err.txt"));
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flipzero"))
+            .args(["ratings", "--pgn", &pgn, "--anchor", "p00000"])
+            .stdout(std::fs::File::create(&out_file).unwrap())
+            .stderr(std::fs::File::create(&err_file).unwrap())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(240) {
+                let _ = child.kill();
+                panic!("ratings of {players} players still running after 240 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let status = child.wait().unwrap();
+        let text = std::fs::read_to_string(&out_file).unwrap();
+        let err = std::fs::read_to_string(&err_file).unwrap();
+        assert!(status.success(), "{err}");
+        let first = text.lines().next().unwrap_or("");
+        assert!(first.starts_with(&format!("{games} games;")), "{first}");
+        let rows = text
+            .lines()
+            .skip(2)
+            .filter(|l| {
+                l.split_whitespace()
+                    .next()
+                    .is_some_and(|rank| rank.parse::<usize>().is_ok())
+            })
+            .count();
+        assert_eq!(rows, players);
+        assert!(
+            !text
+                .split_whitespace()
+                .any(|w| ["NaN", "inf", "-inf"].contains(&w))
+        );
+        // Over EXACT_INTERVALS_UP_TO players the intervals are estimated, and say so.
+        let last = text.lines().last().unwrap_or("");
+        assert!(last.contains("is estimated, not exact"), "{last}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
