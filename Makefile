@@ -9,7 +9,7 @@ BIN := target/release/flipzero
 PYTHON ?= python3
 VENV := .venv
 
-.PHONY: build run test test-wgpu venv browser lint fmt bench perft clean
+.PHONY: build run test test-wgpu venv browser lint fmt bench perft clean architecture
 
 # `make run` runs the default pipeline (configs/default.toml) into data/runs/default;
 # running it again resumes that run (or, when finished, prints its summary).
@@ -37,6 +37,7 @@ browser:
 	.ci/install-browser
 
 test: $(VENV)/.installed browser
+	.ci/check-architecture
 	FLIPZERO_PYTHON=$(abspath $(VENV))/bin/python $(CARGO) test --profile tests --workspace
 
 # Burn's wgpu backend against the CPU engines (training losses, the fast path's outputs,
@@ -46,6 +47,10 @@ test: $(VENV)/.installed browser
 test-wgpu:
 	.ci/install-vulkan
 	$(CARGO) test --profile tests --workspace --features wgpu --test it wgpu
+
+# The invariants of ARCHITECTURE.md that a command can check (also part of `make test`).
+architecture:
+	.ci/check-architecture
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -5,14 +5,11 @@
 
 mod baselines;
 mod gate;
-pub mod lease;
 mod matches;
 mod mcts_player;
 mod operating;
 pub mod pgn;
 mod player;
-pub mod report;
-pub mod rundir;
 mod stats;
 mod uai_player;
 
@@ -21,7 +18,6 @@ pub use gate::{
     CapRule, GameResult, GateConfig, GateConfigError, GateDecision, GateError, GateMode,
     GateOutcome, GateVerdict, MatchSummary, anchor, gate, gate_loop, openings_for,
 };
-pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
 pub use matches::{
     BadClock, GameRecord, MatchClock, MatchConfig, MatchError, TIME_LOSS, generate_openings,
     match_stats, run_match,
@@ -36,10 +32,8 @@ pub use operating::{
 };
 pub use pgn::to_pgn;
 pub use player::{BadPlayerName, DEFAULT_MCTS_SIMS, Player, PlayerError, PlayerSpec, Timeouts};
-pub use rundir::{BestError, LockError, RunLock, current_best, promote};
 /// The engine that runs a network in play (see `PlayerSpec::Mcts`).
 pub use selfplay::NetEngine;
-pub use selfplay::data::write_atomic;
 pub use stats::{
     EXACT_INTERVALS_UP_TO, EloEstimate, INTERVAL_PROJECTIONS, MatchStats, Outcome, PairTotals,
     Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score, mle_ratings, score_from_elo,

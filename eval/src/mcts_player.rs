@@ -32,7 +32,7 @@ pub enum NetSource {
 }
 
 /// The name written in `models/best` when the bootstrap evaluator is the best player.
-pub const BOOTSTRAP_BEST: &str = "bootstrap";
+pub const BOOTSTRAP_BEST: &str = rundir::BOOTSTRAP;
 
 /// What a path names: a model directory, or a run directory's current best.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub fn resolve_net(path: &Path) -> Result<ResolvedNet, PlayerError> {
         return Ok(ResolvedNet::Model(path.to_path_buf()));
     }
     let best = path.join("models").join("best");
-    match crate::rundir::current_best(path).map_err(|e| PlayerError::Model(e.to_string()))? {
+    match rundir::current_best(path).map_err(|e| PlayerError::Model(e.to_string()))? {
         Some(name) if name == BOOTSTRAP_BEST => Ok(ResolvedNet::Bootstrap),
         Some(name) => {
             let dir = path.join("models").join(&name);

@@ -32,6 +32,13 @@ pub fn parse_generation(name: &str) -> Option<u32> {
         .flatten()
 }
 
+/// The summary of a self-play folder (a generation's or a batch's).
+pub const SUMMARY: &str = "summary.json";
+/// The training record of a model folder (its presence means the network is whole).
+pub const TRAIN_RECORD: &str = "train.json";
+/// What the asynchronous trainer saw when it trained a candidate (in its model folder).
+pub const CANDIDATE_RECORD: &str = "candidate.json";
+
 /// A run directory: typed paths to everything in it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RunDir {
@@ -94,6 +101,11 @@ impl RunDir {
         self.selfplay().join(format!("{}.partial", generation_name(g)))
     }
 
+    /// `selfplay/gen-NNNN/summary.json`: what generation `g`'s self-play did.
+    pub fn selfplay_summary(&self, g: u32) -> PathBuf {
+        self.selfplay_generation(g).join(SUMMARY)
+    }
+
     /// `selfplay/NAME`: a published worker batch.
     pub fn batch(&self, name: &str) -> PathBuf {
         self.selfplay().join(name)
@@ -118,6 +130,16 @@ impl RunDir {
     /// `models/gen-NNNN`: generation `g`'s network.
     pub fn generation_model(&self, g: u32) -> PathBuf {
         self.model(&generation_name(g))
+    }
+
+    /// `models/gen-NNNN/train.json`: generation `g`'s training record, written last.
+    pub fn train_record(&self, g: u32) -> PathBuf {
+        self.generation_model(g).join(TRAIN_RECORD)
+    }
+
+    /// `models/gen-NNNN/candidate.json`: what the asynchronous trainer saw.
+    pub fn candidate_record(&self, g: u32) -> PathBuf {
+        self.generation_model(g).join(CANDIDATE_RECORD)
     }
 
     /// `models/gen-NNNN.partial`: generation `g`'s network while it is trained.
@@ -147,14 +169,19 @@ impl RunDir {
             .join(format!("{}-{source}.pgn", generation_name(g)))
     }
 
+    /// `counters/`: the run-wide counters.
+    pub fn counters(&self) -> PathBuf {
+        self.root.join("counters")
+    }
+
     /// `counters/NAME`: a run-wide counter.
     pub fn counter(&self, name: &str) -> PathBuf {
-        self.root.join("counters").join(name)
+        self.counters().join(name)
     }
 
     /// `counters/NAME.lock`: the lock of a counter.
     pub fn counter_lock(&self, name: &str) -> PathBuf {
-        self.root.join("counters").join(format!("{name}.lock"))
+        self.counters().join(format!("{name}.lock"))
     }
 
     /// `leases/`.
@@ -175,6 +202,21 @@ impl RunDir {
     /// `slurm/`: batch scripts, their logs, and the submitted jobs.
     pub fn slurm(&self) -> PathBuf {
         self.root.join("slurm")
+    }
+
+    /// `slurm/ROLE.sbatch`: a role's batch script.
+    pub fn slurm_script(&self, role: &str) -> PathBuf {
+        self.slurm().join(format!("{role}.sbatch"))
+    }
+
+    /// `slurm/logs/`: the jobs' output.
+    pub fn slurm_logs(&self) -> PathBuf {
+        self.slurm().join("logs")
+    }
+
+    /// `slurm/jobs.json`: the submitted jobs.
+    pub fn slurm_jobs(&self) -> PathBuf {
+        self.slurm().join("jobs.json")
     }
 
     /// Appends `line` to `run.log` with the Unix time (best effort: a log that cannot be

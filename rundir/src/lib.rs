@@ -23,7 +23,9 @@ pub use files::{
     remove_dir_if_exists, temp_path, write_atomic, write_output,
 };
 pub use host::host_name;
-pub use layout::{RunDir, generation_name, parse_generation};
+pub use layout::{
+    CANDIDATE_RECORD, RunDir, SUMMARY, TRAIN_RECORD, generation_name, parse_generation,
+};
 pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
 pub use lock::{FileLock, LockError, RunLock, lock_file};
 pub use temps::{process_alive, remove_stale_temps};

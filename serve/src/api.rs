@@ -408,11 +408,9 @@ fn net_source(s: &AppState, name: &str) -> Result<NetSource, ApiError> {
     let path: PathBuf = match model {
         None => dir.to_path_buf(),
         Some(m) => {
-            let g: u32 = m
-                .strip_prefix("gen-")
-                .and_then(|n| n.parse().ok())
+            let g = rundir::parse_generation(m)
                 .ok_or_else(|| ApiError::BadRequest(format!("model `{m}`: expected gen-NNNN")))?;
-            let p = dir.join("models").join(eval::report::generation_name(g));
+            let p = rundir::RunDir::new(dir).generation_model(g);
             if !p.join("model.json").is_file() {
                 return Err(ApiError::NotFound(format!("run `{run}` has no model {m}")));
             }

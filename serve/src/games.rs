@@ -151,9 +151,7 @@ impl ShardCache {
         run: &Path,
         generation: u32,
     ) -> Result<BTreeMap<u64, Vec<Sample>>, ApiError> {
-        let dir = run
-            .join("selfplay")
-            .join(eval::report::generation_name(generation));
+        let dir = rundir::RunDir::new(run).selfplay_generation(generation);
         let mut out: BTreeMap<u64, Vec<Sample>> = BTreeMap::new();
         if !dir.is_dir() {
             return Ok(out);
@@ -282,7 +280,7 @@ pub fn match_games(
     source: &str,
 ) -> Result<Option<Vec<crate::pgn::PgnGame>>, ApiError> {
     match rundir::read_regular_text(
-        &eval::report::match_pgn(run, generation, source),
+        &pipeline::report::match_pgn(run, generation, source),
         rundir::Limit::TEXT,
     ) {
         Ok(text) => Ok(Some(crate::pgn::parse(&text))),
@@ -297,7 +295,7 @@ pub fn match_games(
 /// the run wrote them (viewable), else from the record (results only).
 pub fn match_listings(
     run: &Path,
-    record: &eval::report::EvalRecord,
+    record: &pipeline::report::EvalRecord,
 ) -> Result<Vec<GameListing>, ApiError> {
     let mut out = vec![];
     for source in ["gate", "anchor"] {
@@ -316,7 +314,7 @@ pub fn match_listings(
 }
 
 /// A record's games of one match, results only.
-fn result_listings(record: &eval::report::EvalRecord, source: &'static str) -> Vec<GameListing> {
+fn result_listings(record: &pipeline::report::EvalRecord, source: &'static str) -> Vec<GameListing> {
     let matches: Vec<&eval::MatchSummary> = if source == "gate" {
         record.gate.iter().map(|v| &v.matched).collect()
     } else {

@@ -1,5 +1,5 @@
 //! The runs a server shows: each has an id (its folder name, made unique), and a
-//! dashboard built from the records the pipeline writes (see `eval::report`).
+//! dashboard built from the records the pipeline writes (see `pipeline::report`).
 //!
 //! A record that cannot be read (truncated, not JSON, unreadable) never fails the run:
 //! its generation is shown with the records that are intact, and the problem is listed
@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use eval::report::{Generation, ReportError, generation_name, read_record};
+use pipeline::report::{Generation, ReportError, generation_name, read_record};
 use serde::Serialize;
 
 use crate::error::ApiError;
@@ -115,7 +115,7 @@ impl Runs {
         let mut by_id = BTreeMap::new();
         let mut order = vec![];
         for d in dirs {
-            eval::report::check_run(d).map_err(|e| e.to_string())?;
+            pipeline::report::check_run(d).map_err(|e| e.to_string())?;
             let base: String = d
                 .canonicalize()
                 .ok()
@@ -176,7 +176,7 @@ impl Runs {
                 RunEntry {
                     id: id.clone(),
                     generations: gens.len(),
-                    best: eval::current_best(dir).ok().flatten(),
+                    best: rundir::current_best(dir).ok().flatten(),
                     problems,
                 }
             })
@@ -302,7 +302,7 @@ pub fn dashboard(id: &str, dir: &Path) -> Result<RunDashboard, ApiError> {
     let mut elo = vec![];
     let mut t = 0.0;
     for g in &gens {
-        t += eval::report::seconds(g);
+        t += pipeline::report::seconds(g);
         elapsed_s.push(t);
         for a in g.eval.iter().flat_map(|e| &e.anchor) {
             elo.push(EloPoint {
@@ -316,13 +316,13 @@ pub fn dashboard(id: &str, dir: &Path) -> Result<RunDashboard, ApiError> {
         }
     }
     let (anchor, ratings, ratings_note) = rating_list(&gens);
-    let losses = eval::report::loss_curve(dir, &gens)
+    let losses = pipeline::report::loss_curve(dir, &gens)
         .into_iter()
         .map(|(name, points)| Series { name, points })
         .collect();
     Ok(RunDashboard {
         id: id.to_string(),
-        best: eval::current_best(dir).ok().flatten(),
+        best: rundir::current_best(dir).ok().flatten(),
         generations: gens,
         elapsed_s,
         elo,
@@ -352,10 +352,10 @@ fn rated_games(gens: &[Generation]) -> Vec<(String, String, f64)> {
 
 /// The rating list anchored on the run's strongest baseline at Elo 0.
 fn rating_list(gens: &[Generation]) -> (Option<String>, Vec<RatingRow>, Option<String>) {
-    let Some(anchor) = eval::report::ladder_names(gens).pop() else {
+    let Some(anchor) = pipeline::report::ladder_names(gens).pop() else {
         return (None, vec![], Some("no anchoring games yet".into()));
     };
-    let list = eval::report::ratings(&rated_games(gens), &anchor, 0.0);
+    let list = pipeline::report::ratings(&rated_games(gens), &anchor, 0.0);
     match list {
         Ok(list) => (
             Some(anchor),

@@ -196,13 +196,12 @@ fn bench_ratings(
                 i + 1
             );
         }
-        std::fs::write(path, text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        super::write_output(path, text.as_bytes())?;
         println!("wrote {} ({} games)", path.display(), list.len());
     }
     let anchor = &names[0];
     let t = Instant::now();
-    let rated = eval::report::ratings(&list, anchor, 0.0)?;
+    let rated = pipeline::report::ratings(&list, anchor, 0.0)?;
     let seconds = t.elapsed().as_secs_f64();
     let index: std::collections::HashMap<&str, usize> = names
         .iter()
@@ -384,7 +383,7 @@ fn bench_selfplay() -> anyhow::Result<()> {
             100.0 * outside
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = rundir::remove_dir_if_exists(&dir);
     Ok(())
 }
 

@@ -52,7 +52,7 @@ pub const DEFAULT_DRAW_RATE: f64 = 0.0;
 /// Plays the match and prints the verdict (exit status 0 either way), or prints the
 /// operating characteristic.
 pub fn run(a: GateArgs) -> anyhow::Result<()> {
-    let cfg = super::config::load_table(a.config.as_ref(), &a.set, "gate")?.gate;
+    let cfg = pipeline::load_table(a.config.as_deref(), &a.set, "gate")?.gate;
     if a.operating_characteristic {
         return operating_characteristic(&cfg, a.draw_rate.unwrap_or(DEFAULT_DRAW_RATE));
     }

@@ -3,9 +3,9 @@
 pub mod bench;
 pub mod bench_play;
 pub mod bench_serve;
-pub mod config;
 pub mod gate;
 pub mod matches;
+pub mod observer;
 pub mod perft;
 pub mod play;
 pub mod report;
@@ -13,7 +13,6 @@ pub mod run;
 pub mod selfplay;
 pub mod serve;
 pub mod slurm;
-pub mod stages;
 pub mod train;
 pub mod uai;
 pub mod worker;
@@ -53,52 +52,4 @@ pub fn write_output(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Reads a file of positions, one a line (`#` starts a comment); finished games are refused.
-pub fn read_positions(path: &std::path::Path, game: Game) -> anyhow::Result<Vec<State>> {
-    let text = rundir::read_regular_text(path, rundir::Limit::TEXT)
-        .with_context(|| format!("cannot read positions file {}", path.display()))?;
-    let mut out = vec![];
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let s = game
-            .parse_position(line)
-            .with_context(|| format!("{}:{}: bad position", path.display(), n + 1))?;
-        if s.is_game_over() {
-            anyhow::bail!(
-                "{}:{}: the position is a finished game",
-                path.display(),
-                n + 1
-            );
-        }
-        out.push(s);
-    }
-    if out.is_empty() {
-        anyhow::bail!("{} holds no positions", path.display());
-    }
-    Ok(out)
-}
-
-/// What a self-play run needs besides its config: the openings of `opening_file` (none:
-/// generated), and the metadata every shard carries (the config and the version).
-pub fn selfplay_inputs(
-    cfg: &::selfplay::SelfplayConfig,
-    game: Game,
-) -> anyhow::Result<(Vec<State>, std::collections::HashMap<String, String>)> {
-    let openings = match &cfg.opening_file {
-        Some(p) => read_positions(p, game)?,
-        None => Vec::new(),
-    };
-    let mut metadata = std::collections::HashMap::new();
-    metadata.insert(
-        ::selfplay::data::KEY_CONFIG.to_string(),
-        toml::to_string(cfg)?,
-    );
-    metadata.insert(
-        "flipzero.version".to_string(),
-        env!("CARGO_PKG_VERSION").to_string(),
-    );
-    Ok((openings, metadata))
-}
+pub use pipeline::inputs::{read_positions, selfplay_inputs};

@@ -19,7 +19,7 @@ pub struct ReportArgs {
 
 /// Rewrites report.md, metrics.csv and the plots, and prints the summary table.
 pub fn report(a: ReportArgs) -> anyhow::Result<()> {
-    let table = eval::report::write_report(&a.run, a.anchor.as_deref())?;
+    let table = pipeline::report::write_report(&a.run, a.anchor.as_deref())?;
     println!("{table}");
     println!(
         "wrote {}, {} and elo.svg, elo_time.svg, loss.svg",
@@ -65,7 +65,7 @@ pub fn ratings(a: RatingsArgs) -> anyhow::Result<()> {
     if a.run.is_empty() && a.pgn.is_empty() {
         anyhow::bail!("nothing to rate: name run directories (--run) or match PGNs (--pgn)");
     }
-    let mut games = eval::report::collect_games(&a.run)?;
+    let mut games = pipeline::report::collect_games(&a.run)?;
     for p in &a.pgn {
         let text = rundir::read_regular_text(p, rundir::Limit::TEXT)
             .with_context(|| format!("cannot read {}", p.display()))?;
@@ -80,12 +80,12 @@ pub fn ratings(a: RatingsArgs) -> anyhow::Result<()> {
     }
     let anchor = match (a.anchor, a.run.first()) {
         (Some(x), _) => x,
-        (None, Some(run)) => eval::report::default_anchor(run)?
+        (None, Some(run)) => pipeline::report::default_anchor(run)?
             .ok_or_else(|| anyhow::anyhow!("no baseline games recorded: name one with --anchor"))?,
         (None, None) => anyhow::bail!("name the player to anchor the ratings with --anchor"),
     };
-    let list = eval::report::ratings(&games, &anchor, a.anchor_elo).map_err(|e| match e {
-        eval::report::ReportError::Rating(eval::RatingError::BadAnchor) => {
+    let list = pipeline::report::ratings(&games, &anchor, a.anchor_elo).map_err(|e| match e {
+        pipeline::report::ReportError::Rating(eval::RatingError::BadAnchor) => {
             anyhow::anyhow!("the anchor `{anchor}` is not a player of these games")
         }
         e => anyhow::anyhow!("{e} (anchor `{anchor}`)"),
@@ -96,6 +96,6 @@ pub fn ratings(a: RatingsArgs) -> anyhow::Result<()> {
         anchor,
         a.anchor_elo
     );
-    print!("{}", eval::report::rating_table(&list, &anchor));
+    print!("{}", pipeline::report::rating_table(&list, &anchor));
     Ok(())
 }

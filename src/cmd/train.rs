@@ -44,7 +44,7 @@ pub struct TrainArgs {
 /// overrides (`steps=300` or `train.steps=300`); without a file, the built-in defaults
 /// of `[train]`.
 pub fn load_train_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<TrainConfig> {
-    Ok(super::config::load_table(path, sets, "train")?.train)
+    Ok(pipeline::load_table(path.map(|p| p.as_path()), sets, "train")?.train)
 }
 
 fn data_game(dirs: &[PathBuf]) -> anyhow::Result<engine::Game> {

@@ -638,7 +638,7 @@ fn corrupt_artifacts_do_not_stall_the_trainer() {
         .arg(&run)
         .args(MICRO)
         .args(["--set", "run.generations=1", "--set", "selfplay.games=4"])
-        .env("FLIPZERO_CRASH_AT", "train")
+        .args(["--crash-at", "train"])
         .output()
         .unwrap();
     assert!(!out.status.success());

@@ -36,7 +36,7 @@ pub(crate) const MICRO: &[&str] = &[
     "anchor.ladder=[\"random\", \"greedy\"]",
 ];
 
-fn flipzero(run: &Path, extra: &[&str], env: Option<(&str, &str)>) -> Output {
+fn flipzero(run: &Path, extra: &[&str]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_flipzero"));
     c.arg("run")
         .arg("--run")
@@ -44,9 +44,6 @@ fn flipzero(run: &Path, extra: &[&str], env: Option<(&str, &str)>) -> Output {
         .arg("--quiet")
         .args(MICRO);
     c.args(extra);
-    if let Some((k, v)) = env {
-        c.env(k, v);
-    }
     c.output().unwrap()
 }
 
@@ -184,7 +181,7 @@ fn check_run(run: &Path) {
 #[test]
 fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
     let run = fresh("e2e");
-    let out = flipzero(&run, &[], None);
+    let out = flipzero(&run, &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("best:"), "{}", text(&out));
     check_run(&run);
@@ -209,7 +206,7 @@ fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
     // A lost models/best is restored from the last verdict, not reset to bootstrap.
     let best_before = std::fs::read_to_string(run.join("models/best")).unwrap();
     std::fs::remove_file(run.join("models/best")).unwrap();
-    let out = flipzero(&run, &[], None);
+    let out = flipzero(&run, &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         text(&out).contains("models/best was missing"),
@@ -359,7 +356,7 @@ fn a_second_run_on_one_directory_is_refused_until_the_first_dies() {
     let precious = linked.with_extension("precious");
     std::fs::write(&precious, "keep me").unwrap();
     std::os::unix::fs::symlink(&precious, linked.join("run.lock")).unwrap();
-    let out = flipzero(&linked, &[], None);
+    let out = flipzero(&linked, &[]);
     assert!(!out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("not a regular file"), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
@@ -372,7 +369,7 @@ fn a_second_run_on_one_directory_is_refused_until_the_first_dies() {
         assert!(t.elapsed() < Duration::from_secs(30), "no lock written");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = flipzero(&run, &[], None);
+    let out = flipzero(&run, &[]);
     assert!(!out.status.success(), "{}", text(&out));
     let t = text(&out);
     assert!(
@@ -386,7 +383,7 @@ fn a_second_run_on_one_directory_is_refused_until_the_first_dies() {
     // Once the holder is dead (SIGKILL: no clean-up of its own), the lock is taken over.
     first.kill().unwrap();
     first.wait().unwrap();
-    let out = flipzero(&run, &["--force"], None);
+    let out = flipzero(&run, &["--force"]);
     assert!(out.status.success(), "{}", text(&out));
     check_run(&run);
     let _ = std::fs::remove_dir_all(&run);
@@ -444,7 +441,7 @@ fn aborts_at_every_stage_resume_to_a_consistent_run() {
         "promoted",
     ] {
         let run = fresh(point);
-        let out = flipzero(&run, &[], Some(("FLIPZERO_CRASH_AT", point)));
+        let out = flipzero(&run, &["--crash-at", point]);
         assert!(
             !out.status.success(),
             "{point}: the crash hook did not fire"
@@ -455,7 +452,7 @@ fn aborts_at_every_stage_resume_to_a_consistent_run() {
             assert_eq!(best.trim(), "bootstrap", "{point}");
             assert!(run.join("eval").join("gen-0000.json").is_file());
         }
-        let out = flipzero(&run, &[], None);
+        let out = flipzero(&run, &[]);
         assert!(out.status.success(), "{point}: {}", text(&out));
         check_run(&run);
         let _ = std::fs::remove_dir_all(&run);
@@ -478,7 +475,7 @@ fn sigkill_at_random_moments_then_resume() {
         let _ = child.kill();
         let _ = child.wait();
     }
-    let out = flipzero(&run, &[], None);
+    let out = flipzero(&run, &[]);
     assert!(out.status.success(), "{}", text(&out));
     check_run(&run);
     let _ = std::fs::remove_dir_all(&run);
@@ -488,7 +485,7 @@ fn sigkill_at_random_moments_then_resume() {
 fn a_different_config_is_refused_unless_forced() {
     let run = fresh("config");
     std::fs::create_dir_all(&run).unwrap();
-    let out = flipzero(&run, &["--set", "run.generations=1"], None);
+    let out = flipzero(&run, &["--set", "run.generations=1"]);
     assert!(out.status.success(), "{}", text(&out));
     let out = flipzero(
         &run,
@@ -498,17 +495,15 @@ fn a_different_config_is_refused_unless_forced() {
             "--set",
             "train.learning_rate=0.01",
         ],
-        None,
     );
     assert!(!out.status.success());
     assert!(text(&out).contains("train.learning_rate"), "{}", text(&out));
     // Extending the run is allowed.
-    let out = flipzero(&run, &[], None);
+    let out = flipzero(&run, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let out = flipzero(
         &run,
         &["--set", "train.learning_rate=0.01", "--force"],
-        None,
     );
     assert!(out.status.success(), "{}", text(&out));
     let saved = std::fs::read_to_string(run.join("config.toml")).unwrap();
@@ -516,7 +511,7 @@ fn a_different_config_is_refused_unless_forced() {
     // A saved config that cannot be read is never overwritten silently; --force replaces it.
     for garbage in [&b"\xff\xfe not text"[..], b"[run\ngenerations = "] {
         std::fs::write(run.join("config.toml"), garbage).unwrap();
-        let out = flipzero(&run, &["--set", "train.learning_rate=0.01"], None);
+        let out = flipzero(&run, &["--set", "train.learning_rate=0.01"]);
         assert!(!out.status.success(), "{}", text(&out));
         assert!(
             text(&out).contains("config.toml") && text(&out).contains("--force"),
@@ -527,7 +522,6 @@ fn a_different_config_is_refused_unless_forced() {
         let out = flipzero(
             &run,
             &["--set", "train.learning_rate=0.01", "--force"],
-            None,
         );
         assert!(out.status.success(), "{}", text(&out));
     }
@@ -546,7 +540,7 @@ fn config_errors_name_the_key() {
         ("bogus.key=1", "bogus"),
         ("anchor.ladder=[\"nobody\"]", "nobody"),
     ] {
-        let out = flipzero(&run, &["--set", set], None);
+        let out = flipzero(&run, &["--set", set]);
         assert!(!out.status.success(), "{set}");
         assert!(text(&out).contains(expect), "{set}: {}", text(&out));
         // The override is blamed, not the built-in config file.

@@ -499,8 +499,7 @@ fn a_candidate_half_written_by_a_killed_trainer_is_never_gated() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     // The trainer dies (abort, as kill -9) after its first checkpoint of gen-0000.
-    let out = role("train", &run, &[])
-        .env("FLIPZERO_CRASH_AT", "train")
+    let out = role("train", &run, &["--crash-at", "train"])
         .output()
         .unwrap();
     assert!(!out.status.success(), "{}", text(&out));

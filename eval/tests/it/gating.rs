@@ -113,7 +113,7 @@ fn trained_net_is_promoted_over_untrained_and_not_the_reverse() {
     let run = temp("run");
     std::fs::create_dir_all(run.join("models")).unwrap();
     copy_dir(&trained, &run.join("models").join("gen-0001"));
-    eval::promote(&run, "gen-0001").unwrap();
+    rundir::promote(&run, "gen-0001").unwrap();
     assert_eq!(
         eval::resolve_net(&run).unwrap(),
         eval::ResolvedNet::Model(run.join("models").join("gen-0001"))
@@ -121,10 +121,10 @@ fn trained_net_is_promoted_over_untrained_and_not_the_reverse() {
     // A temporary file left by a promotion killed before its rename changes nothing.
     std::fs::write(run.join("models").join(".best.999.tmp"), "gen-00").unwrap();
     assert_eq!(
-        eval::current_best(&run).unwrap().as_deref(),
+        rundir::current_best(&run).unwrap().as_deref(),
         Some("gen-0001")
     );
-    eval::promote(&run, "bootstrap").unwrap();
+    rundir::promote(&run, "bootstrap").unwrap();
     assert_eq!(
         eval::resolve_net(&run).unwrap(),
         eval::ResolvedNet::Bootstrap
@@ -152,8 +152,8 @@ fn trained_net_is_promoted_over_untrained_and_not_the_reverse() {
             e.contains("models/best") && e.contains("not a model of this run"),
             "{bad}: {e}"
         );
-        assert!(eval::current_best(&run).is_err(), "{bad}");
-        assert!(eval::promote(&run, bad).is_err(), "{bad}");
+        assert!(rundir::current_best(&run).is_err(), "{bad}");
+        assert!(rundir::promote(&run, bad).is_err(), "{bad}");
     }
     std::fs::write(&best, [0xff, 0xfe, 0x00, 0x17]).unwrap();
     let e = eval::resolve_net(&run).unwrap_err().to_string();
@@ -161,7 +161,7 @@ fn trained_net_is_promoted_over_untrained_and_not_the_reverse() {
         e.contains("models/best") && e.contains("cannot read"),
         "{e}"
     );
-    eval::promote(&run, "gen-0001").unwrap();
+    rundir::promote(&run, "gen-0001").unwrap();
 
     // A model of another game, or one that does not load, is refused before the first
     // game, in a match and in a gate (no forfeits, no verdict).
@@ -206,7 +206,7 @@ fn trained_net_is_promoted_over_untrained_and_not_the_reverse() {
             && format!("{}{}", r.x_name, r.o_name).contains("gen-0001")),
         "{records:?}"
     );
-    eval::promote(&run, "gen-0001").unwrap();
+    rundir::promote(&run, "gen-0001").unwrap();
     let _ = std::fs::remove_dir_all(outside);
     for d in [data, trained, untrained, run] {
         let _ = std::fs::remove_dir_all(d);

@@ -14,14 +14,9 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::gate::{GateVerdict, MatchSummary};
-use crate::stats::{Outcome, Rating, RatingError, mle_ratings};
-use selfplay::data::write_atomic;
-
-/// The folder name of generation `g`.
-pub fn generation_name(g: u32) -> String {
-    format!("gen-{g:04}")
-}
+use eval::{GateVerdict, MatchSummary, Outcome, Rating, RatingError, mle_ratings};
+pub use rundir::generation_name;
+use rundir::{RunDir, write_atomic};
 
 /// What a self-play stage did.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -176,14 +171,14 @@ pub fn write_record<T: Serialize>(path: &Path, record: &T) -> Result<(), ReportE
 /// The records of every generation of a run, in order, up to the first that has none.
 pub fn read_generations(run: &Path) -> Result<Vec<Generation>, ReportError> {
     check_run(run)?;
+    let layout = RunDir::new(run);
     let mut out = vec![];
     for g in 0.. {
-        let name = generation_name(g);
         let record = Generation {
             generation: g,
-            selfplay: read_record(&run.join("selfplay").join(&name).join("summary.json"))?,
-            train: read_record(&run.join("models").join(&name).join("train.json"))?,
-            eval: read_record(&run.join("eval").join(format!("{name}.json")))?,
+            selfplay: read_record(&layout.selfplay_summary(g))?,
+            train: read_record(&layout.train_record(g))?,
+            eval: read_record(&layout.eval_record(g))?,
         };
         if record.selfplay.is_none() && record.train.is_none() && record.eval.is_none() {
             break;
@@ -215,9 +210,10 @@ pub fn default_anchor(run: &Path) -> Result<Option<String>, ReportError> {
 
 /// Whether `run` looks like a run directory (it holds `selfplay/`, `models/` or `eval/`).
 pub fn check_run(run: &Path) -> Result<(), ReportError> {
-    if ["selfplay", "models", "eval"]
+    let layout = RunDir::new(run);
+    if [layout.selfplay(), layout.models(), layout.eval()]
         .iter()
-        .any(|d| run.join(d).is_dir())
+        .any(|d| d.is_dir())
     {
         Ok(())
     } else {
@@ -228,8 +224,7 @@ pub fn check_run(run: &Path) -> Result<(), ReportError> {
 /// The PGN file of a generation's gating (`source` = `gate`) or anchoring (`anchor`)
 /// games: `eval/gen-NNNN-<source>.pgn`.
 pub fn match_pgn(run: &Path, generation: u32, source: &str) -> PathBuf {
-    run.join("eval")
-        .join(format!("{}-{source}.pgn", generation_name(generation)))
+    RunDir::new(run).match_pgn(generation, source)
 }
 
 /// The baselines any generation was anchored against, in first-seen order.
@@ -406,7 +401,7 @@ pub fn collect_games(runs: &[PathBuf]) -> Result<Vec<(String, String, f64)>, Rep
             String::new()
         };
         let label = |l: &str| {
-            if l.starts_with("gen-") || l == crate::BOOTSTRAP_BEST {
+            if l.starts_with("gen-") || l == eval::BOOTSTRAP_BEST {
                 format!("{prefix}{l}")
             } else {
                 l.to_string()
@@ -484,13 +479,13 @@ pub fn rating_table(list: &[(String, Rating)], anchor: &str) -> String {
             100.0 * r.points / f64::from(r.games.max(1))
         );
     }
-    if list.len() > crate::stats::EXACT_INTERVALS_UP_TO {
+    if list.len() > eval::EXACT_INTERVALS_UP_TO {
         let _ = writeln!(
             s,
             "± of a list over {} players is estimated, not exact: from {} random projections \
              of the information matrix (about 3% of each half-width, 1 sd; see the README)",
-            crate::stats::EXACT_INTERVALS_UP_TO,
-            crate::stats::INTERVAL_PROJECTIONS
+            eval::EXACT_INTERVALS_UP_TO,
+            eval::INTERVAL_PROJECTIONS
         );
     }
     s
@@ -577,9 +572,8 @@ pub fn loss_curve(run: &Path, gens: &[Generation]) -> Vec<(String, Vec<(f64, f64
     let mut offset = 0.0;
     for g in gens {
         let Some(t) = &g.train else { continue };
-        let path = run
-            .join("models")
-            .join(generation_name(g.generation))
+        let path = RunDir::new(run)
+            .generation_model(g.generation)
             .join("metrics.csv");
         let Ok(text) = rundir::read_regular_text(&path, rundir::Limit::TEXT) else {
             continue;
@@ -624,9 +618,10 @@ pub fn loss_curve(run: &Path, gens: &[Generation]) -> Vec<(String, Vec<(f64, f64
 /// run directory, and returns the terminal summary table.
 pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportError> {
     let gens = read_generations(run)?;
-    write_atomic(&run.join("metrics.csv"), metrics_csv(&gens).as_bytes()).map_err(|source| {
+    let layout = RunDir::new(run);
+    write_atomic(&layout.metrics(), metrics_csv(&gens).as_bytes()).map_err(|source| {
         ReportError::Io {
-            path: run.join("metrics.csv"),
+            path: layout.metrics(),
             source,
         }
     })?;
@@ -648,7 +643,7 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
         by_time.push((format!("best vs {l}"), pt));
     }
     line_plot(
-        &run.join("elo.svg"),
+        &layout.plot("elo.svg"),
         "Elo of the best model against the baselines",
         "generation",
         "Elo difference",
@@ -656,7 +651,7 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
         true,
     )?;
     line_plot(
-        &run.join("elo_time.svg"),
+        &layout.plot("elo_time.svg"),
         "Elo of the best model over wall-clock time",
         "minutes",
         "Elo difference",
@@ -664,7 +659,7 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
         true,
     )?;
     line_plot(
-        &run.join("loss.svg"),
+        &layout.plot("loss.svg"),
         "Training losses",
         "step (all generations)",
         "loss",
@@ -747,8 +742,8 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
         }
     }
     let _ = writeln!(md, "\n## Summary\n\n```\n{table}```");
-    write_atomic(&run.join("report.md"), md.as_bytes()).map_err(|source| ReportError::Io {
-        path: run.join("report.md"),
+    write_atomic(&layout.report(), md.as_bytes()).map_err(|source| ReportError::Io {
+        path: layout.report(),
         source,
     })?;
     Ok(table)

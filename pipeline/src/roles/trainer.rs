@@ -6,12 +6,13 @@
 
 use std::time::Duration;
 
-use anyhow::Context;
-use eval::report::{generation_name, read_record};
+use crate::error::Context;
+use crate::report::{generation_name, read_record};
 use serde::{Deserialize, Serialize};
 
 use super::shards::{BatchIndex, window_batches};
-use super::{RoleArgs, hold_lease, open_run};
+use super::{RoleOptions, hold_lease, open_run, role};
+use crate::observer::Observer;
 
 /// What a candidate of the asynchronous trainer saw (`candidate.json` in its folder).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -24,21 +25,25 @@ pub struct CandidateRecord {
     pub window_batches: usize,
 }
 
-/// Runs the trainer until the run's last candidate is trained.
-pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
-    let open = open_run(a, "trainer")?;
+/// Runs the trainer until the run's last candidate is trained (or its stop flag is set:
+/// then the process ends, giving the lease back; training resumes from its checkpoint).
+pub fn trainer(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
+    role(a, "trainer", || run(a, observer))
+}
+
+fn run(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
+    let open = open_run(a, "trainer", observer)?;
     let p = &open.pipeline;
-    let lease = hold_lease(p, "train")?;
-    for f in eval::rundir::remove_stale_temps(&p.dir.join("models")) {
-        eprintln!("removed {}, left by a killed write", f.display());
+    let lease = hold_lease(p, "train", &a.stop)?;
+    for f in rundir::remove_stale_temps(&p.run.models()) {
+        p.log(&format!("removed {}, left by a killed write", f.display()));
     }
-    let models = p.dir.join("models");
     let mut waiting_logged = None;
     let mut index = BatchIndex::default();
     loop {
         lease.check()?;
         let g = (0..)
-            .find(|&k| !models.join(generation_name(k)).join("train.json").is_file())
+            .find(|&k| !p.run.train_record(k).is_file())
             .expect("a generation without a network");
         if g >= p.cfg.run.generations {
             p.log(&format!(
@@ -50,13 +55,16 @@ pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
         let seen = match g.checked_sub(1) {
             None => 0,
             Some(prev) => {
-                let path = models.join(generation_name(prev)).join("candidate.json");
+                let path = p.run.candidate_record(prev);
                 // A network trained by the synchronous loop has no record: it saw
                 // whatever the run held then, which the batches cannot tell; count none.
                 read_record::<CandidateRecord>(&path)?.map_or(0, |c| c.rows_seen)
             }
         };
-        let batches = index.refresh(&p.dir)?;
+        let batches = index.refresh(&p.run)?;
+        for w in index.take_warnings() {
+            p.warn(&w);
+        }
         let total = batches
             .iter()
             .fold(0u64, |t, b| t.saturating_add(b.summary.positions));
@@ -75,17 +83,15 @@ pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
         }
         let window = p.cfg.train.window_for(total);
         let data = window_batches(&batches, window);
-        let init = g.checked_sub(1).map(|prev| {
-            let n = generation_name(prev);
-            let d = models.join(&n);
-            (n, d)
-        });
+        let init = g
+            .checked_sub(1)
+            .map(|prev| (generation_name(prev), p.run.generation_model(prev)));
         let record = CandidateRecord {
             rows_seen: total,
             batches_seen: batches.len(),
             window_batches: data.len(),
         };
         let text = serde_json::to_string_pretty(&record).context("candidate record")?;
-        p.train_model(g, data, init, total, &[("candidate.json", text)])?;
+        p.train_model(g, data, init, total, &[(rundir::CANDIDATE_RECORD, text)])?;
     }
 }

@@ -3,11 +3,9 @@
 //! overrides; shared by `run` and `gate`.
 
 use std::collections::BTreeMap;
-#[cfg(test)]
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use crate::error::{Context, bail};
 use eval::{GateConfig, PlayerSpec};
 use selfplay::SelfplayConfig;
 use serde::{Deserialize, Serialize};
@@ -113,14 +111,14 @@ impl Serialize for RunConfig {
 const TABLES: [&str; 5] = ["run", "selfplay", "train", "gate", "anchor"];
 
 /// A TOML syntax error on one line: `FILE:LINE:COLUMN: not valid TOML: why`.
-fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
+fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> crate::Error {
     let at = e.span().map_or(String::new(), |span| {
         let before = &text[..span.start.min(text.len())];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         format!(":{line}:{column}")
     });
-    anyhow::anyhow!("{origin}{at}: not valid TOML: {}", one_line(e.message()))
+    crate::error::err!("{origin}{at}: not valid TOML: {}", one_line(e.message()))
 }
 
 /// A message of several lines as one.
@@ -179,10 +177,15 @@ fn overlay(user: &toml::Table) -> toml::Table {
 }
 
 impl RunConfig {
+    /// The built-in config (configs/default.toml) with `table.key=value` overrides.
+    pub fn builtin(sets: &[String]) -> crate::Result<RunConfig> {
+        load_config(None, sets)
+    }
+
     /// Parses config text, lays it over the built-in config (every key left out takes
     /// configs/default.toml's value), applies `table.key=value` overrides, and validates
     /// every table. Errors name the file, the table and the key.
-    pub fn from_text(text: &str, origin: &str, sets: &[String]) -> anyhow::Result<RunConfig> {
+    pub fn from_text(text: &str, origin: &str, sets: &[String]) -> crate::Result<RunConfig> {
         let user: toml::Table = toml::from_str(text).map_err(|e| toml_error(origin, text, &e))?;
         for k in user.keys() {
             if !TABLES.contains(&k.as_str()) {
@@ -243,7 +246,7 @@ impl RunConfig {
                 {
                     return Err(file_error);
                 }
-                Err(anyhow::anyhow!(
+                Err(crate::error::err!(
                     "{}{}",
                     blame(sets, &format!("{e:#}")),
                     format!("{e:#}")
@@ -255,17 +258,17 @@ impl RunConfig {
     }
 
     /// The config of parsed tables, validated; errors begin with `origin`.
-    fn from_table(all: &toml::Table, origin: &str) -> anyhow::Result<RunConfig> {
+    fn from_table(all: &toml::Table, origin: &str) -> crate::Result<RunConfig> {
         fn section<T: for<'de> Deserialize<'de>>(
             all: &toml::Table,
             name: &str,
             origin: &str,
-        ) -> anyhow::Result<T> {
+        ) -> crate::Result<T> {
             match all.get(name) {
                 None => bail!("{origin}: no [{name}] table"),
                 Some(v @ toml::Value::Table(_)) => {
                     v.clone().try_into().map_err(|e: toml::de::Error| {
-                        anyhow::anyhow!("{origin}: in [{name}]: {}", one_line(e.message()))
+                        crate::error::err!("{origin}: in [{name}]: {}", one_line(e.message()))
                     })
                 }
                 Some(_) => bail!("{origin}: `{name}` must be a table"),
@@ -298,7 +301,7 @@ impl RunConfig {
     }
 
     /// Checks every table's ranges.
-    pub fn validate(&self) -> anyhow::Result<()> {
+    pub fn validate(&self) -> crate::Result<()> {
         self.selfplay.validate()?;
         self.train.validate()?;
         self.gate.validate()?;
@@ -388,7 +391,7 @@ impl RunConfig {
 
 /// Checks that `path` names a program that can be started: an executable regular file,
 /// found on `PATH` when it is a bare name (as starting it would look it up).
-fn check_program(path: &std::path::Path) -> anyhow::Result<()> {
+fn check_program(path: &std::path::Path) -> crate::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let found = if path.components().count() == 1 && !path.as_os_str().is_empty() {
         std::env::var_os("PATH")
@@ -454,10 +457,10 @@ const RESUMABLE_KEYS: [&str; 2] = ["run.generations", "run.time_budget_minutes"]
 /// table is refused, as the command would ignore it. The whole file is validated, laid
 /// over the built-in configs/default.toml (which is the config when there is no file).
 pub fn load_table(
-    path: Option<&PathBuf>,
+    path: Option<&Path>,
     sets: &[String],
     table: &str,
-) -> anyhow::Result<RunConfig> {
+) -> crate::Result<RunConfig> {
     let mut qualified = Vec::with_capacity(sets.len());
     for s in sets {
         let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
@@ -510,7 +513,7 @@ fn blame(sets: &[String], error: &str) -> String {
 }
 
 /// Loads the config named by the arguments (or the built-in default).
-pub fn load_config(path: Option<&PathBuf>, sets: &[String]) -> anyhow::Result<RunConfig> {
+pub fn load_config(path: Option<&Path>, sets: &[String]) -> crate::Result<RunConfig> {
     match path {
         Some(p) => {
             let text = rundir::read_regular_text(p, rundir::Limit::CONFIG)
@@ -550,7 +553,7 @@ mod tests {
     /// only its changed keys are written, and an empty file is the built-in config.
     #[test]
     fn a_config_of_only_its_changes_means_the_whole_file() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
         let mut seen = 0;
         for e in std::fs::read_dir(&dir).unwrap() {
             let path = e.unwrap().path();

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use rundir::RunDir;
+
+use crate::error::Context;
 use serde::{Deserialize, Serialize};
 
 /// The prefix of a published batch folder: `selfplay/w-HOST-PID-nK-SEQ`.
@@ -55,19 +57,26 @@ pub struct Batch {
 ///
 /// A batch whose summary cannot be read or disagrees with its shards (a truncated or
 /// edited `summary.json`, a count that the shards do not hold) is left out of the run's
-/// data, with a warning in `run.log` once per process, and the run goes on with the rest:
-/// one corrupt batch never stalls a role.
+/// data, with a warning once per index (for the caller's log), and the run goes on with
+/// the rest: one corrupt batch never stalls a role.
 #[derive(Debug, Default)]
 pub struct BatchIndex {
     known: std::collections::HashMap<PathBuf, BatchSummary>,
     /// Batches left out, with why.
     bad: std::collections::HashMap<PathBuf, String>,
+    /// Warnings not yet taken ([`BatchIndex::take_warnings`]).
+    warnings: Vec<String>,
 }
 
 impl BatchIndex {
+    /// The warnings of the refreshes since the last call: batches left out, with why.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
     /// The batches published now, oldest first; a folder that has gone is dropped.
-    pub fn refresh(&mut self, run: &Path) -> anyhow::Result<Vec<Batch>> {
-        let dir = run.join("selfplay");
+    pub fn refresh(&mut self, run: &RunDir) -> crate::Result<Vec<Batch>> {
+        let dir = run.selfplay();
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
@@ -92,13 +101,10 @@ impl BatchIndex {
                     // skipped.
                     Ok(None) => continue,
                     Err(why) => {
-                        crate::cmd::stages::log_line(
-                            run,
-                            &format!(
-                                "warning: self-play batch {} left out of the run's data: {why}",
-                                folder.display()
-                            ),
-                        );
+                        self.warnings.push(format!(
+                            "self-play batch {} left out of the run's data: {why}",
+                            folder.display()
+                        ));
                         self.bad.insert(folder, why);
                         continue;
                     }
@@ -119,7 +125,7 @@ impl BatchIndex {
 /// A published batch's summary, checked against its shards: its positions must be the
 /// rows its shards hold, its games no more than it reserved ids for. `None`: no summary.
 fn read_batch(folder: &Path) -> Result<Option<BatchSummary>, String> {
-    let summary = match eval::report::read_record::<BatchSummary>(&folder.join("summary.json")) {
+    let summary = match crate::report::read_record::<BatchSummary>(&folder.join(rundir::SUMMARY)) {
         Ok(Some(s)) => s,
         Ok(None) => return Ok(None),
         Err(e) => return Err(e.to_string()),
@@ -162,64 +168,49 @@ pub fn window_batches(batches: &[Batch], window: usize) -> Vec<PathBuf> {
 /// Reserves `n` game ids unique in the whole run: the counter `counters/next-game-id`,
 /// read and advanced under its lock. A counter that is not a number (a corrupt file) is
 /// rebuilt from what the run's published games used, with a warning in `run.log`.
-pub fn reserve_game_ids(run: &Path, n: u64) -> anyhow::Result<u64> {
-    reserve(run, "next-game-id", n, || used_game_ids(run))
+pub fn reserve_game_ids(p: &crate::stages::Pipeline, n: u64) -> crate::Result<u64> {
+    reserve(p, "next-game-id", n, || used_game_ids(&p.run))
 }
 
 /// Reserves a worker number unique in the whole run (`counters/next-worker`): the part
 /// of a worker's name that tells apart two workers of the same host and PID (a restarted
 /// container's PID 1), so that their batches never share a name.
-pub fn reserve_worker_number(run: &Path) -> anyhow::Result<u64> {
-    reserve(run, "next-worker", 1, || used_worker_numbers(run))
+pub(super) fn reserve_worker_number(p: &crate::stages::Pipeline) -> crate::Result<u64> {
+    reserve(p, "next-worker", 1, || used_worker_numbers(&p.run))
 }
 
-/// Advances counter `counters/NAME` by `n` under its lock; returns its old value.
-/// `recover` gives the value to continue from when the counter's file is corrupt.
-fn reserve(run: &Path, name: &str, n: u64, recover: impl FnOnce() -> u64) -> anyhow::Result<u64> {
-    let dir = run.join("counters");
-    let path = dir.join(name);
-    super::with_file_lock(&dir.join(format!("{name}.lock")), || {
-        let first = match rundir::read_regular_text(&path, rundir::Limit::SMALL) {
-            Ok(t) => match t.trim().parse::<u64>() {
-                Ok(v) => v,
-                Err(_) => {
-                    let v = recover();
-                    crate::cmd::stages::log_line(
-                        run,
-                        &format!(
-                            "warning: {} is not a number ({:?}); continuing from {v}, past every id the run's published batches used",
-                            path.display(),
-                            t.trim().chars().take(40).collect::<String>()
-                        ),
-                    );
-                    v
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => recover(),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        let next = first
-            .checked_add(n)
-            .with_context(|| format!("{}: the counter is exhausted", path.display()))?;
-        rundir::write_atomic(&path, format!("{next}\n").as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(first)
-    })
+/// Advances counter `counters/NAME` by `n`; returns its old value.
+fn reserve(
+    p: &crate::stages::Pipeline,
+    name: &str,
+    n: u64,
+    recover: impl FnOnce() -> u64,
+) -> crate::Result<u64> {
+    let (first, recovered) = p.run.reserve(name, n, recover)?;
+    if let Some(r) = recovered {
+        p.warn(&format!(
+            "{} is not a number ({:?}); continuing from {}, past every id the run's published batches used",
+            p.run.counter(name).display(),
+            r.found,
+            r.from
+        ));
+    }
+    Ok(first)
 }
 
 /// One past the largest game id that the run's published self-play (the generations of
 /// `flipzero run` and the workers' batches) says it used; 0 in a new run.
-fn used_game_ids(run: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(run.join("selfplay")) else {
+fn used_game_ids(run: &RunDir) -> u64 {
+    let Ok(entries) = std::fs::read_dir(run.selfplay()) else {
         return 0;
     };
     let mut next = 0u64;
     for e in entries.flatten() {
-        let summary = e.path().join("summary.json");
-        if let Ok(Some(b)) = eval::report::read_record::<BatchSummary>(&summary) {
+        let summary = e.path().join(rundir::SUMMARY);
+        if let Ok(Some(b)) = crate::report::read_record::<BatchSummary>(&summary) {
             next = next.max(b.first_game_id.saturating_add(b.games_reserved));
         } else if let Ok(Some(g)) =
-            eval::report::read_record::<eval::report::SelfplaySummary>(&summary)
+            crate::report::read_record::<crate::report::SelfplaySummary>(&summary)
             && let Some(first) = g.first_game_id
         {
             next = next.max(first.saturating_add(g.games));
@@ -230,8 +221,8 @@ fn used_game_ids(run: &Path) -> u64 {
 
 /// One past the largest worker number in the names of the run's batch folders
 /// (published or not); 0 in a new run.
-fn used_worker_numbers(run: &Path) -> u64 {
-    std::fs::read_dir(run.join("selfplay"))
+fn used_worker_numbers(run: &RunDir) -> u64 {
+    std::fs::read_dir(run.selfplay())
         .map(|d| {
             d.flatten()
                 .filter_map(|e| BatchName::parse(&e.file_name().to_string_lossy()))
@@ -289,8 +280,8 @@ impl BatchName {
 /// hidden `.w-HOST-PID-nK-SEQ.partial` and `.games` folders, where HOST is exactly this
 /// machine's name (a host named like this one plus a suffix is another machine). Returns
 /// them.
-pub fn remove_dead_partials(run: &Path) -> Vec<PathBuf> {
-    let dir = run.join("selfplay");
+pub fn remove_dead_partials(run: &RunDir) -> Vec<PathBuf> {
+    let dir = run.selfplay();
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return vec![];
     };
@@ -306,9 +297,7 @@ pub fn remove_dead_partials(run: &Path) -> Vec<PathBuf> {
         if b.host != rundir::host_name() {
             continue;
         }
-        let alive = b.pid == std::process::id()
-            || !Path::new("/proc/self").exists()
-            || Path::new("/proc").join(b.pid.to_string()).exists();
+        let alive = rundir::process_alive(b.pid);
         if !alive && std::fs::remove_dir_all(e.path()).is_ok() {
             removed.push(e.path());
         }
@@ -373,7 +362,7 @@ mod tests {
         publish(&run, "w-h-1-1", 20, 3);
         std::fs::create_dir_all(run.join("selfplay/.w-h-1-2.partial")).unwrap();
         let mut index = BatchIndex::default();
-        let first = index.refresh(&run).unwrap();
+        let first = index.refresh(&RunDir::new(&run)).unwrap();
         let names: Vec<_> = first.iter().map(|b| b.summary.positions).collect();
         assert_eq!(
             names,
@@ -383,11 +372,11 @@ mod tests {
         // A known batch is not read again: its summary gone, it is still listed as read.
         std::fs::remove_file(run.join("selfplay/w-h-1-0/summary.json")).unwrap();
         publish(&run, "w-h-1-3", 30, 9);
-        let second = index.refresh(&run).unwrap();
+        let second = index.refresh(&RunDir::new(&run)).unwrap();
         let names: Vec<_> = second.iter().map(|b| b.summary.positions).collect();
         assert_eq!(names, [20, 10, 30]);
         // A fresh index reads every summary: the one without a summary is not a batch.
-        let fresh = BatchIndex::default().refresh(&run).unwrap();
+        let fresh = BatchIndex::default().refresh(&RunDir::new(&run)).unwrap();
         assert_eq!(fresh.len(), 2);
         // A summary that is cut short, or claims more positions than its shards hold,
         // leaves that batch out (with a warning) and never the others.
@@ -405,7 +394,7 @@ mod tests {
         )
         .unwrap();
         let names: Vec<_> = BatchIndex::default()
-            .refresh(&run)
+            .refresh(&RunDir::new(&run))
             .unwrap()
             .iter()
             .map(|b| b.summary.positions)
@@ -417,7 +406,7 @@ mod tests {
         }
         // A batch folder that has gone is dropped.
         std::fs::remove_dir_all(run.join("selfplay/w-h-1-1")).unwrap();
-        let third = index.refresh(&run).unwrap();
+        let third = index.refresh(&RunDir::new(&run)).unwrap();
         let names: Vec<_> = third.iter().map(|b| b.summary.positions).collect();
         assert_eq!(names, [10, 30]);
         let _ = std::fs::remove_dir_all(&run);

@@ -8,19 +8,25 @@
 
 use std::time::Duration;
 
-use eval::report::{EvalRecord, generation_name, read_record};
+use crate::report::{EvalRecord, generation_name, read_record};
 
-use super::{RoleArgs, hold_lease, open_run};
+use super::{RoleOptions, hold_lease, open_run, role};
+use crate::observer::Observer;
 
-/// Runs the gatekeeper until the run's last candidate is evaluated.
-pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
-    let open = open_run(a, "gatekeeper")?;
+/// Runs the gatekeeper until the run's last candidate is evaluated (or its stop flag is
+/// set: then the process ends, giving the lease back).
+pub fn gatekeeper(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
+    role(a, "gatekeeper", || run(a, observer))
+}
+
+fn run(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
+    let open = open_run(a, "gatekeeper", observer)?;
     let p = &open.pipeline;
     p.check_ladder()?;
-    let lease = hold_lease(p, "gate")?;
-    for sub in ["", "models", "eval"] {
-        for f in eval::rundir::remove_stale_temps(&p.dir.join(sub)) {
-            eprintln!("removed {}, left by a killed write", f.display());
+    let lease = hold_lease(p, "gate", &a.stop)?;
+    for sub in [p.dir().to_path_buf(), p.run.models(), p.run.eval()] {
+        for f in rundir::remove_stale_temps(&sub) {
+            p.log(&format!("removed {}, left by a killed write", f.display()));
         }
     }
     p.log(&format!(
@@ -32,22 +38,16 @@ pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
     let mut waiting_logged = None;
     loop {
         lease.check()?;
-        let finished = |k: u32| -> anyhow::Result<bool> {
-            let path = p
-                .dir
-                .join("eval")
-                .join(format!("{}.json", generation_name(k)));
-            Ok(read_record::<EvalRecord>(&path)?.is_some_and(|r| r.finished))
+        let finished = |k: u32| -> crate::Result<bool> {
+            Ok(read_record::<EvalRecord>(&p.run.eval_record(k))?.is_some_and(|r| r.finished))
         };
         let mut g = 0;
         while g < p.cfg.run.generations && finished(g)? {
             g += 1;
         }
         if g >= p.cfg.run.generations {
-            let table = eval::report::write_report(&p.dir, None)?;
-            if !p.quiet {
-                eprintln!("{table}");
-            }
+            let table = crate::report::write_report(p.dir(), None)?;
+            p.observer.line(&table);
             p.log(&format!(
                 "gatekeeper: all {} candidates are evaluated (best: {}), stopping",
                 p.cfg.run.generations,
@@ -56,13 +56,7 @@ pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
             return Ok(());
         }
         let name = generation_name(g);
-        if !p
-            .dir
-            .join("models")
-            .join(&name)
-            .join("train.json")
-            .is_file()
-        {
+        if !p.run.train_record(g).is_file() {
             if waiting_logged != Some(g) {
                 p.log(&format!("{name}: waiting for the trainer"));
                 waiting_logged = Some(g);
@@ -71,9 +65,7 @@ pub(super) fn run(a: &RoleArgs) -> anyhow::Result<()> {
             continue;
         }
         p.evaluate(g)?;
-        let table = eval::report::write_report(&p.dir, None)?;
-        if !p.quiet {
-            eprintln!("{table}");
-        }
+        let table = crate::report::write_report(p.dir(), None)?;
+        p.observer.line(&table);
     }
 }

@@ -16,35 +16,45 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-use eval::report::write_record;
+use crate::error::Context;
+use crate::report::write_record;
 use eval::{BOOTSTRAP_BEST, NetSource};
 
 use super::shards::{
     BATCH_PREFIX, BatchName, BatchSummary, remove_dead_partials, reserve_game_ids,
     reserve_worker_number,
 };
-use super::{RoleArgs, open_run, run_finished, stop_flag};
-use crate::cmd::stages::{Pipeline, bar, publish, remove_dir};
+use super::{RoleOptions, open_run, role, run_finished};
+use crate::observer::{Observer, Task};
+use crate::stages::{Pipeline, publish, remove_dir};
 
 /// Runs a self-play worker until the run is finished, `batches` batches are published,
-/// or a signal stops it.
-pub(super) fn run(a: &RoleArgs, batches: Option<u64>) -> anyhow::Result<()> {
-    let open = open_run(a, "self-play worker")?;
+/// or its stop flag is set (then the games finished so far are published and the
+/// process ends with status 0).
+pub fn selfplay_worker(
+    a: &RoleOptions,
+    batches: Option<u64>,
+    observer: &dyn Observer,
+) -> crate::Result<()> {
+    role(a, "self-play worker", || run(a, batches, observer))
+}
+
+fn run(a: &RoleOptions, batches: Option<u64>, observer: &dyn Observer) -> crate::Result<()> {
+    let open = open_run(a, "self-play worker", observer)?;
     let p = &open.pipeline;
-    let stop = stop_flag()?;
-    for d in remove_dead_partials(&p.dir) {
-        eprintln!("removed {}, left by a killed worker", d.display());
+    let stop = a.stop.clone();
+    for d in remove_dead_partials(&p.run) {
+        p.log(&format!("removed {}, left by a killed worker", d.display()));
     }
-    for sub in ["selfplay", "counters"] {
-        for f in eval::rundir::remove_stale_temps(&p.dir.join(sub)) {
-            eprintln!("removed {}, left by a killed write", f.display());
+    for sub in [p.run.selfplay(), p.run.counters()] {
+        for f in rundir::remove_stale_temps(&sub) {
+            p.log(&format!("removed {}, left by a killed write", f.display()));
         }
     }
     let worker = BatchName::worker(
         rundir::host_name(),
         std::process::id(),
-        reserve_worker_number(&p.dir)?,
+        reserve_worker_number(p)?,
     );
     let mut seq = 0u64;
     loop {
@@ -55,7 +65,7 @@ pub(super) fn run(a: &RoleArgs, batches: Option<u64>) -> anyhow::Result<()> {
         if batches.is_some_and(|n| seq >= n) {
             break;
         }
-        if run_finished(&p.cfg, &p.dir)? {
+        if run_finished(&p.cfg, &p.run)? {
             p.log(&format!(
                 "self-play worker {worker}: the run is finished, stopping"
             ));
@@ -80,7 +90,7 @@ struct Progress {
 
 /// A batch being played: its names and what its summary needs.
 struct BatchJob<'a> {
-    p: &'a Pipeline,
+    p: &'a Pipeline<'a>,
     worker: String,
     seq: u64,
     name: String,
@@ -94,16 +104,16 @@ struct BatchJob<'a> {
     start: Instant,
 }
 
-fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> anyhow::Result<()> {
+fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> crate::Result<()> {
     let name = format!("{BATCH_PREFIX}{worker}-{seq:06}");
-    let sp = p.dir.join("selfplay");
+    let sp = p.run.selfplay();
     std::fs::create_dir_all(&sp).with_context(|| format!("cannot create {}", sp.display()))?;
-    let raw = sp.join(format!(".{name}.games"));
-    let partial = sp.join(format!(".{name}.partial"));
+    let raw = p.run.batch_hidden(&name, "games");
+    let partial = p.run.batch_hidden(&name, "partial");
     remove_dir(&raw)?;
     remove_dir(&partial)?;
     let n = p.cfg.selfplay.games_per_worker_batch;
-    let first = reserve_game_ids(&p.dir, n)?;
+    let first = reserve_game_ids(p, n)?;
     let model = p.best()?;
     let mut cfg = p.cfg.selfplay.clone();
     cfg.games = n;
@@ -113,7 +123,7 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> a
     let source = if model == BOOTSTRAP_BEST {
         NetSource::Bootstrap
     } else {
-        NetSource::Path(p.dir.join("models").join(&model))
+        NetSource::Path(p.run.model(&model))
     };
     let nets = match eval::load_network(&source, p.game)? {
         Some((_, m)) => Some(train::infer::evaluators(
@@ -130,13 +140,14 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> a
             None => Box::new(selfplay::Bootstrap::new(2)),
         }
     };
-    let (openings, mut metadata) = crate::cmd::selfplay_inputs(&p.cfg.selfplay, p.game)?;
+    let (openings, mut metadata) = crate::inputs::selfplay_inputs(&p.cfg.selfplay, p.game)?;
     metadata.insert("flipzero.worker_batch".to_string(), name.clone());
     p.log(&format!(
         "{name}: self-play, {n} games with {model} ({} simulations), game ids {first}..{}",
         cfg.simulations,
         first + n
     ));
+    let done = p.run.batch(&name);
     let job = BatchJob {
         p,
         worker: worker.to_string(),
@@ -147,16 +158,12 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> a
         reserved: n,
         raw,
         partial,
-        done: sp.join(format!("{BATCH_PREFIX}{worker}-{seq:06}")),
+        done,
         metadata,
         start: Instant::now(),
     };
     let progress = Mutex::new(Progress::default());
-    let b = bar(
-        p.quiet,
-        n,
-        "  self-play [{bar:30}] {pos}/{len} games  ETA {eta}",
-    );
+    let b = p.observer.task(Task::Selfplay, n);
     let result = std::thread::scope(|scope| {
         // The signal watcher: takes the batch over when a signal comes before it ends.
         let watcher = scope.spawn(|| {
@@ -197,7 +204,7 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> a
                     Some(engine::Side::O) => 1,
                     None => 2,
                 }] += 1;
-                b.inc(1);
+                b.advance(1);
             },
         );
         let mut s = progress.lock().expect("progress");
@@ -212,7 +219,7 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> a
         let _ = watcher.join();
         r
     });
-    b.finish_and_clear();
+    b.finish();
     let report = result?;
     publish_batch(&job, report.results, false)?;
     Ok(())
@@ -264,7 +271,7 @@ fn game_files(raw: &Path) -> Vec<PathBuf> {
 /// Merges the batch's finished games into shards with run-wide game ids, writes its
 /// summary, and publishes the batch folder with one rename. A batch with no finished
 /// game publishes nothing.
-fn publish_batch(job: &BatchJob, results: [u64; 3], stopped_early: bool) -> anyhow::Result<()> {
+fn publish_batch(job: &BatchJob, results: [u64; 3], stopped_early: bool) -> crate::Result<()> {
     let p = job.p;
     let mut rows = vec![];
     for f in game_files(&job.raw) {
@@ -303,7 +310,7 @@ fn publish_batch(job: &BatchJob, results: [u64; 3], stopped_early: bool) -> anyh
             .map_or(0, |d| d.as_secs()),
         stopped_early,
     };
-    write_record(&job.partial.join("summary.json"), &summary)?;
+    write_record(&job.partial.join(rundir::SUMMARY), &summary)?;
     publish(&job.partial, &job.done)?;
     remove_dir(&job.raw)?;
     p.log(&format!(

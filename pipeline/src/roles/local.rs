@@ -1,18 +1,21 @@
 //! `flipzero run --async`: the roles as local child processes of this one (a gatekeeper,
 //! a trainer and `--workers` self-play workers) on one run directory, until the
 //! gatekeeper has evaluated the run's last candidate; then (or when this process is told
-//! to stop, or a role fails) the others are stopped with SIGTERM.
+//! to stop, or a role fails) the others are stopped with SIGTERM. Each role is told this
+//! process's PID (`--supervisor-pid`) and stops when it is gone, however it ends.
 
 use std::path::Path;
 use std::process::{Child, Command};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use rundir::RunDir;
 
-use super::stop_flag;
-use crate::cmd::config::RunConfig;
-use crate::cmd::stages::{ensure_best, save_config};
+use crate::config::RunConfig;
+use crate::error::{Context, bail};
+use crate::observer::Observer;
+use crate::stages::{ensure_best, save_config};
+use crate::sync::RunSummary;
 
 struct Role {
     name: String,
@@ -49,14 +52,30 @@ fn stop_all(roles: &mut [Role], grace: Duration) {
     }
 }
 
-/// Runs the roles of run `dir` as local processes (see the module's documentation).
+/// How to start the roles of an asynchronous run.
+#[derive(Clone, Debug)]
+pub struct AsyncOptions<'a> {
+    /// The flipzero program the roles run (`PROGRAM worker ROLE --run DIR …`).
+    pub program: &'a Path,
+    /// Self-play worker processes.
+    pub workers: usize,
+    /// Replace a saved config that differs.
+    pub force: bool,
+    /// Start the roles with `--quiet`.
+    pub quiet: bool,
+    /// Set to stop the run (its roles are stopped with SIGTERM).
+    pub stop: &'a AtomicBool,
+}
+
+/// Runs the roles of run `dir` as local processes (see the module's documentation) and
+/// returns the report's summary once the gatekeeper has evaluated the last candidate.
 pub fn run_async(
     dir: &Path,
     cfg: &RunConfig,
-    force: bool,
-    workers: usize,
-    quiet: bool,
-) -> anyhow::Result<()> {
+    o: &AsyncOptions,
+    observer: &dyn Observer,
+) -> crate::Result<RunSummary> {
+    let (workers, quiet, stop) = (o.workers, o.quiet, o.stop);
     if workers == 0 {
         bail!("--workers 0: an asynchronous run needs at least one self-play worker");
     }
@@ -65,17 +84,16 @@ pub fn run_async(
     {
         // Set up under the run's lock, as the synchronous loop does: refused while any
         // process runs this directory.
-        let _lock = eval::RunLock::acquire(dir, "run --async")?;
-        save_config(dir, cfg, force)?;
-        ensure_best(dir)?;
+        let _lock = rundir::RunLock::acquire(dir, "run --async")?;
+        let run = RunDir::new(dir);
+        save_config(&run, cfg, o.force, observer)?;
+        ensure_best(&run, observer)?;
     }
-    let stop = stop_flag()?;
-    let exe = std::env::current_exe().context("cannot find this program's path")?;
-    let spawn = |role: &str, name: String| -> anyhow::Result<Role> {
-        let mut c = Command::new(&exe);
+    let spawn = |role: &str, name: String| -> crate::Result<Role> {
+        let mut c = Command::new(o.program);
         c.args(["worker", role, "--run"]).arg(dir);
         // The roles stop when this process is gone, however it ends (kill -9 too).
-        c.env(super::SUPERVISOR_ENV, std::process::id().to_string());
+        c.arg("--supervisor-pid").arg(std::process::id().to_string());
         if quiet {
             c.arg("--quiet");
         }
@@ -91,7 +109,7 @@ pub fn run_async(
     }
     let outcome = loop {
         if stop.load(Ordering::Relaxed) {
-            break Err(anyhow::anyhow!(
+            break Err(crate::error::err!(
                 "stopped by a signal; the roles were stopped"
             ));
         }
@@ -107,7 +125,7 @@ pub fn run_async(
             Some((i, status)) => {
                 let r = roles.remove(i);
                 if !status.success() {
-                    break Err(anyhow::anyhow!("{} failed ({status})", r.name));
+                    break Err(crate::error::err!("{} failed ({status})", r.name));
                 }
                 if r.name == "the gatekeeper" {
                     // The gatekeeper ends when the run's last candidate is evaluated.
@@ -118,12 +136,9 @@ pub fn run_async(
     };
     stop_all(&mut roles, Duration::from_secs(60));
     outcome?;
-    let table = eval::report::write_report(dir, None)?;
-    println!("{table}");
-    println!(
-        "best: {}   report: {}",
-        eval::current_best(dir)?.unwrap_or_default(),
-        dir.join("report.md").display()
-    );
-    Ok(())
+    Ok(RunSummary {
+        table: crate::report::write_report(dir, None)?,
+        best: rundir::current_best(dir)?.unwrap_or_default(),
+        report: RunDir::new(dir).report(),
+    })
 }

@@ -1,0 +1,85 @@
+//! A run is a function of its config and seed: the same micro pipeline run twice, with
+//! two threads in self-play and gating, writes the same table (everything but the
+//! times), the same games and the same networks. What `make run`'s table is checked
+//! against across refactors of the pipeline.
+
+use pipeline::{RunConfig, Silent, SyncRun};
+
+fn micro() -> RunConfig {
+    RunConfig::builtin(
+        &[
+            "run.generations=3",
+            "selfplay.games=8",
+            "selfplay.threads=2",
+            "selfplay.games_per_thread=4",
+            "selfplay.simulations=16",
+            "selfplay.fast_simulations=8",
+            "train.steps=12",
+            "train.batch_size=16",
+            "train.checkpoint_every=6",
+            "train.warmup_steps=3",
+            "train.blocks=1",
+            "run.export=false",
+            "gate.max_pairs=2",
+            "gate.batch_pairs=1",
+            "gate.simulations=8",
+            "gate.threads=2",
+            "anchor.pairs=1",
+            "anchor.ladder=[\"random\", \"greedy\"]",
+        ]
+        .map(String::from),
+    )
+    .unwrap()
+}
+
+/// The metrics table without its columns of times and rates.
+fn timeless(csv: &str) -> Vec<Vec<String>> {
+    let mut rows = csv.lines().map(|l| l.split(',').map(String::from).collect::<Vec<_>>());
+    let header = rows.next().unwrap();
+    let keep: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| !matches!(h.as_str(), "positions_per_s" | "seconds" | "elapsed_s"))
+        .map(|(i, _)| i)
+        .collect();
+    std::iter::once(header)
+        .chain(rows)
+        .map(|r| keep.iter().map(|&i| r[i].clone()).collect())
+        .collect()
+}
+
+#[test]
+fn the_same_config_and_seed_give_the_same_run() {
+    let base = std::env::temp_dir().join(format!("pipeline-determinism-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let keep = std::env::var_os("KEEP").is_some();
+    let mut tables = vec![];
+    let mut weights = vec![];
+    for k in 0..2 {
+        let dir = base.join(format!("run-{k}"));
+        let run = SyncRun::open(&dir, micro(), false, &Silent).unwrap();
+        run.run().unwrap();
+        tables.push(timeless(&std::fs::read_to_string(dir.join("metrics.csv")).unwrap()));
+        // The network's outputs on a few positions (its file also holds Burn's random
+        // parameter ids, which differ from run to run).
+        let model = train::load_model(&dir.join("models/gen-0002")).unwrap();
+        let game = model.game;
+        let mut positions = vec![game.startpos()];
+        for k in 0..6 {
+            let s = *positions.last().unwrap();
+            let moves = s.legal_moves();
+            positions.push(s.after(moves[k % moves.len()]));
+        }
+        let out: Vec<(Vec<f32>, [f32; 3])> = train::predict(&model, &positions)
+            .into_iter()
+            .map(|p| (p.policy_logits, p.wdl))
+            .collect();
+        weights.push(out);
+    }
+    assert_eq!(tables[0].len(), 1 + 3);
+    assert_eq!(tables[0], tables[1]);
+    assert!(weights[0] == weights[1], "the last networks differ");
+    if !keep {
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}
