@@ -246,12 +246,11 @@ impl RunConfig {
                 {
                     return Err(file_error);
                 }
+                let whole = e.chain();
                 Err(crate::error::err!(
                     "{}{}",
-                    blame(sets, &format!("{e:#}")),
-                    format!("{e:#}")
-                        .strip_prefix(origin)
-                        .unwrap_or(&format!(": {e:#}"))
+                    blame(sets, &whole),
+                    whole.strip_prefix(origin).unwrap_or(&format!(": {whole}"))
                 ))
             }
         }
@@ -456,11 +455,7 @@ const RESUMABLE_KEYS: [&str; 2] = ["run.generations", "run.time_budget_minutes"]
 /// keys bare (`steps=300`) or with the table (`train.steps=300`); a key of another
 /// table is refused, as the command would ignore it. The whole file is validated, laid
 /// over the built-in configs/default.toml (which is the config when there is no file).
-pub fn load_table(
-    path: Option<&Path>,
-    sets: &[String],
-    table: &str,
-) -> crate::Result<RunConfig> {
+pub fn load_table(path: Option<&Path>, sets: &[String], table: &str) -> crate::Result<RunConfig> {
     let mut qualified = Vec::with_capacity(sets.len());
     for s in sets {
         let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
@@ -597,10 +592,9 @@ mod tests {
             .to_string();
         assert!(e.starts_with("my.toml:2:"), "{e}");
         assert_eq!(e.lines().count(), 1, "{e}");
-        let e = format!(
-            "{:#}",
-            RunConfig::from_text("[run]\ngenerationz = 3\n", "my.toml", &[]).unwrap_err()
-        );
+        let e = RunConfig::from_text("[run]\ngenerationz = 3\n", "my.toml", &[])
+            .unwrap_err()
+            .chain();
         assert!(e.contains("generationz"), "{e}");
         assert_eq!(e.lines().count(), 1, "{e}");
     }

@@ -42,7 +42,11 @@ pub struct Pipeline<'o> {
 impl<'o> Pipeline<'o> {
     /// The pipeline of run `run` with config `cfg` (its game checked), watched by
     /// `observer`. Nothing is read or written.
-    pub fn new(run: RunDir, cfg: RunConfig, observer: &'o dyn Observer) -> crate::Result<Pipeline<'o>> {
+    pub fn new(
+        run: RunDir,
+        cfg: RunConfig,
+        observer: &'o dyn Observer,
+    ) -> crate::Result<Pipeline<'o>> {
         let game: engine::Game = cfg.selfplay.game.parse()?;
         Ok(Pipeline {
             cfg,
@@ -336,9 +340,10 @@ impl<'o> Pipeline<'o> {
             return Ok(vec![]);
         }
         let player = self.best_spec(name, self.cfg.gate.simulations);
-        let b = self
-            .observer
-            .task(Task::Anchor, (2 * self.cfg.anchor.pairs * ladder.len()) as u64);
+        let b = self.observer.task(
+            Task::Anchor,
+            (2 * self.cfg.anchor.pairs * ladder.len()) as u64,
+        );
         b.message(format!("{name} vs {}", self.cfg.anchor.ladder.join(", ")));
         let seed = engine::splitmix64(self.cfg.selfplay.seed ^ 0xA4C4).1;
         let games = std::sync::Mutex::new(vec![]);
@@ -454,7 +459,10 @@ pub fn save_config(
         Ok(Some(old)) => old,
         Ok(None) => return write(),
         Err(e) if force => {
-            observer.warning(&format!("replacing the unreadable saved config ({})", e.chain()));
+            observer.warning(&format!(
+                "replacing the unreadable saved config ({})",
+                e.chain()
+            ));
             return write();
         }
         Err(e) => return Err(e.context("pass --force to replace it with the given config")),

@@ -54,7 +54,12 @@ impl<'o> SyncRun<'o> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create run directory {}", dir.display()))?;
         let lock = RunLock::acquire(dir, "run")?;
-        for sub in [run.path().to_path_buf(), run.models(), run.eval(), run.selfplay()] {
+        for sub in [
+            run.path().to_path_buf(),
+            run.models(),
+            run.eval(),
+            run.selfplay(),
+        ] {
             for p in rundir::remove_stale_temps(&sub) {
                 observer.line(&format!("removed {}, left by a killed write", p.display()));
             }
@@ -74,7 +79,8 @@ impl<'o> SyncRun<'o> {
         let p = &self.pipeline;
         let outcome = generations(p);
         if let Err(e) = &outcome {
-            p.run.append_log(&format!("error: the run stopped: {}", e.chain()));
+            p.run
+                .append_log(&format!("error: the run stopped: {}", e.chain()));
         }
         outcome
     }
@@ -97,7 +103,8 @@ impl Pipeline<'_> {
             "{name}: self-play, {} games with {best} ({} simulations)",
             cfg.games, cfg.simulations
         ));
-        let nets = match eval::load_network(&NetSource::Path(self.dir().to_path_buf()), self.game)? {
+        let nets = match eval::load_network(&NetSource::Path(self.dir().to_path_buf()), self.game)?
+        {
             Some((_, m)) => Some(train::infer::evaluators(
                 &m,
                 &best,
@@ -200,7 +207,8 @@ fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
         p.best()?
     ));
     for g in 0..p.cfg.run.generations {
-        let finished = read_record::<EvalRecord>(&p.run.eval_record(g))?.is_some_and(|r| r.finished);
+        let finished =
+            read_record::<EvalRecord>(&p.run.eval_record(g))?.is_some_and(|r| r.finished);
         if finished {
             continue;
         }

@@ -34,7 +34,9 @@ fn micro() -> RunConfig {
 
 /// The metrics table without its columns of times and rates.
 fn timeless(csv: &str) -> Vec<Vec<String>> {
-    let mut rows = csv.lines().map(|l| l.split(',').map(String::from).collect::<Vec<_>>());
+    let mut rows = csv
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect::<Vec<_>>());
     let header = rows.next().unwrap();
     let keep: Vec<usize> = header
         .iter()
@@ -59,7 +61,9 @@ fn the_same_config_and_seed_give_the_same_run() {
         let dir = base.join(format!("run-{k}"));
         let run = SyncRun::open(&dir, micro(), false, &Silent).unwrap();
         run.run().unwrap();
-        tables.push(timeless(&std::fs::read_to_string(dir.join("metrics.csv")).unwrap()));
+        tables.push(timeless(
+            &std::fs::read_to_string(dir.join("metrics.csv")).unwrap(),
+        ));
         // The network's outputs on a few positions (its file also holds Burn's random
         // parameter ids, which differ from run to run).
         let model = train::load_model(&dir.join("models/gen-0002")).unwrap();

@@ -21,7 +21,9 @@ impl std::fmt::Display for CounterError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CounterError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            CounterError::Exhausted(path) => write!(f, "{}: the counter is exhausted", path.display()),
+            CounterError::Exhausted(path) => {
+                write!(f, "{}: the counter is exhausted", path.display())
+            }
         }
     }
 }
@@ -93,7 +95,10 @@ mod tests {
         assert_eq!(rec.unwrap().found, "garbage");
         assert_eq!(run.reserve("c", 1, || 0).unwrap().0, 41);
         std::fs::write(run.counter("c"), format!("{}", u64::MAX)).unwrap();
-        assert!(matches!(run.reserve("c", 1, || 0), Err(CounterError::Exhausted(_))));
+        assert!(matches!(
+            run.reserve("c", 1, || 0),
+            Err(CounterError::Exhausted(_))
+        ));
         let _ = std::fs::remove_dir_all(&root);
     }
 }

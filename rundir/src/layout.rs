@@ -98,7 +98,8 @@ impl RunDir {
 
     /// `selfplay/gen-NNNN.partial`: generation `g`'s shards while they are played.
     pub fn selfplay_partial(&self, g: u32) -> PathBuf {
-        self.selfplay().join(format!("{}.partial", generation_name(g)))
+        self.selfplay()
+            .join(format!("{}.partial", generation_name(g)))
     }
 
     /// `selfplay/gen-NNNN/summary.json`: what generation `g`'s self-play did.
@@ -144,7 +145,8 @@ impl RunDir {
 
     /// `models/gen-NNNN.partial`: generation `g`'s network while it is trained.
     pub fn model_partial(&self, g: u32) -> PathBuf {
-        self.models().join(format!("{}.partial", generation_name(g)))
+        self.models()
+            .join(format!("{}.partial", generation_name(g)))
     }
 
     /// `models/best`: the name of the best model.
@@ -250,7 +252,13 @@ mod tests {
             assert_eq!(parse_generation(bad), None, "{bad}");
         }
         let run = RunDir::new("/r");
-        assert_eq!(run.match_pgn(2, "gate"), Path::new("/r/eval/gen-0002-gate.pgn"));
-        assert_eq!(run.model_partial(1), Path::new("/r/models/gen-0001.partial"));
+        assert_eq!(
+            run.match_pgn(2, "gate"),
+            Path::new("/r/eval/gen-0002-gate.pgn")
+        );
+        assert_eq!(
+            run.model_partial(1),
+            Path::new("/r/models/gen-0001.partial")
+        );
     }
 }

@@ -216,7 +216,6 @@ fn live_roles(dir: &Path) -> Vec<String> {
     out
 }
 
-
 /// An exclusive lock on a lock file, released when dropped (or when the process dies).
 #[derive(Debug)]
 pub struct FileLock(File);

@@ -45,4 +45,3 @@ pub fn process_alive(pid: u32) -> bool {
     }
     Path::new("/proc").join(pid.to_string()).exists()
 }
-

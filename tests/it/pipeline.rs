@@ -501,10 +501,7 @@ fn a_different_config_is_refused_unless_forced() {
     // Extending the run is allowed.
     let out = flipzero(&run, &[]);
     assert!(out.status.success(), "{}", text(&out));
-    let out = flipzero(
-        &run,
-        &["--set", "train.learning_rate=0.01", "--force"],
-    );
+    let out = flipzero(&run, &["--set", "train.learning_rate=0.01", "--force"]);
     assert!(out.status.success(), "{}", text(&out));
     let saved = std::fs::read_to_string(run.join("config.toml")).unwrap();
     assert!(saved.contains("learning_rate = 0.01"), "{saved}");
@@ -519,10 +516,7 @@ fn a_different_config_is_refused_unless_forced() {
             text(&out)
         );
         assert_eq!(std::fs::read(run.join("config.toml")).unwrap(), garbage);
-        let out = flipzero(
-            &run,
-            &["--set", "train.learning_rate=0.01", "--force"],
-        );
+        let out = flipzero(&run, &["--set", "train.learning_rate=0.01", "--force"]);
         assert!(out.status.success(), "{}", text(&out));
     }
     let _ = std::fs::remove_dir_all(&run);

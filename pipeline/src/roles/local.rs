@@ -93,7 +93,8 @@ pub fn run_async(
         let mut c = Command::new(o.program);
         c.args(["worker", role, "--run"]).arg(dir);
         // The roles stop when this process is gone, however it ends (kill -9 too).
-        c.arg("--supervisor-pid").arg(std::process::id().to_string());
+        c.arg("--supervisor-pid")
+            .arg(std::process::id().to_string());
         if quiet {
             c.arg("--quiet");
         }

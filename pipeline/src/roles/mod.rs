@@ -94,11 +94,7 @@ fn watch_supervisor(o: &RoleOptions) {
 
 /// Runs role `name` (`f`) on `o`'s run, with its supervisor watched; what stops it with
 /// an error is written to the run's log too, where an operator looks first.
-fn role<T>(
-    o: &RoleOptions,
-    name: &str,
-    f: impl FnOnce() -> crate::Result<T>,
-) -> crate::Result<T> {
+fn role<T>(o: &RoleOptions, name: &str, f: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
     watch_supervisor(o);
     let outcome = f();
     let run = RunDir::new(&o.run);

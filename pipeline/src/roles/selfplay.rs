@@ -236,8 +236,9 @@ fn stop_mid_batch(job: &BatchJob, games: u64, results: [u64; 3]) -> ! {
         Ok(()) => 0,
         Err(e) => {
             eprintln!(
-                "error: {}: cannot publish the finished games: {e:#}",
-                job.name
+                "error: {}: cannot publish the finished games: {}",
+                job.name,
+                e.chain()
             );
             1
         }
