@@ -37,11 +37,16 @@ pub struct Digests {
 /// The checkpoint folders of a model directory, newest first: the one
 /// `checkpoints/latest` names, then every other `step-NNNNNNNN` folder by step, so that
 /// a resume can fall back to an older checkpoint when the newest is corrupt. A `latest`
-/// that cannot be read or names anything but a checkpoint folder is passed over (the
-/// folders themselves are listed).
-pub fn checkpoint_dirs(out: &Path) -> Vec<PathBuf> {
+/// that cannot be read or names anything but an existing checkpoint folder of this model
+/// (`../..`, a path) is passed over, with a warning (the second value).
+pub fn checkpoint_dirs(out: &Path) -> (Vec<PathBuf>, Option<String>) {
     let root = out.join("checkpoints");
-    let step_of = |name: &str| -> Option<u64> { name.strip_prefix("step-")?.parse().ok() };
+    let step_of = |name: &str| -> Option<u64> {
+        let digits = name.strip_prefix("step-")?;
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
     let mut steps: Vec<(u64, PathBuf)> = std::fs::read_dir(&root)
         .map(|d| {
             d.flatten()
@@ -54,23 +59,37 @@ pub fn checkpoint_dirs(out: &Path) -> Vec<PathBuf> {
         })
         .unwrap_or_default();
     steps.sort_by_key(|s| std::cmp::Reverse(s.0));
-    let latest = rundir::read_regular_text(&root.join("latest"), rundir::Limit::SMALL)
-        .ok()
-        .and_then(|t| {
-            let name = t.trim().to_string();
-            // Only a checkpoint folder of this model: `step-` and digits, nothing that
-            // leads out.
-            step_of(&name).filter(|_| name.bytes().skip(5).all(|b| b.is_ascii_digit()))?;
-            Some(root.join(name))
-        })
-        .filter(|p| p.is_dir());
+    let pointer = root.join("latest");
+    let (latest, warning) = match rundir::read_regular_text(&pointer, rundir::Limit::SMALL) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+        Err(e) => (
+            None,
+            Some(format!("{}: {e}; passed over", pointer.display())),
+        ),
+        Ok(text) => {
+            let name = text.trim();
+            let dir = root.join(name);
+            if step_of(name).is_some() && dir.is_dir() {
+                (Some(dir), None)
+            } else {
+                (
+                    None,
+                    Some(format!(
+                        "{} names `{}`, not a checkpoint folder of this model; passed over",
+                        pointer.display(),
+                        name.chars().take(40).collect::<String>()
+                    )),
+                )
+            }
+        }
+    };
     let mut out: Vec<PathBuf> = latest.into_iter().collect();
     for (_, p) in steps {
         if !out.contains(&p) {
             out.push(p);
         }
     }
-    out
+    (out, warning)
 }
 
 /// The state of checkpoint folder `dir` (its `state.json`).

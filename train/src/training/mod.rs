@@ -130,7 +130,9 @@ pub fn train(
     if opts.resume {
         // The newest intact checkpoint: a corrupt one (a flipped byte, a truncated file)
         // is moved aside with a warning and the one before it is tried.
-        for dir in checkpoint_dirs(&opts.out) {
+        let (dirs, pointer) = checkpoint_dirs(&opts.out);
+        warnings.extend(pointer);
+        for dir in dirs {
             let loaded = read_state(&dir).and_then(|state| {
                 let want = CheckpointState {
                     step: state.step,

@@ -371,17 +371,44 @@ fn bad_checkpoints_are_named() {
     ] {
         assert!(!out.join(stale).exists(), "{stale} left behind");
     }
-    // A corrupt optimizer state is refused, naming the file.
+    // A corrupt optimizer state is moved aside with a warning naming the file, and the
+    // run resumes from the checkpoint before it (here none: from the start) and ends.
     let optim = out.join("checkpoints/step-00000010/optim.bin");
     let bytes = std::fs::read(&optim).unwrap();
     std::fs::write(&optim, &bytes[..bytes.len() / 3]).unwrap();
-    let e = run(&cfg, &d, &out, true, None).unwrap_err().to_string();
-    assert!(e.contains("optim.bin"), "{e}");
-    // Corrupt weights, likewise.
-    let model = out.join("checkpoints/step-00000010/model.bpk");
-    std::fs::write(&model, b"garbage").unwrap();
-    let e = run(&cfg, &d, &out, true, None).unwrap_err().to_string();
-    assert!(e.contains("model.bpk"), "{e}");
+    let r = run(&cfg, &d, &out, true, None).unwrap();
+    assert!(r.finished);
+    let w = r.warnings.join("\n");
+    assert!(
+        w.contains("optim.bin") && w.contains("corrupt-step-00000010"),
+        "{w}"
+    );
+    assert!(
+        out.join("checkpoints/corrupt-step-00000010/optim.bin")
+            .is_file()
+    );
+    // Corrupt weights, likewise; an intact older checkpoint is resumed from.
+    let killed = temp("bad-ckpt-weights");
+    assert!(
+        !run(&small_config(30), &d, &killed, false, Some(20))
+            .unwrap()
+            .finished
+    );
+    std::fs::write(
+        killed.join("checkpoints/step-00000020/model.bpk"),
+        b"garbage",
+    )
+    .unwrap();
+    let r = run(&small_config(30), &d, &killed, true, None).unwrap();
+    assert!(r.finished);
+    let w = r.warnings.join("\n");
+    assert!(
+        w.contains("model.bpk") && w.contains("corrupt-step-00000020"),
+        "{w}"
+    );
+    let rows = std::fs::read_to_string(killed.join("metrics.csv")).unwrap();
+    // Steps 1..=10 from the first run, 11..=30 after resuming from step 10.
+    assert_eq!(rows.lines().count(), 1 + 30, "{rows}");
     // A model directory with broken metadata.
     let bad = temp("bad-meta");
     std::fs::create_dir_all(&bad).unwrap();
@@ -495,20 +522,27 @@ fn flipped_bytes_in_weights_are_refused() {
     let ckpt = killed.join("checkpoints/step-00000010");
     let ckpt_bpk = std::fs::read(ckpt.join("model.bpk")).unwrap();
     flip(&ckpt.join("model.bpk"));
-    let e = run(&more, &d, &killed, true, None).unwrap_err().to_string();
+    // A flipped checkpoint is never loaded: moved aside with a warning that names the
+    // file and the digest, and training starts over.
+    let r = run(&more, &d, &killed, true, None).unwrap();
+    let w = r.warnings.join("\n");
     assert!(
-        e.contains("step-00000010/model.bpk") && e.contains("digest"),
-        "{e}"
+        w.contains("step-00000010/model.bpk") && w.contains("digest"),
+        "{w}"
     );
-    // Likewise the optimizer file, once the weights are put back.
-    std::fs::write(ckpt.join("model.bpk"), &ckpt_bpk).unwrap();
-    let optim = std::fs::read(ckpt.join("optim.bin")).unwrap();
-    flip(&ckpt.join("optim.bin"));
-    let e = run(&more, &d, &killed, true, None).unwrap_err().to_string();
-    assert!(e.contains("optim.bin") && e.contains("digest"), "{e}");
-    // Both put back, the run resumes and finishes.
-    std::fs::write(ckpt.join("optim.bin"), &optim).unwrap();
-    assert!(run(&more, &d, &killed, true, None).unwrap().finished);
+    let moved = killed.join("checkpoints/corrupt-step-00000010");
+    assert_eq!(
+        std::fs::read(moved.join("model.bpk")).unwrap().len(),
+        ckpt_bpk.len()
+    );
+    // Likewise the optimizer file.
+    let killed = temp("digest-killed-optim");
+    assert!(!run(&more, &d, &killed, false, Some(10)).unwrap().finished);
+    flip(&killed.join("checkpoints/step-00000010/optim.bin"));
+    let r = run(&more, &d, &killed, true, None).unwrap();
+    let w = r.warnings.join("\n");
+    assert!(w.contains("optim.bin") && w.contains("digest"), "{w}");
+    assert!(r.finished);
     // A model of another game is refused as a starting point, naming both games.
     let hex = temp("digest-init");
     let opts = TrainOptions {
@@ -568,14 +602,19 @@ fn edited_metadata_and_checkpoint_pointers_are_refused() {
     let cfg = small_config(20);
     let out = temp("edited");
     assert!(!run(&cfg, &d, &out, false, Some(10)).unwrap().finished);
-    // checkpoints/latest: unreadable, or naming anything but a checkpoint folder.
-    let latest = out.join("checkpoints/latest");
+    // checkpoints/latest: unreadable, or naming anything but a checkpoint folder of this
+    // model: passed over with a warning naming it; the checkpoint folders are resumed
+    // from (step 10 here: ten more steps logged, not twenty).
     for bad in [&b"\xff\xfe"[..], b"../../..\n", b"step-\n", b"/etc\n"] {
-        std::fs::write(&latest, bad).unwrap();
-        let e = run(&cfg, &d, &out, true, None).unwrap_err().to_string();
-        assert!(e.contains("checkpoints/latest"), "{bad:?}: {e}");
+        let dir = temp("edited-latest");
+        assert!(!run(&cfg, &d, &dir, false, Some(10)).unwrap().finished);
+        std::fs::write(dir.join("checkpoints/latest"), bad).unwrap();
+        let r = run(&cfg, &d, &dir, true, None).unwrap();
+        let w = r.warnings.join("\n");
+        assert!(w.contains("checkpoints/latest"), "{bad:?}: {w}");
+        let rows = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
+        assert_eq!(rows.lines().count(), 1 + 20, "{bad:?}: {rows}");
     }
-    std::fs::write(&latest, "step-00000010\n").unwrap();
     assert!(run(&cfg, &d, &out, true, None).unwrap().finished);
     // model.json edited: every shape field is checked against the game and the limits.
     let json = std::fs::read_to_string(out.join("model.json")).unwrap();
