@@ -9,7 +9,7 @@ use std::time::Duration;
 use engine::{Game, Move, State};
 use selfplay::ClockState;
 
-use crate::player::{Player, PlayerError, Timeouts};
+use super::{Player, PlayerError, Timeouts};
 
 /// An external engine spoken to over UAI; killed when dropped.
 pub struct UaiPlayer {
