@@ -17,6 +17,7 @@ use tokio::sync::Semaphore;
 
 use crate::error::ApiError;
 use crate::games::{self, GameDetail, GameListing, ShardCache};
+use crate::matches;
 use crate::position::{PositionView, move_cells, parse_game, parse_legal_move, parse_state, view};
 use crate::runs::{self, RunDashboard, RunEntry, Runs};
 use crate::{ServeConfig, ServeError, TOKEN_HEADER, assets};
@@ -261,7 +262,7 @@ async fn run_games(
             }
             if let Some(e) = g.eval.as_ref().filter(|_| want("gate") || want("anchor")) {
                 out.extend(
-                    games::match_listings(&dir, e)?
+                    matches::match_listings(&dir, e)?
                         .into_iter()
                         .filter(|l| want(l.source)),
                 );
@@ -307,12 +308,12 @@ async fn match_game(
                 "no {source} game {id} in generation {generation} of run `{run}`"
             ))
         };
-        let games = games::match_games(&dir, generation, &source)?.ok_or_else(missing)?;
+        let games = matches::match_games(&dir, generation, &source)?.ok_or_else(missing)?;
         let g = usize::try_from(id)
             .ok()
             .and_then(|i| games.get(i))
             .ok_or_else(missing)?;
-        crate::pgn::detail(generation, id, g)
+        matches::detail(generation, id, g)
     })
     .await
     .map(Json)

@@ -49,7 +49,7 @@ mod api;
 mod assets;
 mod error;
 mod games;
-mod pgn;
+mod matches;
 mod position;
 mod runs;
 
