@@ -15,12 +15,13 @@ use eval::{NetSource, PlayerSpec, Timeouts};
 use serde::Deserialize;
 use tokio::sync::Semaphore;
 
+use crate::assets;
+use crate::config::{ServeConfig, ServeError, TOKEN_HEADER, is_loopback_host};
 use crate::error::ApiError;
 use crate::games::{self, GameDetail, GameListing, ShardCache};
 use crate::matches;
 use crate::position::{PositionView, move_cells, parse_game, parse_legal_move, parse_state, view};
 use crate::runs::{self, RunDashboard, RunEntry, Runs};
-use crate::{ServeConfig, ServeError, TOKEN_HEADER, assets};
 
 /// Longest thinking time a player may be given from this server.
 const MAX_THINK: std::time::Duration = std::time::Duration::from_secs(30);
@@ -100,7 +101,7 @@ async fn check_host(State(s): Shared, req: Request, next: Next) -> Response {
         let bad = if hosts.is_empty() {
             Some("no Host header".to_string())
         } else {
-            hosts.iter().find(|h| !crate::is_loopback_host(h)).map(|h| {
+            hosts.iter().find(|h| !is_loopback_host(h)).map(|h| {
                 let shown: String = h.chars().take(HOST_SHOWN).collect();
                 format!("Host `{shown}` is not a loopback name")
             })
