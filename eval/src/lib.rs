@@ -12,6 +12,7 @@ mod players;
 pub mod report;
 pub mod rundir;
 mod stats;
+pub mod uai;
 
 pub use gate::{
     CapRule, GameResult, GateConfig, GateConfigError, GateDecision, GateError, GateMode,

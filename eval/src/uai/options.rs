@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use engine::Game;
-use eval::{NetSource, PlayerSpec};
+
+use crate::players::mcts::{NetSource, ResolvedNet, load_network, resolve_net};
+use crate::players::spec::{DEFAULT_MCTS_SIMS, PlayerSpec};
 
 /// What plays: the clock-driven alpha-beta search, or a fixed ladder player.
 #[derive(Clone, Debug)]
@@ -52,7 +54,7 @@ pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
     load(dir, game)?;
     Ok(Choice::Ladder(PlayerSpec::Mcts {
         net: NetSource::Path(dir.to_path_buf()),
-        sims: eval::DEFAULT_MCTS_SIMS,
+        sims: DEFAULT_MCTS_SIMS,
         time: None,
         engine: selfplay::NetEngine::Fast,
         basic: false,
@@ -60,7 +62,7 @@ pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
 }
 
 fn load(dir: &Path, game: Game) -> Result<(), String> {
-    eval::load_network(&NetSource::Path(dir.to_path_buf()), game)
+    load_network(&NetSource::Path(dir.to_path_buf()), game)
         .map(drop)
         .map_err(|e| e.to_string())
 }
@@ -68,9 +70,9 @@ fn load(dir: &Path, game: Game) -> Result<(), String> {
 /// Checks that the network `path` names now (a model, or a run's current best) is for
 /// `game`, as its model.json says. The bootstrap evaluator plays every game.
 pub(super) fn check_net(path: &Path, game: Game) -> Result<(), String> {
-    let dir: PathBuf = match eval::resolve_net(path).map_err(|e| e.to_string())? {
-        eval::ResolvedNet::Bootstrap => return Ok(()),
-        eval::ResolvedNet::Model(d) => d,
+    let dir: PathBuf = match resolve_net(path).map_err(|e| e.to_string())? {
+        ResolvedNet::Bootstrap => return Ok(()),
+        ResolvedNet::Model(d) => d,
     };
     let meta = train::read_metadata(&dir).map_err(|e| e.to_string())?;
     let model_game = meta.game()?;

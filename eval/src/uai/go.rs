@@ -8,17 +8,21 @@ use std::time::Duration;
 
 use engine::search::{Limits, MATE, SearchReport, Searcher};
 use engine::{Move, State};
-use eval::{MctsPlayer, NetSource, PlayerSpec, Thinking, Timeouts};
-use selfplay::{ClockState, PlayLimits, TimeBudget, TimeManager, expected_moves_left};
+use selfplay::{ClockState, NetEngine, PlayLimits, TimeBudget, TimeManager, expected_moves_left};
 
 use super::options::{Choice, check_net};
-use super::{error, say};
+use super::output::Output;
+use crate::players::mcts::{
+    MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluators, resolve_net,
+};
+use crate::players::spec::PlayerSpec;
+use crate::players::{Player, Timeouts};
 
 /// An MCTS player kept between searches, so that its tree is reused and its network is
 /// not folded again: for one network and one thread count.
 pub(super) struct KeptMcts {
     /// The model directory (`None`: the bootstrap evaluator) and the search threads.
-    key: (Option<PathBuf>, eval::NetEngine, usize),
+    key: (Option<PathBuf>, NetEngine, usize),
     /// Whether the evaluators are a network (batches help).
     network: bool,
     player: MctsPlayer,
@@ -27,7 +31,6 @@ pub(super) struct KeptMcts {
 impl KeptMcts {
     /// Forgets the tree (a new game).
     pub(super) fn new_game(&mut self) {
-        use eval::Player;
         let _ = self.player.new_game();
     }
 }
@@ -42,6 +45,7 @@ pub(super) struct Running {
     /// What to answer if the thread dies without answering: a legal move (none for a
     /// `perft`, which answers no `bestmove`).
     fallback: Option<String>,
+    out: Output,
 }
 
 impl Running {
@@ -52,9 +56,9 @@ impl Running {
         match self.handle.join() {
             Ok(kept) => Some(kept),
             Err(_) => {
-                error("the search failed");
+                self.out.error("the search failed");
                 if let Some(mv) = &self.fallback {
-                    say(&format!("bestmove {mv}"));
+                    self.out.say(&format!("bestmove {mv}"));
                 }
                 None
             }
@@ -76,7 +80,7 @@ pub(super) struct Setup {
 }
 
 /// Starts searching `pos` (which has legal moves) on a new thread.
-pub(super) fn start(pos: State, params: &GoParams, setup: Setup) -> Running {
+pub(super) fn start(pos: State, params: &GoParams, setup: Setup, out: Output) -> Running {
     let moves = pos.legal_moves();
     let fallback = pos.move_to_string(moves[0]);
     let forced = (moves.len() == 1).then(|| moves[0]);
@@ -100,35 +104,38 @@ pub(super) fn start(pos: State, params: &GoParams, setup: Setup) -> Running {
         simulations,
         threads,
     };
+    let say = out.clone();
     let handle = std::thread::spawn(move || {
         let mv = match forced {
             Some(mv) => mv,
-            None => choose(&player, &gui, &mut searcher, &mut mcts, &pos, &flag),
+            None => choose(&player, &gui, &mut searcher, &mut mcts, &pos, &flag, &say),
         };
         // With `go infinite`, the answer waits for `stop`.
         while infinite && !flag.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        say(&format!("bestmove {}", pos.move_to_string(mv)));
+        say.say(&format!("bestmove {}", pos.move_to_string(mv)));
         (searcher, mcts)
     });
     Running {
         handle,
         stop,
         fallback: Some(fallback),
+        out,
     }
 }
 
 /// Starts `perft depth` of `pos` on a new thread, which prints `nodes N` when done (or
 /// nothing when stopped first), so that the command loop answers `isready`, `stop` and
 /// `quit` while it counts. The tables ride along and come back, as with a search.
-pub(super) fn start_perft(pos: State, depth: u32, kept: Kept) -> Running {
+pub(super) fn start_perft(pos: State, depth: u32, kept: Kept, out: Output) -> Running {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
+    let say = out.clone();
     let handle = std::thread::spawn(move || {
         match pos.perft_stoppable(depth, &flag) {
-            Some(n) => say(&format!("nodes {n}")),
-            None => say(&format!("info string perft {depth} stopped")),
+            Some(n) => say.say(&format!("nodes {n}")),
+            None => say.say(&format!("info string perft {depth} stopped")),
         }
         kept
     });
@@ -136,6 +143,7 @@ pub(super) fn start_perft(pos: State, depth: u32, kept: Kept) -> Running {
         handle,
         stop,
         fallback: None,
+        out,
     }
 }
 
@@ -160,12 +168,13 @@ fn choose(
     mcts: &mut Option<KeptMcts>,
     pos: &State,
     stop: &AtomicBool,
+    out: &Output,
 ) -> Move {
     let limits = gui.limits;
     let played = match player {
-        Choice::Search => return search(searcher, pos, limits, stop),
+        Choice::Search => return search(searcher, pos, limits, stop, out),
         Choice::Ladder(PlayerSpec::AlphaBeta(own)) => {
-            return search(searcher, pos, merge(*own, limits), stop);
+            return search(searcher, pos, merge(*own, limits), stop, out);
         }
         Choice::Ladder(PlayerSpec::Mcts {
             net,
@@ -200,7 +209,7 @@ fn choose(
                     time: None,
                 },
             };
-            run_mcts(net, *engine, gui.threads, play, mcts, pos, stop)
+            run_mcts(net, *engine, gui.threads, play, mcts, pos, stop, out)
         }
         Choice::Ladder(spec) => spec
             .build(pos.game(), pos.hash(), Timeouts::default())
@@ -208,38 +217,40 @@ fn choose(
             .map_err(|e| e.to_string()),
     };
     played.unwrap_or_else(|msg| {
-        error(format!("{msg}; the alpha-beta search plays instead"));
-        search(searcher, pos, limits, stop)
+        out.error(format!("{msg}; the alpha-beta search plays instead"));
+        search(searcher, pos, limits, stop, out)
     })
 }
 
 /// Searches with the kept MCTS player, (re)built when the network or the thread count
 /// changed; reports the search's counts in an `info` line.
+#[allow(clippy::too_many_arguments)]
 fn run_mcts(
     net: &NetSource,
-    net_engine: eval::NetEngine,
+    net_engine: NetEngine,
     threads: usize,
     limits: PlayLimits,
     kept: &mut Option<KeptMcts>,
     pos: &State,
     stop: &AtomicBool,
+    out: &Output,
 ) -> Result<Move, String> {
     // Checked again here: a run directory's best model may have changed since.
     let model = match net {
         NetSource::Bootstrap => None,
         NetSource::Path(p) => {
             check_net(p, pos.game())?;
-            match eval::resolve_net(p).map_err(|e| e.to_string())? {
-                eval::ResolvedNet::Bootstrap => None,
-                eval::ResolvedNet::Model(dir) => Some(dir),
+            match resolve_net(p).map_err(|e| e.to_string())? {
+                ResolvedNet::Bootstrap => None,
+                ResolvedNet::Model(dir) => Some(dir),
             }
         }
     };
     let key = (model, net_engine, threads);
     if kept.as_ref().is_none_or(|k| k.key != key) {
         *kept = None;
-        let (evaluators, network) = eval::build_evaluators(net, pos.game(), threads, net_engine)
-            .map_err(|e| e.to_string())?;
+        let (evaluators, network) =
+            build_evaluators(net, pos.game(), threads, net_engine).map_err(|e| e.to_string())?;
         let player = MctsPlayer::new(evaluators, Thinking::Sims(1), 1, pos.hash())
             .map_err(|e| e.to_string())?;
         *kept = Some(KeptMcts {
@@ -249,14 +260,14 @@ fn run_mcts(
         });
     }
     let k = kept.as_mut().expect("built above");
-    k.player.set_batch(eval::batch_for(limits.sims, k.network));
+    k.player.set_batch(batch_for(limits.sims, k.network));
     let mv = k
         .player
         .search(pos, limits, stop)
         .map_err(|e| e.to_string())?;
     if let Some(st) = k.player.last_stats() {
         let ms = st.elapsed.as_millis().max(1);
-        say(&format!(
+        out.say(&format!(
             "info nodes {} nps {} time {ms} string {} evaluations in {} batches, {} visits reused",
             st.simulations,
             u128::from(st.simulations) * 1000 / ms,
@@ -283,8 +294,14 @@ fn merge(own: Limits, gui: Limits) -> Limits {
     }
 }
 
-fn search(searcher: &mut Searcher, pos: &State, limits: Limits, stop: &AtomicBool) -> Move {
-    let report = searcher.search(pos, limits, stop, |r| say(&info_line(r, pos)));
+fn search(
+    searcher: &mut Searcher,
+    pos: &State,
+    limits: Limits,
+    stop: &AtomicBool,
+    out: &Output,
+) -> Move {
+    let report = searcher.search(pos, limits, stop, |r| out.say(&info_line(r, pos)));
     // `start` is only called on positions with legal moves, so there is a first one.
     report
         .and_then(|r| r.pv.first().copied())
