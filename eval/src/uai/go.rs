@@ -7,6 +7,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use engine::search::{Limits, MATE, SearchReport, Searcher};
+use engine::uai::{Go, GoError, GoParam, Info, Reply, Score};
 use engine::{Move, State};
 use selfplay::{ClockState, NetEngine, PlayLimits, TimeBudget, TimeManager, expected_moves_left};
 
@@ -57,8 +58,8 @@ impl Running {
             Ok(kept) => Some(kept),
             Err(_) => {
                 self.out.error("the search failed");
-                if let Some(mv) = &self.fallback {
-                    self.out.say(&format!("bestmove {mv}"));
+                if let Some(mv) = self.fallback {
+                    self.out.say(&Reply::BestMove { mv, ponder: None });
                 }
                 None
             }
@@ -114,7 +115,10 @@ pub(super) fn start(pos: State, params: &GoParams, setup: Setup, out: Output) ->
         while infinite && !flag.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        say.say(&format!("bestmove {}", pos.move_to_string(mv)));
+        say.say(&Reply::BestMove {
+            mv: pos.move_to_string(mv),
+            ponder: None,
+        });
         (searcher, mcts)
     });
     Running {
@@ -134,8 +138,8 @@ pub(super) fn start_perft(pos: State, depth: u32, kept: Kept, out: Output) -> Ru
     let say = out.clone();
     let handle = std::thread::spawn(move || {
         match pos.perft_stoppable(depth, &flag) {
-            Some(n) => say.say(&format!("nodes {n}")),
-            None => say.say(&format!("info string perft {depth} stopped")),
+            Some(n) => say.say(&Reply::Nodes(n)),
+            None => say.info(format!("perft {depth} stopped")),
         }
         kept
     });
@@ -267,14 +271,16 @@ fn run_mcts(
         .map_err(|e| e.to_string())?;
     if let Some(st) = k.player.last_stats() {
         let ms = st.elapsed.as_millis().max(1);
-        out.say(&format!(
-            "info nodes {} nps {} time {ms} string {} evaluations in {} batches, {} visits reused",
-            st.simulations,
-            u128::from(st.simulations) * 1000 / ms,
-            st.evaluations,
-            st.batches,
-            st.reused_visits
-        ));
+        out.say(&Reply::Info(Info {
+            nodes: Some(st.simulations.into()),
+            nps: Some(saturating(u128::from(st.simulations) * 1000 / ms)),
+            time: Some(saturating(ms)),
+            string: Some(format!(
+                "{} evaluations in {} batches, {} visits reused",
+                st.evaluations, st.batches, st.reused_visits
+            )),
+            ..Info::default()
+        }));
     }
     Ok(mv)
 }
@@ -301,20 +307,22 @@ fn search(
     stop: &AtomicBool,
     out: &Output,
 ) -> Move {
-    let report = searcher.search(pos, limits, stop, |r| out.say(&info_line(r, pos)));
+    let report = searcher.search(pos, limits, stop, |r| {
+        out.say(&Reply::Info(info_line(r, pos)))
+    });
     // `start` is only called on positions with legal moves, so there is a first one.
     report
         .and_then(|r| r.pv.first().copied())
         .unwrap_or_else(|| pos.legal_moves()[0])
 }
 
-fn info_line(r: &SearchReport, pos: &State) -> String {
+fn info_line(r: &SearchReport, pos: &State) -> Info {
     let score = if r.score.abs() > MATE - 200 {
         let plies = MATE - r.score.abs();
         let moves = (plies + 1) / 2;
-        format!("mate {}", if r.score > 0 { moves } else { -moves })
+        Score::Mate(i64::from(if r.score > 0 { moves } else { -moves }))
     } else {
-        format!("cp {}", r.score)
+        Score::Cp(i64::from(r.score))
     };
     let ms = r.time.as_millis().max(1);
     let mut p = *pos;
@@ -323,28 +331,20 @@ fn info_line(r: &SearchReport, pos: &State) -> String {
         pv.push(p.move_to_string(m));
         p.play(m);
     }
-    format!(
-        "info depth {} score {score} nodes {} nps {} time {} pv {}",
-        r.depth,
-        r.nodes,
-        r.nodes as u128 * 1000 / ms,
-        ms,
-        pv.join(" ")
-    )
+    Info {
+        depth: Some(r.depth.into()),
+        score: Some(score),
+        nodes: Some(r.nodes),
+        nps: Some(saturating(r.nodes as u128 * 1000 / ms)),
+        time: Some(saturating(ms)),
+        pv,
+        ..Info::default()
+    }
 }
 
-/// A `go` value: digits, with a `-` that counts as 0 (some GUIs send a negative time when
-/// a flag falls) and anything beyond `u64` saturating.
-fn number(v: &str) -> Option<u64> {
-    let digits = v.strip_prefix('-').unwrap_or(v);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(if v.starts_with('-') {
-        0
-    } else {
-        digits.parse().unwrap_or(u64::MAX)
-    })
+/// A count of milliseconds or nodes per second, as `info` gives it.
+fn saturating(n: u128) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 /// The parameters of a `go` command.
@@ -362,70 +362,40 @@ pub(super) struct GoParams {
 }
 
 impl GoParams {
-    /// Parses the arguments of `go`. What it cannot use (`ponder`, `searchmoves …`,
-    /// unknown words, values that are not numbers) comes back as warnings and is left
-    /// out: a `go` is always answered with a `bestmove`, as a GUI waits for one.
-    pub(super) fn parse(rest: &str) -> (GoParams, Vec<String>) {
-        const KEYS: [&str; 10] = [
-            "wtime",
-            "btime",
-            "winc",
-            "binc",
-            "movestogo",
-            "movetime",
-            "depth",
-            "nodes",
-            "infinite",
-            "ponder",
-        ];
+    /// The parameters of `go` this engine uses. What it cannot use (`ponder`,
+    /// `searchmoves …`, `mate …`, unknown words, values that are not numbers) comes back
+    /// as warnings, in the order given, and is left out: a `go` is always answered with a
+    /// `bestmove`, as a GUI waits for one.
+    pub(super) fn from_uai(go: &Go) -> (GoParams, Vec<String>) {
         let mut p = GoParams::default();
         let mut warnings = Vec::new();
-        let words: Vec<&str> = rest.split_whitespace().collect();
-        let mut i = 0;
-        while i < words.len() {
-            let k = words[i];
-            i += 1;
-            match k {
-                "infinite" => p.infinite = true,
-                "ponder" => {
+        let unsupported = |k: &str| format!("`go {k}` is not supported: ignored");
+        for param in &go.params {
+            match param {
+                GoParam::WTime(n) => p.wtime = Some(*n),
+                GoParam::BTime(n) => p.btime = Some(*n),
+                GoParam::WInc(n) => p.winc = *n,
+                GoParam::BInc(n) => p.binc = *n,
+                GoParam::MovesToGo(n) => p.movestogo = Some((*n).max(1)),
+                GoParam::MoveTime(n) => p.movetime = Some(*n),
+                GoParam::Depth(n) => p.depth = Some((*n).clamp(1, 64) as u32),
+                GoParam::Nodes(n) => p.nodes = Some((*n).max(1)),
+                GoParam::Infinite => p.infinite = true,
+                GoParam::Ponder => {
                     warnings.push("`go ponder` is not supported: searching normally".into())
                 }
-                "searchmoves" | "mate" => {
-                    // Skip the arguments, up to the next keyword.
-                    while i < words.len() && !KEYS.contains(&words[i]) {
-                        i += 1;
-                    }
-                    warnings.push(format!("`go {k}` is not supported: ignored"));
+                GoParam::SearchMoves(_) => warnings.push(unsupported("searchmoves")),
+                GoParam::Mate(_) => warnings.push(unsupported("mate")),
+                GoParam::Malformed(e @ GoError::MissingValue(k))
+                | GoParam::Malformed(e @ GoError::NotANumber { key: k, .. }) => {
+                    // A `mate` that cannot be read is unsupported all the same.
+                    warnings.push(if *k == "mate" {
+                        unsupported("mate")
+                    } else {
+                        e.to_string()
+                    })
                 }
-                "wtime" | "btime" | "winc" | "binc" | "movestogo" | "movetime" | "depth"
-                | "nodes" => {
-                    let Some(v) = words.get(i) else {
-                        warnings.push(format!("`go {k}` needs a value: ignored"));
-                        continue;
-                    };
-                    i += 1;
-                    let Some(n) = number(v) else {
-                        warnings.push(format!(
-                            "`go {k} {}`: not a number, ignored",
-                            engine::shown(v)
-                        ));
-                        continue;
-                    };
-                    match k {
-                        "wtime" => p.wtime = Some(n),
-                        "btime" => p.btime = Some(n),
-                        "winc" => p.winc = n,
-                        "binc" => p.binc = n,
-                        "movestogo" => p.movestogo = Some(n.max(1)),
-                        "movetime" => p.movetime = Some(n),
-                        "depth" => p.depth = Some(n.clamp(1, 64) as u32),
-                        _ => p.nodes = Some(n.max(1)),
-                    }
-                }
-                _ => warnings.push(format!(
-                    "unknown `go` parameter `{}`: ignored",
-                    engine::shown(k)
-                )),
+                GoParam::Malformed(e) => warnings.push(e.to_string()),
             }
         }
         (p, warnings)

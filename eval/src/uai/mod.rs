@@ -1,7 +1,8 @@
 //! A UAI engine for Ataxx GUIs and tournament managers (cuteataxx): the loop behind
 //! `flipzero uai`, which plays any player of the ladder, an MCTS player with a network,
-//! or the alpha-beta search on the GUI's clock; [`serve`] runs the loop on any input and
-//! output.
+//! or the alpha-beta search on the GUI's clock. Commands are parsed and replies
+//! formatted by the protocol module, `engine::uai`; [`serve`] runs the loop on any input
+//! and output.
 //!
 //! The input is read on its own thread (`input`) and searches run on another (`go`), so
 //! the command loop is never blocked: `isready` is answered during a search, `stop` and
@@ -42,12 +43,13 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use engine::search::Searcher;
+use engine::uai::{Command, CommandError, Go, Id, OptionDecl, OptionKind, Reply, Start, excerpt};
 use engine::{Game, State};
 use selfplay::TimeManager;
 
 use go::{GoParams, KeptMcts, Running, Setup};
 use input::Input;
-use options::{Choice, check_net, model_player, parse_player, split_setoption};
+use options::{Choice, check_net, model_player, parse_player};
 use output::Output;
 
 /// How the engine starts; the GUI's options change it later.
@@ -103,21 +105,6 @@ const MAX_THREADS: usize = 64;
 /// The deepest `perft` the UAI loop accepts (it runs on its own thread and stops on
 /// `stop`; deeper counts than this would not end in a lifetime anyway).
 const MAX_UAI_PERFT: u32 = 32;
-
-/// The most characters of a malformed input that an error message repeats.
-const SHOWN_CHARS: usize = 80;
-
-/// `text` as an error message repeats it: at most [`SHOWN_CHARS`] characters, the rest
-/// counted (a 10 MB line is not echoed back).
-fn shown(text: &str) -> String {
-    let n = text.chars().count();
-    if n <= SHOWN_CHARS {
-        text.to_string()
-    } else {
-        let head: String = text.chars().take(SHOWN_CHARS).collect();
-        format!("{head}… ({} more characters)", n - SHOWN_CHARS)
-    }
-}
 
 struct Engine {
     game: Game,
@@ -188,7 +175,7 @@ pub fn serve(
             Input::NotUtf8(text) => {
                 out.error(format!(
                     "input line is not valid UTF-8, ignored: `{}`",
-                    shown(&text)
+                    excerpt(&text)
                 ));
                 continue;
             }
@@ -205,7 +192,7 @@ pub fn serve(
             }
             Input::Eof => break,
         };
-        let go_on = e.command(line.trim());
+        let go_on = e.command(&line);
         if let Some(err) = out.take_failure() {
             failed = Some(err);
             break;
@@ -223,20 +210,31 @@ pub fn serve(
 }
 
 impl Engine {
-    /// Handles one command; false on `quit`.
+    /// Handles one command line; false on `quit`.
     fn command(&mut self, line: &str) -> bool {
-        let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        match cmd {
-            "" => {}
-            "uai" => self.hello(),
-            "isready" => self.out.say("readyok"),
-            "stop" => self.stop(),
-            "quit" => return false,
-            "setoption" => {
-                self.stop();
-                self.setoption(rest)
+        let command = match Command::parse(line) {
+            Ok(c) => c,
+            Err(CommandError::Empty) => return true,
+            Err(e) => {
+                // A command that changes the engine's state stops a search first, also
+                // when its arguments are malformed.
+                if e.command().is_some() {
+                    self.stop();
+                }
+                self.out.error(e);
+                return true;
             }
-            "uainewgame" => {
+        };
+        match command {
+            Command::Uai => self.hello(),
+            Command::IsReady => self.out.say(&Reply::ReadyOk),
+            Command::Stop => self.stop(),
+            Command::Quit => return false,
+            Command::SetOption { name, value } => {
+                self.stop();
+                self.setoption(&name, value.as_deref().unwrap_or(""))
+            }
+            Command::UaiNewGame => {
                 self.stop();
                 if let Some(s) = self.searcher.as_mut() {
                     s.clear();
@@ -246,22 +244,22 @@ impl Engine {
                 }
                 self.position = self.game.startpos();
             }
-            "position" => {
+            Command::Position { start, moves } => {
                 self.stop();
-                self.set_position(rest)
+                self.set_position(&start, &moves)
             }
-            "go" => {
+            Command::Go(go) => {
                 self.stop();
-                self.go(rest)
+                self.go(&go)
             }
-            "perft" => {
+            Command::Perft(d) => {
                 self.stop();
                 // Deeper counts run on a thread of its own, as a search: `stop` ends
                 // it, `isready` is answered meanwhile.
-                match rest.trim().parse::<u32>() {
+                match d {
                     // A few plies take microseconds: answered in order, at once.
-                    Ok(d) if d <= 3 => self.out.say(&format!("nodes {}", self.position.perft(d))),
-                    Ok(d) if d <= MAX_UAI_PERFT => {
+                    d if d <= 3 => self.out.say(&Reply::Nodes(self.position.perft(d))),
+                    d if d <= MAX_UAI_PERFT => {
                         let kept = (
                             self.searcher
                                 .take()
@@ -271,17 +269,11 @@ impl Engine {
                         let out = self.out.clone();
                         self.search = Some(go::start_perft(self.position, d, kept, out));
                     }
-                    Ok(d) => self
+                    d => self
                         .out
                         .error(format!("`perft {d}`: at most {MAX_UAI_PERFT} plies")),
-                    Err(_) => self
-                        .out
-                        .error(format!("`perft {}`: expected a depth", shown(rest))),
                 }
             }
-            other => self
-                .out
-                .error(format!("unknown command `{}`", shown(other))),
         }
         true
     }
@@ -296,11 +288,7 @@ impl Engine {
         }
     }
 
-    fn setoption(&mut self, rest: &str) {
-        let (name, value) = match split_setoption(rest) {
-            Ok(nv) => nv,
-            Err(msg) => return self.out.error(msg),
-        };
+    fn setoption(&mut self, name: &str, value: &str) {
         match name.to_ascii_lowercase().as_str() {
             "hash" => match value.parse::<usize>() {
                 Ok(mb) if (1..=4096).contains(&mb) => {
@@ -309,14 +297,14 @@ impl Engine {
                 }
                 _ => self.out.error(format!(
                     "Hash must be a number of MiB in 1..=4096, got `{}`",
-                    shown(value)
+                    excerpt(value)
                 )),
             },
             "threads" => match value.parse::<usize>() {
                 Ok(n) if (1..=MAX_THREADS).contains(&n) => self.threads = n,
                 _ => self.out.error(format!(
                     "Threads must be a number in 1..={MAX_THREADS}, got `{}`",
-                    shown(value)
+                    excerpt(value)
                 )),
             },
             "moveoverhead" | "move overhead" => match value.parse::<u64>() {
@@ -325,7 +313,7 @@ impl Engine {
                 }
                 _ => self.out.error(format!(
                     "MoveOverhead must be a number of milliseconds in 0..=5000, got `{}`",
-                    shown(value)
+                    excerpt(value)
                 )),
             },
             "model" if value.is_empty() || value == "<empty>" => self.model = None,
@@ -340,7 +328,7 @@ impl Engine {
                 Ok(n) if n <= 1_000_000 => self.simulations = n,
                 _ => self.out.error(format!(
                     "Simulations must be a number in 0..=1000000, got `{}`",
-                    shown(value)
+                    excerpt(value)
                 )),
             },
             "player" => match parse_player(value, self.game) {
@@ -359,15 +347,14 @@ impl Engine {
                 },
                 Ok(_) => self
                     .out
-                    .error(format!("`{}` is not an Ataxx-family game", shown(value))),
+                    .error(format!("`{}` is not an Ataxx-family game", excerpt(value))),
                 Err(err) => self.out.error(err),
             },
             // Tournament managers send their usual options (debug, ownbook) to every
             // engine; an option this engine lacks is not an error.
-            _ => self.out.say(&format!(
-                "info string ignoring unknown option `{}`",
-                shown(name)
-            )),
+            _ => self
+                .out
+                .info(format!("ignoring unknown option `{}`", excerpt(name))),
         }
     }
 
@@ -380,22 +367,13 @@ impl Engine {
         Ok(())
     }
 
-    fn set_position(&mut self, rest: &str) {
-        let (base, moves) = match rest.split_once(" moves") {
-            Some((b, m)) => (b.trim(), m.split_whitespace().collect::<Vec<_>>()),
-            None => (rest.trim(), vec![]),
-        };
-        let start = if base == "startpos" {
-            Ok(self.game.startpos())
-        } else if let Some(fen) = base.strip_prefix("fen ") {
-            self.game
+    fn set_position(&mut self, start: &Start, moves: &[String]) {
+        let start = match start {
+            Start::StartPos => Ok(self.game.startpos()),
+            Start::Fen(fen) => self
+                .game
                 .parse_position(fen)
-                .map_err(|err| format!("bad FEN `{}`: {err}", shown(fen)))
-        } else {
-            Err(format!(
-                "expected `position startpos|fen <FEN> [moves ...]`, got `{}`",
-                shown(rest)
-            ))
+                .map_err(|err| format!("bad FEN `{}`: {err}", excerpt(fen))),
         };
         let mut pos = match start {
             Ok(p) => p,
@@ -407,21 +385,24 @@ impl Engine {
                 Err(err) => {
                     return self
                         .out
-                        .error(format!("move `{}`: {err}; position unchanged", shown(m)));
+                        .error(format!("move `{}`: {err}; position unchanged", excerpt(m)));
                 }
             }
         }
         self.position = pos;
     }
 
-    fn go(&mut self, rest: &str) {
-        let (params, warnings) = GoParams::parse(rest);
+    fn go(&mut self, go: &Go) {
+        let (params, warnings) = GoParams::from_uai(go);
         for w in warnings {
             self.out.error(w);
         }
         if self.position.legal_moves().is_empty() {
             self.out.error("the game is over");
-            return self.out.say("bestmove 0000");
+            return self.out.say(&Reply::BestMove {
+                mv: "0000".into(),
+                ponder: None,
+            });
         }
         let player = match &self.model {
             Some((_, p)) => p.clone(),
@@ -444,30 +425,46 @@ impl Engine {
 
     /// The answer to `uai`: who this is, its options, `uaiok`.
     fn hello(&self) {
+        // The workspace's version: this crate's is the binary's.
+        let name = concat!("flipzero ", env!("CARGO_PKG_VERSION"));
+        self.out.say(&Reply::Id(Id::Name(name.into())));
         self.out
-            .say(concat!("id name flipzero ", env!("CARGO_PKG_VERSION")));
-        self.out.say("id author the flipzero developers");
-        self.out
-            .say("option name Hash type spin default 16 min 1 max 4096");
-        self.out.say(&format!(
-            "option name Threads type spin default 1 min 1 max {MAX_THREADS}"
-        ));
-        self.out
-            .say("option name MoveOverhead type spin default 30 min 0 max 5000");
-        self.out.say("option name Player type string default ab");
-        self.out
-            .say("option name Model type string default <empty>");
-        self.out
-            .say("option name Simulations type spin default 0 min 0 max 1000000");
-        let games: Vec<String> = engine::GAME_NAMES
+            .say(&Reply::Id(Id::Author("the flipzero developers".into())));
+        let spin = |name: &str, default: i64, min: i64, max: i64| {
+            Reply::Option(OptionDecl {
+                default: Some(default.to_string()),
+                min: Some(min),
+                max: Some(max),
+                ..OptionDecl::new(name, OptionKind::Spin)
+            })
+        };
+        let string = |name: &str, default: &str| {
+            Reply::Option(OptionDecl {
+                default: Some(default.into()),
+                ..OptionDecl::new(name, OptionKind::String)
+            })
+        };
+        let games = engine::GAME_NAMES
             .iter()
             .filter(|n| matches!(n.parse::<Game>(), Ok(Game::Ataxx(_))))
-            .map(|n| format!("var {n}"))
+            .map(|n| n.to_string())
             .collect();
-        self.out.say(&format!(
-            "option name Game type combo default ataxx {}",
-            games.join(" ")
-        ));
-        self.out.say("uaiok");
+        let game = Reply::Option(OptionDecl {
+            default: Some("ataxx".into()),
+            vars: games,
+            ..OptionDecl::new("Game", OptionKind::Combo)
+        });
+        for option in [
+            spin("Hash", DEFAULT_HASH_MB as i64, 1, 4096),
+            spin("Threads", 1, 1, MAX_THREADS as i64),
+            spin("MoveOverhead", 30, 0, 5000),
+            string("Player", "ab"),
+            string("Model", "<empty>"),
+            spin("Simulations", 0, 0, 1_000_000),
+            game,
+        ] {
+            self.out.say(&option);
+        }
+        self.out.say(&Reply::UaiOk);
     }
 }

@@ -1,5 +1,4 @@
-//! The players a UAI session can choose, their check against the game, and the parsing of
-//! `setoption`.
+//! The players a UAI session can choose, and their check against the game.
 
 use std::path::{Path, PathBuf};
 
@@ -83,70 +82,4 @@ pub(super) fn check_net(path: &Path, game: Game) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// Splits the arguments of `setoption` (`name <name> [value <value>]`) into the name and
-/// the value. The name runs up to the word `value`; the value is the rest of the line,
-/// inner spaces kept, and empty when `value` has nothing after it or is missing.
-pub(super) fn split_setoption(rest: &str) -> Result<(&str, &str), String> {
-    let usage = || "expected `setoption name <name> [value <value>]`".to_string();
-    let after = rest
-        .trim_start()
-        .strip_prefix("name")
-        .filter(|a| a.is_empty() || a.starts_with(char::is_whitespace))
-        .ok_or_else(usage)?;
-    let (name, value) = split_at_word(after, "value").unwrap_or((after, ""));
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(usage());
-    }
-    Ok((name, value.trim()))
-}
-
-/// The text before and after the first whitespace-delimited occurrence of `word`.
-fn split_at_word<'a>(s: &'a str, word: &str) -> Option<(&'a str, &'a str)> {
-    let mut start = None;
-    for (i, c) in s.char_indices().chain(std::iter::once((s.len(), ' '))) {
-        if !c.is_whitespace() {
-            start.get_or_insert(i);
-        } else if let Some(st) = start.take()
-            && &s[st..i] == word
-        {
-            return Some((&s[..st], &s[i..]));
-        }
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn setoption_names_and_values() {
-        let cases = [
-            ("name Hash value 8", ("Hash", "8")),
-            ("name Model value ", ("Model", "")),
-            ("name Model value", ("Model", "")),
-            ("name Model", ("Model", "")),
-            ("name Clear Hash", ("Clear Hash", "")),
-            ("name Move Overhead value 30", ("Move Overhead", "30")),
-            ("name Model value /a b/run ", ("Model", "/a b/run")),
-            ("name Model value x value y", ("Model", "x value y")),
-            ("name Modelvalue x", ("Modelvalue x", "")),
-            ("name\tGame\tvalue\thexxagon", ("Game", "hexxagon")),
-        ];
-        for (input, want) in cases {
-            assert_eq!(split_setoption(input), Ok(want), "{input}");
-        }
-        for bad in [
-            "",
-            "name",
-            "name  value 3",
-            "nameHash value 3",
-            "Hash value 3",
-        ] {
-            assert!(split_setoption(bad).is_err(), "{bad}");
-        }
-    }
 }

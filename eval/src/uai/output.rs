@@ -1,10 +1,12 @@
-//! The engine's output, shared by the command loop and the search threads: each line is
-//! written whole and flushed under a lock, so that lines never interleave. The first
-//! failed write is kept (nothing more is written) and ends the command loop.
+//! The engine's output, shared by the command loop and the search threads: each reply
+//! is one line, written whole and flushed under a lock, so that lines never interleave.
+//! The first failed write is kept (nothing more is written) and ends the command loop.
 
 use std::fmt::Display;
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
+
+use engine::uai::{Info, Reply};
 
 /// Where replies go; clones write to the same place.
 #[derive(Clone)]
@@ -27,9 +29,9 @@ impl Output {
         })))
     }
 
-    /// Writes `line` and a line ending.
-    pub(super) fn say(&self, line: &str) {
-        let line = format!("{line}\n");
+    /// Writes `reply` as a line.
+    pub(super) fn say(&self, reply: &Reply) {
+        let line = format!("{reply}\n");
         let mut sink = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if sink.failed {
             return;
@@ -44,9 +46,14 @@ impl Output {
         }
     }
 
+    /// `info string <text>`.
+    pub(super) fn info(&self, text: impl Into<String>) {
+        self.say(&Reply::Info(Info::string(text)));
+    }
+
     /// `info string error: <msg>`.
     pub(super) fn error(&self, msg: impl Display) {
-        self.say(&format!("info string error: {msg}"));
+        self.info(format!("error: {msg}"));
     }
 
     /// The error of the first write that failed (given once).
