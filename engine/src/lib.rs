@@ -27,6 +27,7 @@ mod position;
 mod rng;
 mod rules;
 pub mod search;
+pub mod uai;
 
 pub use bitboard::{BitIter, Bitboard};
 pub use fen::{FenError, MoveError, shown};

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::matches::{
     GameRecord, MatchClock, MatchConfig, MatchError, generate_openings, run_match,
 };
-use crate::player::PlayerSpec;
+use crate::players::spec::PlayerSpec;
 use crate::stats::{MatchStats, PairTotals, SprtConfig, SprtVerdict};
 
 /// How a candidate is judged.

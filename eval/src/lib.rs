@@ -3,17 +3,14 @@
 
 #![warn(missing_docs)]
 
-mod baselines;
 mod gate;
 mod matches;
-mod mcts_player;
 mod operating;
 pub mod pgn;
-mod player;
+mod players;
 mod stats;
-mod uai_player;
+pub mod uai;
 
-pub use baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
 pub use gate::{
     CapRule, GameResult, GateConfig, GateConfigError, GateDecision, GateError, GateMode,
     GateOutcome, GateVerdict, MatchSummary, anchor, gate, gate_loop, openings_for,
@@ -22,20 +19,22 @@ pub use matches::{
     BadClock, GameRecord, MatchClock, MatchConfig, MatchError, TIME_LOSS, generate_openings,
     match_stats, run_match,
 };
-pub use mcts_player::{
-    BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluator,
-    build_evaluators, load_network, resolve_net,
-};
 pub use operating::{
     OperatingError, OperatingPoint, PairModel, operating_characteristic, operating_point,
     standard_elos,
 };
 pub use pgn::to_pgn;
-pub use player::{BadPlayerName, DEFAULT_MCTS_SIMS, Player, PlayerError, PlayerSpec, Timeouts};
+pub use players::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
+pub use players::mcts::{
+    BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluator,
+    build_evaluators, load_network, resolve_net,
+};
+pub use players::spec::{BadPlayerName, DEFAULT_MCTS_SIMS, PlayerSpec};
+pub use players::uai::UaiPlayer;
+pub use players::{Player, PlayerError, Timeouts};
 /// The engine that runs a network in play (see `PlayerSpec::Mcts`).
 pub use selfplay::NetEngine;
 pub use stats::{
     EXACT_INTERVALS_UP_TO, EloEstimate, INTERVAL_PROJECTIONS, MatchStats, Outcome, PairTotals,
     Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score, mle_ratings, score_from_elo,
 };
-pub use uai_player::UaiPlayer;

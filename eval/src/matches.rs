@@ -14,7 +14,8 @@ use engine::{Game, Rng, Side, State, splitmix64};
 use rayon::prelude::*;
 use selfplay::ClockState;
 
-use crate::player::{PlayerError, PlayerSpec, Timeouts};
+use crate::players::spec::PlayerSpec;
+use crate::players::{PlayerError, Timeouts};
 use crate::stats::MatchStats;
 
 /// How a match is played.

@@ -15,11 +15,13 @@ use eval::{NetSource, PlayerSpec, Timeouts};
 use serde::Deserialize;
 use tokio::sync::Semaphore;
 
+use crate::assets;
+use crate::config::{ServeConfig, ServeError, TOKEN_HEADER, is_loopback_host};
 use crate::error::ApiError;
 use crate::games::{self, GameDetail, GameListing, ShardCache};
+use crate::matches;
 use crate::position::{PositionView, move_cells, parse_game, parse_legal_move, parse_state, view};
 use crate::runs::{self, RunDashboard, RunEntry, Runs};
-use crate::{ServeConfig, ServeError, TOKEN_HEADER, assets};
 
 /// Longest thinking time a player may be given from this server.
 const MAX_THINK: std::time::Duration = std::time::Duration::from_secs(30);
@@ -99,7 +101,7 @@ async fn check_host(State(s): Shared, req: Request, next: Next) -> Response {
         let bad = if hosts.is_empty() {
             Some("no Host header".to_string())
         } else {
-            hosts.iter().find(|h| !crate::is_loopback_host(h)).map(|h| {
+            hosts.iter().find(|h| !is_loopback_host(h)).map(|h| {
                 let shown: String = h.chars().take(HOST_SHOWN).collect();
                 format!("Host `{shown}` is not a loopback name")
             })
@@ -261,7 +263,7 @@ async fn run_games(
             }
             if let Some(e) = g.eval.as_ref().filter(|_| want("gate") || want("anchor")) {
                 out.extend(
-                    games::match_listings(&dir, e)?
+                    matches::match_listings(&dir, e)?
                         .into_iter()
                         .filter(|l| want(l.source)),
                 );
@@ -307,12 +309,12 @@ async fn match_game(
                 "no {source} game {id} in generation {generation} of run `{run}`"
             ))
         };
-        let games = games::match_games(&dir, generation, &source)?.ok_or_else(missing)?;
+        let games = matches::match_games(&dir, generation, &source)?.ok_or_else(missing)?;
         let g = usize::try_from(id)
             .ok()
             .and_then(|i| games.get(i))
             .ok_or_else(missing)?;
-        crate::pgn::detail(generation, id, g)
+        matches::detail(generation, id, g)
     })
     .await
     .map(Json)

@@ -1,6 +1,7 @@
-//! Recorded games of a run: the self-play games of a generation, read from its Parquet
-//! shards (one row per position, grouped by game), and the gating and anchoring games of
-//! its evaluation records (results only: the run records their outcomes, not moves).
+//! Recorded games of a run: the types of a listing and of a game replayed ply by ply,
+//! and the self-play games of a generation, read from its Parquet shards (one row per
+//! position, grouped by game). The gating and anchoring games are in `matches`, which
+//! builds on these types.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -270,73 +271,4 @@ pub fn detail(generation: u32, id: u64, rows: &[Sample]) -> Result<GameDetail, A
         plies,
         end: view(&end),
     })
-}
-
-/// The games of a generation's gating or anchoring match (`source`), read from its PGN
-/// (`None` when the run wrote none: runs before the PGN files were written).
-pub fn match_games(
-    run: &Path,
-    generation: u32,
-    source: &str,
-) -> Result<Option<Vec<crate::pgn::PgnGame>>, ApiError> {
-    match rundir::read_regular_text(
-        &pipeline::report::match_pgn(run, generation, source),
-        rundir::Limit::TEXT,
-    ) {
-        Ok(text) => Ok(Some(crate::pgn::parse(&text))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ApiError::Internal(format!(
-            "cannot read the {source} games: {e}"
-        ))),
-    }
-}
-
-/// The gating and anchoring games of one evaluation record: from their PGN files when
-/// the run wrote them (viewable), else from the record (results only).
-pub fn match_listings(
-    run: &Path,
-    record: &pipeline::report::EvalRecord,
-) -> Result<Vec<GameListing>, ApiError> {
-    let mut out = vec![];
-    for source in ["gate", "anchor"] {
-        if let Some(games) = match_games(run, record.generation, source)? {
-            out.extend(
-                games
-                    .iter()
-                    .enumerate()
-                    .map(|(i, g)| crate::pgn::listing(source, record.generation, i as u64, g)),
-            );
-        } else {
-            out.extend(result_listings(record, source));
-        }
-    }
-    Ok(out)
-}
-
-/// A record's games of one match, results only.
-fn result_listings(
-    record: &pipeline::report::EvalRecord,
-    source: &'static str,
-) -> Vec<GameListing> {
-    let matches: Vec<&eval::MatchSummary> = if source == "gate" {
-        record.gate.iter().map(|v| &v.matched).collect()
-    } else {
-        record.anchor.iter().collect()
-    };
-    let mut out = vec![];
-    for m in matches {
-        for r in &m.results {
-            out.push(GameListing {
-                source,
-                generation: record.generation,
-                id: out.len() as u64,
-                players: format!("{} vs {}", r.x, r.o),
-                plies: 0,
-                result: r.result.clone(),
-                reason: r.reason.clone(),
-                viewable: false,
-            });
-        }
-    }
-    out
 }

@@ -47,64 +47,24 @@
 
 mod api;
 mod assets;
+mod config;
 mod error;
 mod games;
-mod pgn;
+mod matches;
 mod position;
 mod runs;
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 
+pub use config::{
+    ServeConfig, ServeError, TOKEN_HEADER, generate_token, is_loopback_host, needs_token,
+};
 pub use error::ApiError;
 pub use games::{GameDetail, GameListing, Ply, PolicyEntry};
 pub use position::{BoardCell, LegalMove, Outcome, PositionView};
 pub use runs::{RecordProblem, RunDashboard, RunEntry};
-
-/// The header (or query parameter `token`) that carries the access token.
-pub const TOKEN_HEADER: &str = "x-flipzero-token";
-
-/// What a server serves and how.
-#[derive(Clone, Debug)]
-pub struct ServeConfig {
-    /// Run directories, read-only (none: only the board to play and analyse).
-    pub runs: Vec<PathBuf>,
-    /// Searches (`think`, `analyse`) running at once, at most; more wait.
-    pub max_searches: usize,
-    /// How long a search request waits for a free slot before it is refused (503).
-    pub queue_wait: Duration,
-    /// The access token required on `/api/`; `None`: no token.
-    pub token: Option<String>,
-}
-
-/// Errors starting a server.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    /// A run directory is not one.
-    #[error("{0}")]
-    NotARun(String),
-    /// The listening socket could not be opened or served.
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-}
-
-/// Whether a server listening on `addr` must require a token: any address but the
-/// loopback interface.
-pub fn needs_token(addr: &SocketAddr) -> bool {
-    !addr.ip().is_loopback()
-}
-
-/// A fresh random token: 128 bits from the operating system's random source, hex.
-pub fn generate_token() -> std::io::Result<String> {
-    use std::io::Read;
-    let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
 
 /// The router of a server over `config`'s runs. Each run must be a run directory.
 pub fn router(config: ServeConfig) -> Result<Router, ServeError> {
@@ -115,145 +75,4 @@ pub fn router(config: ServeConfig) -> Result<Router, ServeError> {
 /// Serves `router` on `listener` until the process ends.
 pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
     axum::serve(listener, router).await
-}
-
-/// Whether `host` (a `Host` header or a URI authority) names the loopback interface:
-/// `localhost`, an IPv4 address of 127.0.0.0/8 or `[::1]`, with or without a port,
-/// letters in any case. A server without a token answers only such requests, so a web
-/// page of another site that makes its own name resolve to 127.0.0.1 (DNS rebinding)
-/// cannot read runs or start searches: the browser sends that site's name as the Host.
-pub fn is_loopback_host(host: &str) -> bool {
-    let (name, port) = match host.strip_prefix('[') {
-        Some(rest) => match rest.split_once(']') {
-            Some((inside, "")) => (inside, None),
-            Some((inside, after)) => match after.strip_prefix(':') {
-                Some(port) => (inside, Some(port)),
-                None => return false,
-            },
-            None => return false,
-        },
-        None => match host.split_once(':') {
-            Some((name, port)) => (name, Some(port)),
-            None => (host, None),
-        },
-    };
-    let port_ok =
-        port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
-    let bracketed = host.starts_with('[');
-    let name_ok = if bracketed {
-        name.parse::<std::net::Ipv6Addr>()
-            .is_ok_and(|ip| ip.is_loopback())
-    } else {
-        name.eq_ignore_ascii_case("localhost")
-            || name
-                .parse::<std::net::Ipv4Addr>()
-                .is_ok_and(|ip| ip.is_loopback())
-    };
-    port_ok && name_ok
-}
-
-/// `text` with the directory `dir` no longer named: `dir/x/y` becomes `x/y` (a path
-/// relative to it) and `dir` itself becomes `name`. Each spelling of `dir` is replaced:
-/// as given, made absolute, and with its links resolved.
-pub(crate) fn hide_dir(text: &str, dir: &Path, name: &str) -> String {
-    let mut forms: Vec<String> = vec![dir.display().to_string()];
-    if let Ok(p) = std::path::absolute(dir) {
-        forms.push(p.display().to_string());
-    }
-    if let Ok(p) = dir.canonicalize() {
-        forms.push(p.display().to_string());
-    }
-    forms.retain(|f| !f.is_empty() && f != "." && f != "/");
-    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
-    forms.dedup();
-    let mut out = text.to_string();
-    for f in &forms {
-        let f = f.trim_end_matches('/');
-        out = out.replace(&format!("{f}/"), "");
-        // The directory itself, where the path ends (not a longer name that starts so).
-        let mut rest = out.as_str();
-        let mut done = String::new();
-        while let Some(i) = rest.find(f) {
-            let after = &rest[i + f.len()..];
-            let ends = after
-                .chars()
-                .next()
-                .is_none_or(|c| !(c.is_alphanumeric() || "-_.~".contains(c)));
-            done.push_str(&rest[..i]);
-            done.push_str(if ends { name } else { f });
-            rest = after;
-        }
-        done.push_str(rest);
-        out = done;
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_hosts_are_told_from_other_names() {
-        for h in [
-            "127.0.0.1",
-            "127.0.0.1:8080",
-            "localhost",
-            "LocalHost:80",
-            "[::1]",
-            "[::1]:8080",
-            "127.1.2.3:9",
-        ] {
-            assert!(is_loopback_host(h), "{h}");
-        }
-        for h in [
-            "",
-            "evil.example",
-            "evil.example:8080",
-            "localhost.evil.example",
-            "localhost.",
-            "127.0.0.1.nip.io",
-            "10.0.0.1",
-            "0.0.0.0:8080",
-            "[::2]:80",
-            "::1",
-            "[::1",
-            "[::1]x",
-            "127.0.0.1:",
-            "127.0.0.1:80:80",
-            "127.0.0.1:http",
-            "localhost:123456",
-            "[::ffff:127.0.0.1]",
-        ] {
-            assert!(!is_loopback_host(h), "{h}");
-        }
-    }
-
-    #[test]
-    fn a_directory_is_hidden_in_messages() {
-        let d = Path::new("/srv/data/runs/a");
-        assert_eq!(
-            hide_dir("/srv/data/runs/a/eval/gen-0003.json: corrupt", d, "run `a`"),
-            "eval/gen-0003.json: corrupt"
-        );
-        assert_eq!(
-            hide_dir("/srv/data/runs/a is not a run", d, "run `a`"),
-            "run `a` is not a run"
-        );
-        assert_eq!(
-            hide_dir("see /srv/data/runs/ab/x", d, "run `a`"),
-            "see /srv/data/runs/ab/x"
-        );
-    }
-
-    #[test]
-    fn a_token_is_needed_beyond_loopback() {
-        assert!(!needs_token(&"127.0.0.1:8080".parse().unwrap()));
-        assert!(!needs_token(&"[::1]:8080".parse().unwrap()));
-        assert!(needs_token(&"0.0.0.0:8080".parse().unwrap()));
-        assert!(needs_token(&"192.168.1.5:80".parse().unwrap()));
-        let (a, b) = (generate_token().unwrap(), generate_token().unwrap());
-        assert_eq!(a.len(), 32);
-        assert_ne!(a, b);
-    }
 }

@@ -162,7 +162,7 @@ impl Runs {
         // Longest first: a run inside another is hidden as itself.
         dirs.sort_by_key(|(_, d)| std::cmp::Reverse(d.as_os_str().len()));
         dirs.into_iter().fold(text.to_string(), |t, (id, dir)| {
-            crate::hide_dir(&t, dir, &format!("run `{id}`"))
+            hide_dir(&t, dir, &format!("run `{id}`"))
         })
     }
 
@@ -247,7 +247,7 @@ fn problem_text(dir: &Path, e: ReportError) -> String {
     match e {
         ReportError::Corrupt { message, .. } => format!("corrupt record: {message}"),
         ReportError::Io { source, .. } => format!("cannot be read: {source}"),
-        other => crate::hide_dir(&other.to_string(), dir, "the run"),
+        other => hide_dir(&other.to_string(), dir, "the run"),
     }
 }
 
@@ -373,6 +373,43 @@ fn rating_list(gens: &[Generation]) -> (Option<String>, Vec<RatingRow>, Option<S
     }
 }
 
+/// `text` with the directory `dir` no longer named: `dir/x/y` becomes `x/y` (a path
+/// relative to it) and `dir` itself becomes `name`. Each spelling of `dir` is replaced:
+/// as given, made absolute, and with its links resolved.
+fn hide_dir(text: &str, dir: &Path, name: &str) -> String {
+    let mut forms: Vec<String> = vec![dir.display().to_string()];
+    if let Ok(p) = std::path::absolute(dir) {
+        forms.push(p.display().to_string());
+    }
+    if let Ok(p) = dir.canonicalize() {
+        forms.push(p.display().to_string());
+    }
+    forms.retain(|f| !f.is_empty() && f != "." && f != "/");
+    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    forms.dedup();
+    let mut out = text.to_string();
+    for f in &forms {
+        let f = f.trim_end_matches('/');
+        out = out.replace(&format!("{f}/"), "");
+        // The directory itself, where the path ends (not a longer name that starts so).
+        let mut rest = out.as_str();
+        let mut done = String::new();
+        while let Some(i) = rest.find(f) {
+            let after = &rest[i + f.len()..];
+            let ends = after
+                .chars()
+                .next()
+                .is_none_or(|c| !(c.is_alphanumeric() || "-_.~".contains(c)));
+            done.push_str(&rest[..i]);
+            done.push_str(if ends { name } else { f });
+            rest = after;
+        }
+        done.push_str(rest);
+        out = done;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,5 +449,22 @@ mod tests {
                 .contains("not a run directory")
         );
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_directory_is_hidden_in_messages() {
+        let d = Path::new("/srv/data/runs/a");
+        assert_eq!(
+            hide_dir("/srv/data/runs/a/eval/gen-0003.json: corrupt", d, "run `a`"),
+            "eval/gen-0003.json: corrupt"
+        );
+        assert_eq!(
+            hide_dir("/srv/data/runs/a is not a run", d, "run `a`"),
+            "run `a` is not a run"
+        );
+        assert_eq!(
+            hide_dir("see /srv/data/runs/ab/x", d, "run `a`"),
+            "see /srv/data/runs/ab/x"
+        );
     }
 }

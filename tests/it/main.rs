@@ -3,6 +3,7 @@
 mod browser;
 mod cli;
 mod hostile;
+mod modules;
 mod pipeline;
 mod roles;
 mod serve;

@@ -20,7 +20,7 @@ use selfplay::{
 };
 use train::LoadedModel;
 
-use crate::player::{Player, PlayerError};
+use super::{Player, PlayerError};
 
 /// Where an MCTS player's evaluations come from.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,22 +1,24 @@
-//! External engines as players, spoken to over UAI.
+//! External engines as players, spoken to over UAI: commands are formatted and replies
+//! parsed by the protocol module, `engine::uai`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
+use engine::uai::{Command, Go, GoParam, Reply, ReplyError, Start};
 use engine::{Game, Move, State};
 use selfplay::ClockState;
 
-use crate::player::{Player, PlayerError, Timeouts};
+use super::{Player, PlayerError, Timeouts};
 
 /// An external engine spoken to over UAI; killed when dropped.
 pub struct UaiPlayer {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
-    go: String,
+    go: Go,
     move_budget: Duration,
     timeouts: Timeouts,
 }
@@ -25,14 +27,40 @@ impl UaiPlayer {
     /// Starts the engine and completes the `uai` / `isready` handshake for `game`: an
     /// engine with a `Game` option is set to it (one whose option does not list it is
     /// refused), an engine without one must be playing standard `ataxx`, and an engine
-    /// that answers an option with `info string error` is refused.
+    /// that answers an option with `info string error` is refused. The `go` parameters
+    /// among the options (`movetime`, `depth`, `nodes`) must be numbers.
     pub fn start(
         path: PathBuf,
         options: Vec<(String, String)>,
         game: Game,
         timeouts: Timeouts,
     ) -> Result<UaiPlayer, PlayerError> {
-        let mut child = Command::new(&path)
+        let refuse = |why: String| PlayerError::Refused {
+            engine: path.display().to_string(),
+            why,
+        };
+        let mut go = Go::default();
+        let mut set: Vec<(String, String)> = vec![];
+        let mut move_budget = Duration::from_millis(100);
+        for (k, v) in options {
+            match k.as_str() {
+                "movetime" | "depth" | "nodes" => {
+                    let given = Go::parse(&format!("{k} {v}"));
+                    if let Some(e) = given.problems().next() {
+                        return Err(refuse(format!("its option {k}={v}: {e}")));
+                    }
+                    if let Some(ms) = given.movetime() {
+                        move_budget = Duration::from_millis(ms);
+                    }
+                    go.params.extend(given.params);
+                }
+                _ => set.push((k, v)),
+            }
+        }
+        if go.params.is_empty() {
+            go.params.push(GoParam::MoveTime(100));
+        }
+        let mut child = std::process::Command::new(&path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -52,37 +80,16 @@ impl UaiPlayer {
                 }
             }
         });
-        let mut go = vec![];
-        let mut set: Vec<(String, String)> = vec![];
-        let mut move_budget = Duration::from_millis(100);
-        for (k, v) in options {
-            match k.as_str() {
-                "movetime" | "depth" | "nodes" => {
-                    if k == "movetime" {
-                        move_budget = Duration::from_millis(v.parse().unwrap_or(100));
-                    }
-                    go.push(format!("{k} {v}"));
-                }
-                _ => set.push((k, v)),
-            }
-        }
-        if go.is_empty() {
-            go.push("movetime 100".into());
-        }
         let mut p = UaiPlayer {
             child,
             stdin,
             lines,
-            go: format!("go {}", go.join(" ")),
+            go,
             move_budget,
             timeouts,
         };
-        p.send("uai")?;
+        p.send(&Command::Uai)?;
         let hello = p.wait_for("uaiok", timeouts.startup)?;
-        let refuse = |why: String| PlayerError::Refused {
-            engine: path.display().to_string(),
-            why,
-        };
         let game_name = game.to_string();
         // The match's game is the engine's: a Game option among the player's options
         // must name it too, and is then the one sent.
@@ -111,55 +118,69 @@ impl UaiPlayer {
             }
             None => {}
         }
-        for (k, v) in set {
-            p.send(&format!("setoption name {k} value {v}"))?;
+        for (name, value) in set {
+            p.send(&Command::SetOption {
+                name,
+                value: Some(value),
+            })?;
         }
-        p.send("isready")?;
+        p.send(&Command::IsReady)?;
         let answer = p.wait_for("readyok", timeouts.startup)?;
-        if let Some(e) = answer.iter().find(|l| l.contains("info string error")) {
+        let error = |(_, r): &&Read| matches!(r, Ok(Reply::Info(i)) if i.string.as_ref().is_some_and(|s| s.starts_with("error")));
+        if let Some((line, _)) = answer.iter().find(error) {
             return Err(refuse(format!(
                 "it answered its options with `{}`",
-                e.trim()
+                line.trim()
             )));
         }
         Ok(p)
     }
 
-    fn send(&mut self, line: &str) -> Result<(), PlayerError> {
-        writeln!(self.stdin, "{line}")?;
+    fn send(&mut self, command: &Command) -> Result<(), PlayerError> {
+        writeln!(self.stdin, "{command}")?;
         self.stdin.flush()?;
         Ok(())
     }
 
-    /// Waits for a line starting with `prefix`; returns every line read, that one last.
+    /// Waits for the reply `keyword` (`uaiok`, `readyok`, `bestmove`; a malformed one
+    /// too); returns every line read with its reply, that one last.
     fn wait_for(
         &mut self,
-        prefix: &'static str,
+        keyword: &'static str,
         within: Duration,
-    ) -> Result<Vec<String>, PlayerError> {
+    ) -> Result<Vec<Read>, PlayerError> {
         let deadline = std::time::Instant::now() + within;
         let mut read = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok(line) => {
-                    let done = line.trim_start().starts_with(prefix);
-                    read.push(line);
+                    let reply = Reply::parse(&line);
+                    let done = match &reply {
+                        Ok(r) => r.keyword() == keyword,
+                        Err(e) => e.reply() == Some(keyword),
+                    };
+                    read.push((line, reply));
                     if done {
                         return Ok(read);
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => return Err(PlayerError::Timeout(within, prefix)),
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(PlayerError::Timeout(within, keyword));
+                }
                 Err(RecvTimeoutError::Disconnected) => return Err(PlayerError::Exited),
             }
         }
     }
 }
 
+/// A line read from the engine, and its reply.
+type Read = (String, Result<Reply, ReplyError>);
+
 impl Player for UaiPlayer {
     fn new_game(&mut self) -> Result<(), PlayerError> {
-        self.send("uainewgame")?;
-        self.send("isready")?;
+        self.send(&Command::UaiNewGame)?;
+        self.send(&Command::IsReady)?;
         self.wait_for("readyok", self.timeouts.startup).map(|_| ())
     }
 
@@ -173,10 +194,18 @@ impl Player for UaiPlayer {
     /// as libataxx and cuteataxx have it; the opponent's clock is sent as the same), and
     /// `movestogo 1` for a fixed time per move; the engine's own `go` limits are dropped.
     fn choose_timed(&mut self, state: &State, clock: &ClockState) -> Result<Move, PlayerError> {
-        let (t, inc) = (clock.remaining.as_millis(), clock.increment.as_millis());
-        let mut go = format!("go wtime {t} btime {t} winc {inc} binc {inc}");
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let (t, inc) = (ms(clock.remaining), ms(clock.increment));
+        let mut go = Go {
+            params: vec![
+                GoParam::WTime(t),
+                GoParam::BTime(t),
+                GoParam::WInc(inc),
+                GoParam::BInc(inc),
+            ],
+        };
         if let Some(m) = clock.moves_to_go {
-            go += &format!(" movestogo {m}");
+            go.params.push(GoParam::MovesToGo(m.into()));
         }
         let within = clock.remaining + self.timeouts.per_move;
         self.go_and_read(state, &go, within)
@@ -184,18 +213,26 @@ impl Player for UaiPlayer {
 }
 
 impl UaiPlayer {
-    /// Sends the position and `go`, and reads the `bestmove` within `within`.
+    /// Sends the position and `go`, and reads the `bestmove` within `within`. A
+    /// malformed `bestmove` line (no move, words after it) is still the answer: its
+    /// second word, if any, is taken as the move.
     fn go_and_read(
         &mut self,
         state: &State,
-        go: &str,
+        go: &Go,
         within: Duration,
     ) -> Result<Move, PlayerError> {
-        self.send(&format!("position fen {}", state.text()))?;
-        self.send(go)?;
+        self.send(&Command::Position {
+            start: Start::Fen(state.text()),
+            moves: vec![],
+        })?;
+        self.send(&Command::Go(go.clone()))?;
         let lines = self.wait_for("bestmove", within)?;
-        let line = lines.last().map_or("", String::as_str);
-        let text = line.split_whitespace().nth(1).unwrap_or("").to_string();
+        let text = match lines.last() {
+            Some((_, Ok(Reply::BestMove { mv, .. }))) => mv.clone(),
+            Some((line, _)) => line.split_whitespace().nth(1).unwrap_or("").to_string(),
+            None => String::new(),
+        };
         state
             .parse_move(&text)
             .map_err(|_| PlayerError::IllegalMove(text))
@@ -204,27 +241,18 @@ impl UaiPlayer {
 
 /// The games an engine's `option name Game type combo default … var …` line offers (its
 /// default and every `var`), if it has such an option.
-fn game_option(hello: &[String]) -> Option<Vec<String>> {
-    hello.iter().find_map(|line| {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let is_game = words.len() >= 4
-            && words[0] == "option"
-            && words[1] == "name"
-            && words[2].eq_ignore_ascii_case("game")
-            && words[3] == "type";
-        is_game.then(|| {
-            words
-                .windows(2)
-                .filter(|w| w[0] == "var" || w[0] == "default")
-                .map(|w| w[1].to_string())
-                .collect()
-        })
+fn game_option(hello: &[Read]) -> Option<Vec<String>> {
+    hello.iter().find_map(|(_, reply)| match reply {
+        Ok(Reply::Option(o)) if o.name.eq_ignore_ascii_case("game") => {
+            Some(o.default.iter().chain(&o.vars).cloned().collect())
+        }
+        _ => None,
     })
 }
 
 impl Drop for UaiPlayer {
     fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
+        let _ = writeln!(self.stdin, "{}", Command::Quit);
         let _ = self.stdin.flush();
         // Give it a moment to exit by itself, then make sure it is gone.
         for _ in 0..20 {

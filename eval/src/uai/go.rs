@@ -7,18 +7,23 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use engine::search::{Limits, MATE, SearchReport, Searcher};
+use engine::uai::{Go, GoError, GoParam, Info, Reply, Score};
 use engine::{Move, State};
-use eval::{MctsPlayer, NetSource, PlayerSpec, Thinking, Timeouts};
-use selfplay::{ClockState, PlayLimits, TimeBudget, TimeManager, expected_moves_left};
+use selfplay::{ClockState, NetEngine, PlayLimits, TimeBudget, TimeManager, expected_moves_left};
 
 use super::options::{Choice, check_net};
-use super::{error, say};
+use super::output::Output;
+use crate::players::mcts::{
+    MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluators, resolve_net,
+};
+use crate::players::spec::PlayerSpec;
+use crate::players::{Player, Timeouts};
 
 /// An MCTS player kept between searches, so that its tree is reused and its network is
 /// not folded again: for one network and one thread count.
 pub(super) struct KeptMcts {
     /// The model directory (`None`: the bootstrap evaluator) and the search threads.
-    key: (Option<PathBuf>, eval::NetEngine, usize),
+    key: (Option<PathBuf>, NetEngine, usize),
     /// Whether the evaluators are a network (batches help).
     network: bool,
     player: MctsPlayer,
@@ -27,7 +32,6 @@ pub(super) struct KeptMcts {
 impl KeptMcts {
     /// Forgets the tree (a new game).
     pub(super) fn new_game(&mut self) {
-        use eval::Player;
         let _ = self.player.new_game();
     }
 }
@@ -42,6 +46,7 @@ pub(super) struct Running {
     /// What to answer if the thread dies without answering: a legal move (none for a
     /// `perft`, which answers no `bestmove`).
     fallback: Option<String>,
+    out: Output,
 }
 
 impl Running {
@@ -52,9 +57,9 @@ impl Running {
         match self.handle.join() {
             Ok(kept) => Some(kept),
             Err(_) => {
-                error("the search failed");
-                if let Some(mv) = &self.fallback {
-                    say(&format!("bestmove {mv}"));
+                self.out.error("the search failed");
+                if let Some(mv) = self.fallback {
+                    self.out.say(&Reply::BestMove { mv, ponder: None });
                 }
                 None
             }
@@ -76,7 +81,7 @@ pub(super) struct Setup {
 }
 
 /// Starts searching `pos` (which has legal moves) on a new thread.
-pub(super) fn start(pos: State, params: &GoParams, setup: Setup) -> Running {
+pub(super) fn start(pos: State, params: &GoParams, setup: Setup, out: Output) -> Running {
     let moves = pos.legal_moves();
     let fallback = pos.move_to_string(moves[0]);
     let forced = (moves.len() == 1).then(|| moves[0]);
@@ -100,35 +105,41 @@ pub(super) fn start(pos: State, params: &GoParams, setup: Setup) -> Running {
         simulations,
         threads,
     };
+    let say = out.clone();
     let handle = std::thread::spawn(move || {
         let mv = match forced {
             Some(mv) => mv,
-            None => choose(&player, &gui, &mut searcher, &mut mcts, &pos, &flag),
+            None => choose(&player, &gui, &mut searcher, &mut mcts, &pos, &flag, &say),
         };
         // With `go infinite`, the answer waits for `stop`.
         while infinite && !flag.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        say(&format!("bestmove {}", pos.move_to_string(mv)));
+        say.say(&Reply::BestMove {
+            mv: pos.move_to_string(mv),
+            ponder: None,
+        });
         (searcher, mcts)
     });
     Running {
         handle,
         stop,
         fallback: Some(fallback),
+        out,
     }
 }
 
 /// Starts `perft depth` of `pos` on a new thread, which prints `nodes N` when done (or
 /// nothing when stopped first), so that the command loop answers `isready`, `stop` and
 /// `quit` while it counts. The tables ride along and come back, as with a search.
-pub(super) fn start_perft(pos: State, depth: u32, kept: Kept) -> Running {
+pub(super) fn start_perft(pos: State, depth: u32, kept: Kept, out: Output) -> Running {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
+    let say = out.clone();
     let handle = std::thread::spawn(move || {
         match pos.perft_stoppable(depth, &flag) {
-            Some(n) => say(&format!("nodes {n}")),
-            None => say(&format!("info string perft {depth} stopped")),
+            Some(n) => say.say(&Reply::Nodes(n)),
+            None => say.info(format!("perft {depth} stopped")),
         }
         kept
     });
@@ -136,6 +147,7 @@ pub(super) fn start_perft(pos: State, depth: u32, kept: Kept) -> Running {
         handle,
         stop,
         fallback: None,
+        out,
     }
 }
 
@@ -160,12 +172,13 @@ fn choose(
     mcts: &mut Option<KeptMcts>,
     pos: &State,
     stop: &AtomicBool,
+    out: &Output,
 ) -> Move {
     let limits = gui.limits;
     let played = match player {
-        Choice::Search => return search(searcher, pos, limits, stop),
+        Choice::Search => return search(searcher, pos, limits, stop, out),
         Choice::Ladder(PlayerSpec::AlphaBeta(own)) => {
-            return search(searcher, pos, merge(*own, limits), stop);
+            return search(searcher, pos, merge(*own, limits), stop, out);
         }
         Choice::Ladder(PlayerSpec::Mcts {
             net,
@@ -200,7 +213,7 @@ fn choose(
                     time: None,
                 },
             };
-            run_mcts(net, *engine, gui.threads, play, mcts, pos, stop)
+            run_mcts(net, *engine, gui.threads, play, mcts, pos, stop, out)
         }
         Choice::Ladder(spec) => spec
             .build(pos.game(), pos.hash(), Timeouts::default())
@@ -208,38 +221,40 @@ fn choose(
             .map_err(|e| e.to_string()),
     };
     played.unwrap_or_else(|msg| {
-        error(format!("{msg}; the alpha-beta search plays instead"));
-        search(searcher, pos, limits, stop)
+        out.error(format!("{msg}; the alpha-beta search plays instead"));
+        search(searcher, pos, limits, stop, out)
     })
 }
 
 /// Searches with the kept MCTS player, (re)built when the network or the thread count
 /// changed; reports the search's counts in an `info` line.
+#[allow(clippy::too_many_arguments)]
 fn run_mcts(
     net: &NetSource,
-    net_engine: eval::NetEngine,
+    net_engine: NetEngine,
     threads: usize,
     limits: PlayLimits,
     kept: &mut Option<KeptMcts>,
     pos: &State,
     stop: &AtomicBool,
+    out: &Output,
 ) -> Result<Move, String> {
     // Checked again here: a run directory's best model may have changed since.
     let model = match net {
         NetSource::Bootstrap => None,
         NetSource::Path(p) => {
             check_net(p, pos.game())?;
-            match eval::resolve_net(p).map_err(|e| e.to_string())? {
-                eval::ResolvedNet::Bootstrap => None,
-                eval::ResolvedNet::Model(dir) => Some(dir),
+            match resolve_net(p).map_err(|e| e.to_string())? {
+                ResolvedNet::Bootstrap => None,
+                ResolvedNet::Model(dir) => Some(dir),
             }
         }
     };
     let key = (model, net_engine, threads);
     if kept.as_ref().is_none_or(|k| k.key != key) {
         *kept = None;
-        let (evaluators, network) = eval::build_evaluators(net, pos.game(), threads, net_engine)
-            .map_err(|e| e.to_string())?;
+        let (evaluators, network) =
+            build_evaluators(net, pos.game(), threads, net_engine).map_err(|e| e.to_string())?;
         let player = MctsPlayer::new(evaluators, Thinking::Sims(1), 1, pos.hash())
             .map_err(|e| e.to_string())?;
         *kept = Some(KeptMcts {
@@ -249,21 +264,23 @@ fn run_mcts(
         });
     }
     let k = kept.as_mut().expect("built above");
-    k.player.set_batch(eval::batch_for(limits.sims, k.network));
+    k.player.set_batch(batch_for(limits.sims, k.network));
     let mv = k
         .player
         .search(pos, limits, stop)
         .map_err(|e| e.to_string())?;
     if let Some(st) = k.player.last_stats() {
         let ms = st.elapsed.as_millis().max(1);
-        say(&format!(
-            "info nodes {} nps {} time {ms} string {} evaluations in {} batches, {} visits reused",
-            st.simulations,
-            u128::from(st.simulations) * 1000 / ms,
-            st.evaluations,
-            st.batches,
-            st.reused_visits
-        ));
+        out.say(&Reply::Info(Info {
+            nodes: Some(st.simulations.into()),
+            nps: Some(saturating(u128::from(st.simulations) * 1000 / ms)),
+            time: Some(saturating(ms)),
+            string: Some(format!(
+                "{} evaluations in {} batches, {} visits reused",
+                st.evaluations, st.batches, st.reused_visits
+            )),
+            ..Info::default()
+        }));
     }
     Ok(mv)
 }
@@ -283,21 +300,29 @@ fn merge(own: Limits, gui: Limits) -> Limits {
     }
 }
 
-fn search(searcher: &mut Searcher, pos: &State, limits: Limits, stop: &AtomicBool) -> Move {
-    let report = searcher.search(pos, limits, stop, |r| say(&info_line(r, pos)));
+fn search(
+    searcher: &mut Searcher,
+    pos: &State,
+    limits: Limits,
+    stop: &AtomicBool,
+    out: &Output,
+) -> Move {
+    let report = searcher.search(pos, limits, stop, |r| {
+        out.say(&Reply::Info(info_line(r, pos)))
+    });
     // `start` is only called on positions with legal moves, so there is a first one.
     report
         .and_then(|r| r.pv.first().copied())
         .unwrap_or_else(|| pos.legal_moves()[0])
 }
 
-fn info_line(r: &SearchReport, pos: &State) -> String {
+fn info_line(r: &SearchReport, pos: &State) -> Info {
     let score = if r.score.abs() > MATE - 200 {
         let plies = MATE - r.score.abs();
         let moves = (plies + 1) / 2;
-        format!("mate {}", if r.score > 0 { moves } else { -moves })
+        Score::Mate(i64::from(if r.score > 0 { moves } else { -moves }))
     } else {
-        format!("cp {}", r.score)
+        Score::Cp(i64::from(r.score))
     };
     let ms = r.time.as_millis().max(1);
     let mut p = *pos;
@@ -306,28 +331,20 @@ fn info_line(r: &SearchReport, pos: &State) -> String {
         pv.push(p.move_to_string(m));
         p.play(m);
     }
-    format!(
-        "info depth {} score {score} nodes {} nps {} time {} pv {}",
-        r.depth,
-        r.nodes,
-        r.nodes as u128 * 1000 / ms,
-        ms,
-        pv.join(" ")
-    )
+    Info {
+        depth: Some(r.depth.into()),
+        score: Some(score),
+        nodes: Some(r.nodes),
+        nps: Some(saturating(r.nodes as u128 * 1000 / ms)),
+        time: Some(saturating(ms)),
+        pv,
+        ..Info::default()
+    }
 }
 
-/// A `go` value: digits, with a `-` that counts as 0 (some GUIs send a negative time when
-/// a flag falls) and anything beyond `u64` saturating.
-fn number(v: &str) -> Option<u64> {
-    let digits = v.strip_prefix('-').unwrap_or(v);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(if v.starts_with('-') {
-        0
-    } else {
-        digits.parse().unwrap_or(u64::MAX)
-    })
+/// A count of milliseconds or nodes per second, as `info` gives it.
+fn saturating(n: u128) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 /// The parameters of a `go` command.
@@ -345,70 +362,40 @@ pub(super) struct GoParams {
 }
 
 impl GoParams {
-    /// Parses the arguments of `go`. What it cannot use (`ponder`, `searchmoves …`,
-    /// unknown words, values that are not numbers) comes back as warnings and is left
-    /// out: a `go` is always answered with a `bestmove`, as a GUI waits for one.
-    pub(super) fn parse(rest: &str) -> (GoParams, Vec<String>) {
-        const KEYS: [&str; 10] = [
-            "wtime",
-            "btime",
-            "winc",
-            "binc",
-            "movestogo",
-            "movetime",
-            "depth",
-            "nodes",
-            "infinite",
-            "ponder",
-        ];
+    /// The parameters of `go` this engine uses. What it cannot use (`ponder`,
+    /// `searchmoves …`, `mate …`, unknown words, values that are not numbers) comes back
+    /// as warnings, in the order given, and is left out: a `go` is always answered with a
+    /// `bestmove`, as a GUI waits for one.
+    pub(super) fn from_uai(go: &Go) -> (GoParams, Vec<String>) {
         let mut p = GoParams::default();
         let mut warnings = Vec::new();
-        let words: Vec<&str> = rest.split_whitespace().collect();
-        let mut i = 0;
-        while i < words.len() {
-            let k = words[i];
-            i += 1;
-            match k {
-                "infinite" => p.infinite = true,
-                "ponder" => {
+        let unsupported = |k: &str| format!("`go {k}` is not supported: ignored");
+        for param in &go.params {
+            match param {
+                GoParam::WTime(n) => p.wtime = Some(*n),
+                GoParam::BTime(n) => p.btime = Some(*n),
+                GoParam::WInc(n) => p.winc = *n,
+                GoParam::BInc(n) => p.binc = *n,
+                GoParam::MovesToGo(n) => p.movestogo = Some((*n).max(1)),
+                GoParam::MoveTime(n) => p.movetime = Some(*n),
+                GoParam::Depth(n) => p.depth = Some((*n).clamp(1, 64) as u32),
+                GoParam::Nodes(n) => p.nodes = Some((*n).max(1)),
+                GoParam::Infinite => p.infinite = true,
+                GoParam::Ponder => {
                     warnings.push("`go ponder` is not supported: searching normally".into())
                 }
-                "searchmoves" | "mate" => {
-                    // Skip the arguments, up to the next keyword.
-                    while i < words.len() && !KEYS.contains(&words[i]) {
-                        i += 1;
-                    }
-                    warnings.push(format!("`go {k}` is not supported: ignored"));
+                GoParam::SearchMoves(_) => warnings.push(unsupported("searchmoves")),
+                GoParam::Mate(_) => warnings.push(unsupported("mate")),
+                GoParam::Malformed(e @ GoError::MissingValue(k))
+                | GoParam::Malformed(e @ GoError::NotANumber { key: k, .. }) => {
+                    // A `mate` that cannot be read is unsupported all the same.
+                    warnings.push(if *k == "mate" {
+                        unsupported("mate")
+                    } else {
+                        e.to_string()
+                    })
                 }
-                "wtime" | "btime" | "winc" | "binc" | "movestogo" | "movetime" | "depth"
-                | "nodes" => {
-                    let Some(v) = words.get(i) else {
-                        warnings.push(format!("`go {k}` needs a value: ignored"));
-                        continue;
-                    };
-                    i += 1;
-                    let Some(n) = number(v) else {
-                        warnings.push(format!(
-                            "`go {k} {}`: not a number, ignored",
-                            engine::shown(v)
-                        ));
-                        continue;
-                    };
-                    match k {
-                        "wtime" => p.wtime = Some(n),
-                        "btime" => p.btime = Some(n),
-                        "winc" => p.winc = n,
-                        "binc" => p.binc = n,
-                        "movestogo" => p.movestogo = Some(n.max(1)),
-                        "movetime" => p.movetime = Some(n),
-                        "depth" => p.depth = Some(n.clamp(1, 64) as u32),
-                        _ => p.nodes = Some(n.max(1)),
-                    }
-                }
-                _ => warnings.push(format!(
-                    "unknown `go` parameter `{}`: ignored",
-                    engine::shown(k)
-                )),
+                GoParam::Malformed(e) => warnings.push(e.to_string()),
             }
         }
         (p, warnings)

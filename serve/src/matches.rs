@@ -1,6 +1,9 @@
 //! Gating and anchoring games as the pipeline writes them (`eval/gen-NNNN-gate.pgn`,
 //! `eval/gen-NNNN-anchor.pgn`, see `eval::to_pgn`): read back and replayed through the
-//! engine, ply by ply.
+//! engine, ply by ply; from the evaluation record alone (results only) for runs that
+//! wrote no PGN files.
+
+use std::path::Path;
 
 use engine::Game;
 pub use eval::pgn::{PgnGame, parse};
@@ -50,6 +53,72 @@ pub fn detail(generation: u32, id: u64, g: &PgnGame) -> Result<GameDetail, ApiEr
         plies,
         end: view(&state),
     })
+}
+
+/// The games of a generation's gating or anchoring match (`source`), read from its PGN
+/// (`None` when the run wrote none: runs before the PGN files were written).
+pub fn match_games(
+    run: &Path,
+    generation: u32,
+    source: &str,
+) -> Result<Option<Vec<PgnGame>>, ApiError> {
+    match rundir::read_regular_text(
+        &rundir::RunDir::new(run).match_pgn(generation, source),
+        rundir::Limit::TEXT,
+    ) {
+        Ok(text) => Ok(Some(parse(&text))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ApiError::Internal(format!(
+            "cannot read the {source} games: {e}"
+        ))),
+    }
+}
+
+/// The gating and anchoring games of one evaluation record: from their PGN files when
+/// the run wrote them (viewable), else from the record (results only).
+pub fn match_listings(
+    run: &Path,
+    record: &pipeline::report::EvalRecord,
+) -> Result<Vec<GameListing>, ApiError> {
+    let mut out = vec![];
+    for source in ["gate", "anchor"] {
+        if let Some(games) = match_games(run, record.generation, source)? {
+            out.extend(
+                games
+                    .iter()
+                    .enumerate()
+                    .map(|(i, g)| listing(source, record.generation, i as u64, g)),
+            );
+        } else {
+            out.extend(result_listings(record, source));
+        }
+    }
+    Ok(out)
+}
+
+/// A record's games of one match, results only.
+fn result_listings(record: &pipeline::report::EvalRecord, source: &'static str) -> Vec<GameListing> {
+    let matches: Vec<&eval::MatchSummary> = if source == "gate" {
+        record.gate.iter().map(|v| &v.matched).collect()
+    } else {
+        record.anchor.iter().collect()
+    };
+    let mut out = vec![];
+    for m in matches {
+        for r in &m.results {
+            out.push(GameListing {
+                source,
+                generation: record.generation,
+                id: out.len() as u64,
+                players: format!("{} vs {}", r.x, r.o),
+                plies: 0,
+                result: r.result.clone(),
+                reason: r.reason.clone(),
+                viewable: false,
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]

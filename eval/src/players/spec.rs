@@ -1,101 +1,27 @@
-//! The `Player` trait and player names, parsed and built: the baseline ladder (`random`,
-//! `greedy`, `ab1`…, `ab:nodes=N`, `ab:time=MS`, and `ab`, which plays on a match's
-//! clock only), MCTS with a network
-//! (`mcts:<dir>`), and external UAI engines (`uai:<path>[:options]`). The players
-//! themselves live in `baselines`, `mcts_player` and `uai_player`.
+//! Player names, parsed and built: the factory of every player. The baseline ladder
+//! (`random`, `greedy`, `ab1`…, `ab:nodes=N`, `ab:time=MS`, and `ab`, which plays on a
+//! match's clock only), MCTS with a network (`mcts:<dir>`), and external UAI engines
+//! (`uai:<path>[:options]`). The players themselves live in the sibling modules
+//! `baselines`, `mcts` and `uai`; none of them imports this one.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use engine::search::{Limits, Searcher};
-use engine::{Game, Move, Rng, State};
-use selfplay::{ClockState, NetEngine, PlayError};
+use engine::{Game, Rng};
+use selfplay::NetEngine;
 
-use crate::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
-use crate::mcts_player::{MctsPlayer, NetSource, Thinking, batch_for, build_evaluators};
-use crate::uai_player::UaiPlayer;
+use super::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
+use super::mcts::{
+    MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluators, resolve_net,
+};
+use super::uai::UaiPlayer;
+use super::{Player, PlayerError, Timeouts};
 
 /// Simulations per move of an MCTS player when its name gives none.
 pub const DEFAULT_MCTS_SIMS: u32 = 64;
-
-/// A player that picks moves.
-pub trait Player: Send {
-    /// Prepares for a new game.
-    fn new_game(&mut self) -> Result<(), PlayerError> {
-        Ok(())
-    }
-
-    /// A legal move for `state` (which is not finished).
-    fn choose(&mut self, state: &State) -> Result<Move, PlayerError>;
-
-    /// Like [`Player::choose`], but a search ends early once `stop` is set, with the best
-    /// move found so far (a UAI front end's `stop`, a web client that hung up). Players
-    /// that move at once, and external engines, ignore it.
-    fn choose_until(&mut self, state: &State, stop: &AtomicBool) -> Result<Move, PlayerError> {
-        let _ = stop;
-        self.choose(state)
-    }
-
-    /// A legal move for `state` on `clock`, this player's own clock in a timed match.
-    /// Players that think ignore their own limits of time and spend the clock as their
-    /// time manager sees fit; the default, for players that move at once, ignores it.
-    fn choose_timed(&mut self, state: &State, clock: &ClockState) -> Result<Move, PlayerError> {
-        let _ = clock;
-        self.choose(state)
-    }
-}
-
-/// Why a player failed to give a move: the game is forfeited.
-#[derive(Debug, thiserror::Error)]
-pub enum PlayerError {
-    /// The engine could not be started.
-    #[error("could not start `{path}`: {source}")]
-    Spawn {
-        /// The program.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// No answer within the time allowed.
-    #[error("no answer within {0:?} (waiting for `{1}`)")]
-    Timeout(Duration, &'static str),
-    /// The engine closed its output or died.
-    #[error("the engine exited or closed its output")]
-    Exited,
-    /// The engine answered with a move that is not legal.
-    #[error("illegal move `{0}`")]
-    IllegalMove(String),
-    /// Writing to the engine failed.
-    #[error("could not talk to the engine: {0}")]
-    Io(#[from] std::io::Error),
-    /// A network could not be found or loaded.
-    #[error("{0}")]
-    Model(String),
-    /// An external engine that cannot play this game, or refused its options.
-    #[error("engine {engine} cannot play here: {why}")]
-    Refused {
-        /// The program.
-        engine: String,
-        /// Why.
-        why: String,
-    },
-    /// The search could not run.
-    #[error("search: {0}")]
-    Search(#[from] PlayError),
-    /// A network of another game.
-    #[error("model {model} is for game {model_game}, not {game}")]
-    WrongGame {
-        /// The model directory.
-        model: String,
-        /// The game it was trained for.
-        model_game: String,
-        /// The game being played.
-        game: String,
-    },
-}
 
 /// A player name, parsed. Names are stable and usable everywhere a player is named.
 ///
@@ -329,24 +255,6 @@ impl fmt::Display for PlayerSpec {
     }
 }
 
-/// Timeouts for external engines.
-#[derive(Clone, Copy, Debug)]
-pub struct Timeouts {
-    /// From start to `uaiok` / `readyok`.
-    pub startup: Duration,
-    /// Allowed beyond the requested move time for each `bestmove`.
-    pub per_move: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            startup: Duration::from_secs(10),
-            per_move: Duration::from_secs(5),
-        }
-    }
-}
-
 impl PlayerSpec {
     /// Checks, before any game starts, that this player can play `game`: an MCTS
     /// player's model must load and be a model of `game`; an external engine must start,
@@ -376,9 +284,9 @@ impl PlayerSpec {
                 engine,
                 basic,
             } => PlayerSpec::Mcts {
-                net: match crate::mcts_player::resolve_net(p)? {
-                    crate::mcts_player::ResolvedNet::Model(dir) => NetSource::Path(dir),
-                    crate::mcts_player::ResolvedNet::Bootstrap => NetSource::Bootstrap,
+                net: match resolve_net(p)? {
+                    ResolvedNet::Model(dir) => NetSource::Path(dir),
+                    ResolvedNet::Bootstrap => NetSource::Bootstrap,
                 },
                 sims: *sims,
                 time: *time,

@@ -6,7 +6,7 @@ use engine::search::{Limits, Searcher};
 use engine::{Move, Rng, State};
 use selfplay::{ClockState, TimeManager, expected_moves_left};
 
-use crate::player::{Player, PlayerError};
+use super::{Player, PlayerError};
 
 /// Plays uniformly random legal moves.
 pub struct RandomPlayer(pub(crate) Rng);

@@ -1,10 +1,10 @@
-//! Standard input on its own thread, so that the command loop never waits on a read and
-//! a read never waits on a search.
+//! The input on its own thread, so that the command loop never waits on a read and a
+//! read never waits on a search.
 
 use std::io::{BufRead, Read};
 use std::sync::mpsc::{Receiver, channel};
 
-/// One event of standard input.
+/// One event of the input.
 pub(super) enum Input {
     /// A line, without its line ending.
     Line(String),
@@ -51,15 +51,14 @@ fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Res
     Ok(Err(skipped))
 }
 
-/// Starts the reader thread. The channel ends with `Eof` or `Failed`.
-pub(super) fn spawn_reader() -> Receiver<Input> {
+/// Starts the reader thread on `input`. The channel ends with `Eof` or `Failed`.
+pub(super) fn spawn_reader(mut input: impl BufRead + Send + 'static) -> Receiver<Input> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            let event = match read_line(&mut stdin, &mut buf) {
+            let event = match read_line(&mut input, &mut buf) {
                 Ok(Err(bytes)) => Input::TooLong(bytes),
                 Ok(Ok(0)) => Input::Eof,
                 Ok(Ok(_)) => {

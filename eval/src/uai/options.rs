@@ -1,0 +1,85 @@
+//! The players a UAI session can choose, and their check against the game.
+
+use std::path::{Path, PathBuf};
+
+use engine::Game;
+
+use crate::players::mcts::{NetSource, ResolvedNet, load_network, resolve_net};
+use crate::players::spec::{DEFAULT_MCTS_SIMS, PlayerSpec};
+
+/// What plays: the clock-driven alpha-beta search, or a fixed ladder player.
+#[derive(Clone, Debug)]
+pub(super) enum Choice {
+    Search,
+    Ladder(PlayerSpec),
+}
+
+impl Choice {
+    /// The network directory (model or run) this player reads, if any.
+    pub(super) fn net_path(&self) -> Option<&Path> {
+        match self {
+            Choice::Ladder(PlayerSpec::Mcts {
+                net: NetSource::Path(p),
+                ..
+            }) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// A player by name for `game`: `ab`, or a ladder name; an MCTS player's network is
+/// checked to load and to be for `game`.
+pub(super) fn parse_player(name: &str, game: Game) -> Result<Choice, String> {
+    if name == "ab" {
+        return Ok(Choice::Search);
+    }
+    match name.parse::<PlayerSpec>() {
+        Ok(PlayerSpec::Uai { .. }) => Err("an external engine cannot be the player here".into()),
+        Ok(spec) => {
+            let choice = Choice::Ladder(spec);
+            if let Some(p) = choice.net_path() {
+                check_net(p, game)?;
+                load(p, game)?;
+            }
+            Ok(choice)
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// MCTS with the network of a model or run directory, checked to load and to play `game`.
+pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
+    check_net(dir, game)?;
+    load(dir, game)?;
+    Ok(Choice::Ladder(PlayerSpec::Mcts {
+        net: NetSource::Path(dir.to_path_buf()),
+        sims: DEFAULT_MCTS_SIMS,
+        time: None,
+        engine: selfplay::NetEngine::Fast,
+        basic: false,
+    }))
+}
+
+fn load(dir: &Path, game: Game) -> Result<(), String> {
+    load_network(&NetSource::Path(dir.to_path_buf()), game)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// Checks that the network `path` names now (a model, or a run's current best) is for
+/// `game`, as its model.json says. The bootstrap evaluator plays every game.
+pub(super) fn check_net(path: &Path, game: Game) -> Result<(), String> {
+    let dir: PathBuf = match resolve_net(path).map_err(|e| e.to_string())? {
+        ResolvedNet::Bootstrap => return Ok(()),
+        ResolvedNet::Model(d) => d,
+    };
+    let meta = train::read_metadata(&dir).map_err(|e| e.to_string())?;
+    let model_game = meta.game()?;
+    if model_game != game {
+        return Err(format!(
+            "model {} is for game {model_game}, not {game}",
+            path.display()
+        ));
+    }
+    Ok(())
+}
