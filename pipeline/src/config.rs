@@ -157,6 +157,8 @@ fn overlay(user: &toml::Table) -> toml::Table {
     for (name, value) in user {
         match (all.get_mut(name), value) {
             (Some(toml::Value::Table(base)), toml::Value::Table(keys)) => {
+                // A config that names its preset takes the preset's shape (and its own
+                // shape keys), not the built-in overrides.
                 if name == "train" && keys.contains_key("net") {
                     for k in NET_SHAPE_KEYS {
                         base.remove(k);
@@ -219,9 +221,9 @@ impl RunConfig {
             let toml::Value::Table(t) = t else {
                 bail!("{origin}: `{table}` must be a table");
             };
-            if table == "train" && key == "net" {
-                // A preset named here takes its own shape, unless the shape keys are
-                // set here too.
+            if table == "train" && key == "net" && t.get("net") != Some(&parse_value(v.trim())) {
+                // Another preset named here takes its own shape, unless the shape keys
+                // are set here too; naming the config's own preset changes nothing.
                 for k in NET_SHAPE_KEYS {
                     let named = sets.iter().any(|s| {
                         s.split_once('=')

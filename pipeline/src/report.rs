@@ -168,24 +168,81 @@ pub fn write_record<T: Serialize>(path: &Path, record: &T) -> Result<(), ReportE
     })
 }
 
-/// The records of every generation of a run, in order, up to the first that has none.
-pub fn read_generations(run: &Path) -> Result<Vec<Generation>, ReportError> {
+/// A record of a run that could not be read.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RecordProblem {
+    /// The generation it belongs to.
+    pub generation: u32,
+    /// The file, relative to the run directory (`eval/gen-0003.json`).
+    pub file: String,
+    /// What is wrong with it (without the run's path).
+    pub problem: String,
+}
+
+/// The records of every generation of a run, in order, up to the first that has none; a
+/// record that cannot be read is left out of its generation (the generation is still
+/// listed) and named among the problems, so that one corrupt file never hides the run.
+pub fn read_generations_checked(
+    run: &Path,
+) -> Result<(Vec<Generation>, Vec<RecordProblem>), ReportError> {
     check_run(run)?;
     let layout = RunDir::new(run);
     let mut out = vec![];
+    let mut problems = vec![];
     for g in 0.. {
+        let mut found = false;
         let record = Generation {
             generation: g,
-            selfplay: read_record(&layout.selfplay_summary(g))?,
-            train: read_record(&layout.train_record(g))?,
-            eval: read_record(&layout.eval_record(g))?,
+            selfplay: lenient(
+                &layout.selfplay_summary(g),
+                run,
+                g,
+                &mut found,
+                &mut problems,
+            ),
+            train: lenient(&layout.train_record(g), run, g, &mut found, &mut problems),
+            eval: lenient(&layout.eval_record(g), run, g, &mut found, &mut problems),
         };
-        if record.selfplay.is_none() && record.train.is_none() && record.eval.is_none() {
+        if !found {
             break;
         }
         out.push(record);
     }
-    Ok(out)
+    Ok((out, problems))
+}
+
+/// The record at `path`, `None` when absent or unreadable (then named in `problems`).
+fn lenient<T: for<'de> Deserialize<'de>>(
+    path: &Path,
+    run: &Path,
+    generation: u32,
+    found: &mut bool,
+    problems: &mut Vec<RecordProblem>,
+) -> Option<T> {
+    match read_record(path) {
+        Ok(r) => {
+            *found |= r.is_some();
+            r
+        }
+        Err(e) => {
+            *found = true;
+            problems.push(RecordProblem {
+                generation,
+                file: path.strip_prefix(run).unwrap_or(path).display().to_string(),
+                problem: match e {
+                    ReportError::Corrupt { message, .. } => format!("corrupt record: {message}"),
+                    ReportError::Io { source, .. } => format!("cannot be read: {source}"),
+                    other => other.to_string(),
+                },
+            });
+            None
+        }
+    }
+}
+
+/// [`read_generations_checked`] without the problems.
+pub fn read_generations(run: &Path) -> Result<Vec<Generation>, ReportError> {
+    Ok(read_generations_checked(run)?.0)
 }
 
 /// The latest anchoring result against each baseline, up to and including `upto`.
@@ -617,7 +674,7 @@ pub fn loss_curve(run: &Path, gens: &[Generation]) -> Vec<(String, Vec<(f64, f64
 /// Writes `report.md`, `metrics.csv`, `elo.svg`, `elo_time.svg` and `loss.svg` into the
 /// run directory, and returns the terminal summary table.
 pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportError> {
-    let gens = read_generations(run)?;
+    let (gens, problems) = read_generations_checked(run)?;
     let layout = RunDir::new(run);
     write_atomic(&layout.metrics(), metrics_csv(&gens).as_bytes()).map_err(|source| {
         ReportError::Io {
@@ -742,6 +799,16 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
         }
     }
     let _ = writeln!(md, "\n## Summary\n\n```\n{table}```");
+    if !problems.is_empty() {
+        let _ = writeln!(md, "\n## Records that could not be read\n");
+        for p in &problems {
+            let _ = writeln!(
+                md,
+                "- generation {}: `{}`: {}",
+                p.generation, p.file, p.problem
+            );
+        }
+    }
     write_atomic(&layout.report(), md.as_bytes()).map_err(|source| ReportError::Io {
         path: layout.report(),
         source,

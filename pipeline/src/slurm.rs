@@ -87,9 +87,15 @@ struct ScriptSpec {
 /// (the config, the lock, the scripts, the folder itself) is removed again.
 pub fn submit(a: &SubmitOptions, observer: &dyn Observer) -> crate::Result<String> {
     let had_config = RunDir::new(&a.run).config().exists();
-    let before: Option<std::collections::HashSet<std::ffi::OsString>> = std::fs::read_dir(&a.run)
-        .ok()
-        .map(|d| d.flatten().map(|e| e.file_name()).collect());
+    // What the folder held; a link (even to nothing yet) is never removed, only what
+    // this call created behind it.
+    let is_link = std::fs::symlink_metadata(&a.run).is_ok_and(|m| m.file_type().is_symlink());
+    let before: Option<std::collections::HashSet<std::ffi::OsString>> =
+        match std::fs::read_dir(&a.run) {
+            Ok(d) => Some(d.flatten().map(|e| e.file_name()).collect()),
+            Err(_) if is_link => Some(Default::default()),
+            Err(_) => None,
+        };
     let outcome = submit_checked(a, observer);
     if outcome.is_err() && !had_config {
         match &before {

@@ -14,6 +14,26 @@ use crate::error::{Context, bail};
 use crate::observer::{Observer, Task};
 use crate::report::{EvalRecord, TrainSummary, generation_name, read_record, write_record};
 
+/// Moves a corrupt file or folder aside, beside itself (`NAME.corrupt-UNIXTIME`, never
+/// read again, kept for inspection); returns where it went.
+pub fn set_aside(path: &Path) -> crate::Result<PathBuf> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let mut to = path.with_file_name(format!("{name}.corrupt-{stamp}"));
+    let mut k = 1;
+    while to.exists() {
+        to = path.with_file_name(format!("{name}.corrupt-{stamp}-{k}"));
+        k += 1;
+    }
+    std::fs::rename(path, &to).with_context(|| format!("cannot move {} aside", path.display()))?;
+    Ok(to)
+}
+
 /// Removes folder `path` and what it holds (none there is fine).
 pub(crate) fn remove_dir(path: &Path) -> crate::Result<()> {
     rundir::remove_dir_if_exists(path).with_context(|| format!("cannot remove {}", path.display()))
@@ -87,6 +107,61 @@ impl<'o> Pipeline<'o> {
         Ok(())
     }
 
+    /// The record at `path` (a stage's summary or verdict); one that cannot be read as
+    /// a record (cut short, edited) is moved aside (`NAME.corrupt-TIME`, kept) with a
+    /// warning and counts as absent, so that its stage is done again: one corrupt file
+    /// never stalls the run.
+    pub fn record_or_redo<T: for<'de> serde::Deserialize<'de>>(
+        &self,
+        path: &Path,
+    ) -> crate::Result<Option<T>> {
+        match read_record(path) {
+            Err(crate::report::ReportError::Corrupt { message, .. }) => {
+                let moved = set_aside(path)?;
+                self.warn(&format!(
+                    "{} is corrupt ({message}); moved to {} and its stage is done again",
+                    path.display(),
+                    moved.display()
+                ));
+                Ok(None)
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// The run's best model, checked to load: a best network that does not load (a
+    /// flipped byte in its weights, a missing file) is moved aside with a warning and the
+    /// best before it takes its place (the newest promoted generation of the records
+    /// whose network loads, else `bootstrap`), so that self-play and gating go on.
+    pub fn loadable_best(&self) -> crate::Result<String> {
+        let best = self.best()?;
+        if best == BOOTSTRAP_BEST {
+            return Ok(best);
+        }
+        let Err(e) = eval::load_network(&NetSource::Path(self.run.model(&best)), self.game) else {
+            return Ok(best);
+        };
+        let moved = set_aside(&self.run.model(&best))?;
+        let gens = crate::report::read_generations(self.dir())?;
+        let fallback = gens
+            .iter()
+            .rev()
+            .filter_map(|g| g.eval.as_ref())
+            .filter(|e| e.promoted && e.candidate != best)
+            .map(|e| e.candidate.clone())
+            .find(|name| {
+                eval::load_network(&NetSource::Path(self.run.model(name)), self.game).is_ok()
+            })
+            .unwrap_or_else(|| BOOTSTRAP_BEST.to_string());
+        rundir::promote(self.dir(), &fallback)
+            .with_context(|| format!("cannot promote {fallback} in {}", self.dir().display()))?;
+        self.warn(&format!(
+            "the best network {best} does not load ({e}); moved to {} and the best is {fallback} again",
+            moved.display()
+        ));
+        Ok(fallback)
+    }
+
     /// The run's best model (`bootstrap` before any).
     pub fn best(&self) -> crate::Result<String> {
         Ok(rundir::current_best(self.dir())?.unwrap_or_else(|| BOOTSTRAP_BEST.to_string()))
@@ -154,14 +229,12 @@ impl<'o> Pipeline<'o> {
             init: init.as_ref().map(|(_, d)| d.clone()),
             stop_after: None,
             on_step: &on_step,
+            on_warning: &|w| self.warn(&format!("{name}: {w}")),
         };
         let report = train::train(&cfg, self.game, &opts)?;
         b.finish();
         for s in &report.skipped {
             self.warn(&format!("{name}: skipped {s}"));
-        }
-        for w in &report.warnings {
-            self.warn(&format!("{name}: {w}"));
         }
         if self.cfg.run.export {
             train::export(&partial, &partial)?;
@@ -198,7 +271,7 @@ impl<'o> Pipeline<'o> {
     pub fn evaluate(&self, g: u32) -> crate::Result<()> {
         let name = generation_name(g);
         let path = self.run.eval_record(g);
-        let mut record: EvalRecord = match read_record(&path)? {
+        let mut record: EvalRecord = match self.record_or_redo(&path)? {
             Some(r) => r,
             None => self.gate(g)?,
         };
@@ -224,69 +297,76 @@ impl<'o> Pipeline<'o> {
     /// Plays generation `g`'s gating match and records its verdict (not yet acted on).
     pub fn gate(&self, g: u32) -> crate::Result<EvalRecord> {
         let name = generation_name(g);
-        let incumbent = self.best()?;
+        let incumbent = self.loadable_best()?;
         let t = Instant::now();
         let candidate = self.best_spec(&name, self.cfg.gate.simulations);
-        let (gate, promoted, reason) =
-            if incumbent == BOOTSTRAP_BEST && !self.cfg.run.gate_first_network {
-                (
-                    None,
-                    true,
-                    "first network: no incumbent network yet (run.gate_first_network = false)"
-                        .to_string(),
-                )
-            } else {
-                let inc = self.best_spec(&incumbent, self.cfg.gate.simulations);
-                self.log(&format!(
-                    "{name}: gating against {incumbent} ({} mode, up to {} pairs)",
-                    match self.cfg.gate.mode {
-                        eval::GateMode::Sprt => "SPRT",
-                        eval::GateMode::Fixed => "fixed",
-                    },
-                    self.cfg.gate.max_pairs
-                ));
-                let b = self
-                    .observer
-                    .task(Task::Gate, 2 * self.cfg.gate.max_pairs as u64);
-                let score = std::sync::Mutex::new((0.0f64, 0u32));
-                let games = std::sync::Mutex::new(vec![]);
-                let seed = engine::splitmix64(self.cfg.selfplay.seed ^ 0x6A7E ^ u64::from(g)).1;
-                let v = eval::gate(
-                    self.game,
-                    (&name, &candidate),
-                    (&incumbent, &inc),
-                    &self.cfg.gate,
-                    seed,
-                    &|r| {
-                        games
-                            .lock()
-                            .expect("games lock")
-                            .push(labelled(r, &name, &incumbent));
-                        let mut s = score.lock().expect("score lock");
-                        s.0 += r.a_points();
-                        s.1 += 1;
-                        b.message(format!("candidate score {:.3}", s.0 / f64::from(s.1)));
-                        b.advance(1);
-                        if s.1 == 2 {
-                            self.observer.checkpoint("gate");
-                        }
-                    },
-                )?;
-                b.finish();
-                self.write_pgn(g, "gate", games)?;
-                self.log(&format!(
-                    "{name}: {} games, score {:.3}, Elo {:+.0}, LLR {:.2} in [{:.2}, {:.2}]: {}",
-                    v.matched.games,
-                    v.matched.score,
-                    v.matched.elo,
-                    v.llr,
-                    v.bounds.0,
-                    v.bounds.1,
-                    v.reason
-                ));
-                let (p, r) = (v.promote, v.reason.clone());
-                (Some(v), p, r)
-            };
+        let (gate, promoted, reason) = if incumbent == name {
+            // Promoted before its verdict was lost (moved aside as corrupt): it stays.
+            (
+                None,
+                true,
+                "already the best (models/best names it): its earlier verdict could not be read"
+                    .to_string(),
+            )
+        } else if incumbent == BOOTSTRAP_BEST && !self.cfg.run.gate_first_network {
+            (
+                None,
+                true,
+                "first network: no incumbent network yet (run.gate_first_network = false)"
+                    .to_string(),
+            )
+        } else {
+            let inc = self.best_spec(&incumbent, self.cfg.gate.simulations);
+            self.log(&format!(
+                "{name}: gating against {incumbent} ({} mode, up to {} pairs)",
+                match self.cfg.gate.mode {
+                    eval::GateMode::Sprt => "SPRT",
+                    eval::GateMode::Fixed => "fixed",
+                },
+                self.cfg.gate.max_pairs
+            ));
+            let b = self
+                .observer
+                .task(Task::Gate, 2 * self.cfg.gate.max_pairs as u64);
+            let score = std::sync::Mutex::new((0.0f64, 0u32));
+            let games = std::sync::Mutex::new(vec![]);
+            let seed = engine::splitmix64(self.cfg.selfplay.seed ^ 0x6A7E ^ u64::from(g)).1;
+            let v = eval::gate(
+                self.game,
+                (&name, &candidate),
+                (&incumbent, &inc),
+                &self.cfg.gate,
+                seed,
+                &|r| {
+                    games
+                        .lock()
+                        .expect("games lock")
+                        .push(labelled(r, &name, &incumbent));
+                    let mut s = score.lock().expect("score lock");
+                    s.0 += r.a_points();
+                    s.1 += 1;
+                    b.message(format!("candidate score {:.3}", s.0 / f64::from(s.1)));
+                    b.advance(1);
+                    if s.1 == 2 {
+                        self.observer.checkpoint("gate");
+                    }
+                },
+            )?;
+            b.finish();
+            self.write_pgn(g, "gate", games)?;
+            self.log(&format!(
+                "{name}: {} games, score {:.3}, Elo {:+.0}, LLR {:.2} in [{:.2}, {:.2}]: {}",
+                v.matched.games,
+                v.matched.score,
+                v.matched.elo,
+                v.llr,
+                v.bounds.0,
+                v.bounds.1,
+                v.reason
+            ));
+            let (p, r) = (v.promote, v.reason.clone());
+            (Some(v), p, r)
+        };
         let record = EvalRecord {
             generation: g,
             candidate: name.clone(),

@@ -91,12 +91,23 @@ impl Pipeline<'_> {
     pub fn selfplay(&self, g: u32) -> crate::Result<()> {
         let name = generation_name(g);
         let done = self.run.selfplay_generation(g);
-        if self.run.selfplay_summary(g).is_file() {
-            return Ok(());
+        match read_record::<SelfplaySummary>(&self.run.selfplay_summary(g)) {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) => {}
+            // A published generation whose summary cannot be read: its games are set
+            // aside (kept) and played again.
+            Err(e) => {
+                let moved = crate::stages::set_aside(&done)?;
+                self.warn(&format!(
+                    "{}: {e}; the generation's self-play was moved to {} and is played again",
+                    done.display(),
+                    moved.display()
+                ));
+            }
         }
         let partial = self.run.selfplay_partial(g);
         remove_dir(&partial)?;
-        let best = self.best()?;
+        let best = self.loadable_best()?;
         let mut cfg = self.cfg.selfplay.clone();
         cfg.seed = engine::splitmix64(self.cfg.selfplay.seed ^ (u64::from(g) << 32)).1;
         self.log(&format!(
@@ -171,8 +182,20 @@ impl Pipeline<'_> {
 
     /// Trains generation `g`'s network on the window (unless trained already).
     pub fn train(&self, g: u32) -> crate::Result<()> {
-        if self.run.train_record(g).is_file() {
-            return Ok(());
+        match read_record::<crate::report::TrainSummary>(&self.run.train_record(g)) {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) => {}
+            // A published network whose record cannot be read is trained again (the
+            // folder is set aside, kept): it is not the best yet, its verdict is to come.
+            Err(e) => {
+                let folder = self.run.generation_model(g);
+                let moved = crate::stages::set_aside(&folder)?;
+                self.warn(&format!(
+                    "{}: {e}; the network was moved to {} and is trained again",
+                    folder.display(),
+                    moved.display()
+                ));
+            }
         }
         let data: Vec<PathBuf> = (0..=g)
             .map(|k| self.run.selfplay_generation(k))
@@ -187,7 +210,7 @@ impl Pipeline<'_> {
         let mut produced = 0u64;
         for k in 0..=g {
             let path = self.run.selfplay_summary(k);
-            if let Some(s) = read_record::<SelfplaySummary>(&path)? {
+            if let Ok(Some(s)) = read_record::<SelfplaySummary>(&path) {
                 produced = produced.saturating_add(s.positions);
             }
         }
@@ -207,8 +230,9 @@ fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
         p.best()?
     ));
     for g in 0..p.cfg.run.generations {
-        let finished =
-            read_record::<EvalRecord>(&p.run.eval_record(g))?.is_some_and(|r| r.finished);
+        let finished = p
+            .record_or_redo::<EvalRecord>(&p.run.eval_record(g))?
+            .is_some_and(|r| r.finished);
         if finished {
             continue;
         }

@@ -65,7 +65,7 @@ pub fn current_best(run_dir: &Path) -> Result<Option<String>, BestError> {
     if !is_model_name(name) {
         return Err(BestError::Invalid {
             path,
-            name: name.chars().take(80).collect(),
+            name: name.escape_debug().take(80).collect(),
         });
     }
     // A model folder of the run is a folder, not a link: a link could lead the pointer

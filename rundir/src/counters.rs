@@ -42,9 +42,9 @@ pub struct Recovered {
 
 impl RunDir {
     /// Advances counter `name` by `n` and returns its old value: the first of the `n`
-    /// numbers reserved. A counter with no file yet starts at `recover()`, as does one
-    /// whose file holds no number (then also returned as [`Recovered`], for a warning);
-    /// `recover` gives a value past every number the run has used.
+    /// numbers reserved, never below `recover()`, which gives a value past every number
+    /// the run has used. A counter with no file yet starts at `recover()`, as does one
+    /// whose file holds no number (then also returned as [`Recovered`], for a warning).
     pub fn reserve(
         &self,
         name: &str,
@@ -60,7 +60,9 @@ impl RunDir {
         let _held = crate::lock_file(&lock).map_err(io(&lock))?;
         let (first, recovered) = match crate::read_regular_text(&path, Limit::SMALL) {
             Ok(t) => match t.trim().parse::<u64>() {
-                Ok(v) => (v, None),
+                // Never below what the run has used: a counter set back (an edit, a
+                // restored backup) would hand out numbers twice.
+                Ok(v) => (v.max(recover()), None),
                 Err(_) => {
                     let from = recover();
                     let found = t.trim().chars().take(40).collect();
@@ -94,6 +96,9 @@ mod tests {
         assert_eq!(first, 40);
         assert_eq!(rec.unwrap().found, "garbage");
         assert_eq!(run.reserve("c", 1, || 0).unwrap().0, 41);
+        // A counter set back below what the run used continues past it.
+        std::fs::write(run.counter("c"), "3").unwrap();
+        assert_eq!(run.reserve("c", 1, || 50).unwrap(), (50, None));
         std::fs::write(run.counter("c"), format!("{}", u64::MAX)).unwrap();
         assert!(matches!(
             run.reserve("c", 1, || 0),

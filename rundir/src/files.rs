@@ -7,11 +7,15 @@
 //!   sees the old file or the new one, never a mix, however the writer dies.
 //! - **An output path named by a user** (`match --pgn`, `gate --json`, `infer
 //!   --dump-input`, …) is written by [`write_output`]: a path that does not exist is
-//!   created atomically; a regular file is replaced atomically, and through a symbolic
-//!   link the file it points to is replaced, never the link; a FIFO, a character device
-//!   (`/dev/null`, a terminal) or any path under `/dev/` or `/proc/` (`/dev/stdout`) is
-//!   written in place as a stream, never created, truncated or replaced; a directory, a
-//!   block device, a socket or a link to nothing is refused.
+//!   created atomically; a regular file this user may write is replaced atomically
+//!   (keeping its permissions), and through a symbolic link the file it points to is
+//!   replaced, never the link; a FIFO or a character device (`/dev/null`, a terminal) is
+//!   written in place as a stream, never created, truncated or replaced; the process's
+//!   own standard output or error (`/dev/stdout`, or any path to the same file) is
+//!   written through that stream, after what the command printed there; a directory, a
+//!   block device, a socket, a link to nothing or a file the user may not write is
+//!   refused. An output is checked before the work that makes it ([`check_output`]),
+//!   and may not overwrite what the command reads ([`output_overwrites`]).
 //! - **A file that is read** (a config, a model's files, a run's records, `models/best`,
 //!   a PGN) must be a regular file (after following links) no larger than its
 //!   [`Limit`]: a FIFO, a device or a directory is refused at once (it is opened without
@@ -224,30 +228,58 @@ pub enum OutputKind {
     Created,
     /// A regular file was replaced atomically: this one (the target of a link).
     Replaced(PathBuf),
-    /// Written in place as a stream (a FIFO, a device, `/dev/stdout`).
+    /// Written in place as a stream (a FIFO, a device).
     Streamed,
+    /// The path is this process's own standard output or error (`/dev/stdout`, or any
+    /// path to the same file): written through that stream, after what it printed.
+    Standard,
 }
 
-/// Whether a path names the system's special files, which are never replaced.
-fn is_system_path(path: &Path) -> bool {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().map_or_else(|_| path.to_path_buf(), |d| d.join(path))
+/// Where an output path leads.
+enum Target {
+    /// Nothing there: create it.
+    Create,
+    /// A regular file (the end of the links), with its metadata.
+    Replace(PathBuf, std::fs::Metadata),
+    /// A FIFO or a character device.
+    Stream,
+    /// This process's standard output (1) or error (2).
+    Standard(i32),
+}
+
+/// Whether metadata `m` is of the same file as this process's descriptor `fd`.
+#[cfg(unix)]
+fn is_descriptor(m: &std::fs::Metadata, fd: i32) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let handle = match fd {
+        1 => std::io::stdout().as_fd().try_clone_to_owned(),
+        _ => std::io::stderr().as_fd().try_clone_to_owned(),
     };
-    ["/dev", "/proc"].iter().any(|p| abs.starts_with(p))
+    handle
+        .ok()
+        .and_then(|h| File::from(h).metadata().ok())
+        .is_some_and(|d| d.dev() == m.dev() && d.ino() == m.ino())
 }
 
-/// Writes `bytes` to the output path `path` that a user named, by the policy of this
-/// module's documentation: never replacing a link, a device or a FIFO.
-pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<OutputKind> {
-    // Follow the links one at a time: a link into /dev/ (`out -> /dev/stdout`) is a
-    // stream even though the file behind it may be a regular file.
+#[cfg(not(unix))]
+fn is_descriptor(_: &std::fs::Metadata, _: i32) -> bool {
+    false
+}
+
+/// What writing `path` would do, by the policy of this module's documentation.
+fn classify(path: &Path) -> std::io::Result<Target> {
+    if let Ok(m) = std::fs::metadata(path) {
+        for fd in [1, 2] {
+            if is_descriptor(&m, fd) {
+                return Ok(Target::Standard(fd));
+            }
+        }
+    }
+    // Follow the links one at a time, so that the file at their end is replaced, never
+    // a link, and a link to nothing is refused rather than followed into a new file.
     let mut at = path.to_path_buf();
     for _ in 0..40 {
-        if is_system_path(&at) {
-            return stream(path, bytes);
-        }
         match std::fs::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => {
                 let link = std::fs::read_link(&at)?;
@@ -256,55 +288,125 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<OutputKind> {
                     _ => link,
                 };
             }
-            Ok(m) => return write_resolved(path, &at, m, bytes),
+            Ok(m) => return resolved(&at, m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && at != path => {
                 return Err(invalid(format!(
                     "is a symbolic link to {}, which does not exist; flipzero does not create files through links",
                     at.display()
                 )));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                write_atomic(path, bytes)?;
-                return Ok(OutputKind::Created);
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::Create),
             Err(e) => return Err(e),
         }
     }
     Err(invalid("is a chain of more than 40 symbolic links".into()))
 }
 
-/// Writes the output `path` whose links end at `target` (metadata `m`, not a link).
-fn write_resolved(
-    path: &Path,
-    target: &Path,
-    m: std::fs::Metadata,
-    bytes: &[u8],
-) -> std::io::Result<OutputKind> {
+/// What writing the file `target` at the end of an output's links would do.
+fn resolved(target: &Path, m: std::fs::Metadata) -> std::io::Result<Target> {
     let t = m.file_type();
     if t.is_file() {
-        write_atomic_with(target, bytes, Some(m.permissions()))?;
-        return Ok(OutputKind::Replaced(target.to_path_buf()));
+        // Replaced only when it could be written in place: a file its user may not write
+        // (read-only, or another's) is not swapped for a new one behind their back.
+        return match OpenOptions::new().write(true).open(target) {
+            Ok(_) => Ok(Target::Replace(target.to_path_buf(), m)),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Err(invalid(
+                "is a file this user may not write (permission denied); flipzero does not replace it".into(),
+            )),
+            Err(e) => Err(e),
+        };
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
         if t.is_fifo() || t.is_char_device() {
-            return stream(path, bytes);
+            return Ok(Target::Stream);
         }
     }
     Err(invalid(format!(
-        "is {}; give the path of a file (an existing regular file is replaced, a FIFO or a device is written to)",
+        "is {}; give the path of a regular file (replaced), a FIFO or a character device (written to)",
         describe(t)
     )))
 }
 
-/// Writes `bytes` to `path` in place: no create, no truncate; appended, so that
-/// `/dev/stdout` redirected to a file adds to what the process printed there.
-fn stream(path: &Path, bytes: &[u8]) -> std::io::Result<OutputKind> {
-    let mut f = OpenOptions::new().append(true).open(path)?;
-    f.write_all(bytes)?;
-    f.flush()?;
-    Ok(OutputKind::Streamed)
+/// Checks, before any work, that [`write_output`] would write `path`: the same refusals,
+/// nothing written.
+pub fn check_output(path: &Path) -> std::io::Result<()> {
+    classify(path).map(drop)
+}
+
+/// Writes `bytes` to the output path `path` that a user named, by the policy of this
+/// module's documentation: never replacing a link, a device, a FIFO or a file the user
+/// may not write.
+pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<OutputKind> {
+    match classify(path)? {
+        Target::Create => {
+            write_atomic(path, bytes)?;
+            Ok(OutputKind::Created)
+        }
+        Target::Replace(target, m) => {
+            write_atomic_with(&target, bytes, Some(m.permissions()))?;
+            Ok(OutputKind::Replaced(target))
+        }
+        Target::Stream => {
+            // No create, no truncate; appended (a character device ignores it).
+            let mut f = OpenOptions::new().append(true).open(path)?;
+            f.write_all(bytes)?;
+            f.flush()?;
+            Ok(OutputKind::Streamed)
+        }
+        Target::Standard(fd) => {
+            if fd == 1 {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()?;
+            } else {
+                let mut err = std::io::stderr().lock();
+                err.write_all(bytes)?;
+                err.flush()?;
+            }
+            Ok(OutputKind::Standard)
+        }
+    }
+}
+
+/// The input among `inputs` (files, or folders whose contents are read) that output
+/// path `output` would overwrite: the same file, or a file inside the folder. An output
+/// path must never destroy what the command reads (`--pgn` naming the `--openings`
+/// file, `--dump-input` into the model).
+pub fn output_overwrites(output: &Path, inputs: &[&Path]) -> Option<PathBuf> {
+    let name = output.file_name()?;
+    let parent = output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let out = std::fs::canonicalize(parent).ok()?.join(name);
+    let out_meta = std::fs::metadata(output).ok();
+    for input in inputs {
+        let Ok(abs) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        if abs.is_dir() {
+            if out.starts_with(&abs) {
+                return Some(input.to_path_buf());
+            }
+        } else if out == abs || out_meta.as_ref().is_some_and(|m| same_file(m, &abs)) {
+            return Some(input.to_path_buf());
+        }
+    }
+    None
+}
+
+/// Whether metadata `m` is of the file at `path`.
+#[cfg(unix)]
+fn same_file(m: &std::fs::Metadata, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).is_ok_and(|p| p.dev() == m.dev() && p.ino() == m.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &Path) -> bool {
+    false
 }
 
 #[cfg(test)]
@@ -381,15 +483,39 @@ mod tests {
     }
 
     #[test]
+    fn outputs_never_overwrite_an_input() {
+        let d = temp("inputs");
+        let openings = d.join("openings.txt");
+        std::fs::write(&openings, "x").unwrap();
+        let model = d.join("model");
+        std::fs::create_dir_all(&model).unwrap();
+        let link = d.join("link.txt");
+        std::os::unix::fs::symlink("openings.txt", &link).unwrap();
+        let inputs = [openings.as_path(), model.as_path()];
+        assert_eq!(
+            output_overwrites(&openings, &inputs),
+            Some(openings.clone())
+        );
+        assert_eq!(output_overwrites(&link, &inputs), Some(openings.clone()));
+        assert_eq!(
+            output_overwrites(&model.join("model.bpk"), &inputs),
+            Some(model.clone())
+        );
+        assert_eq!(output_overwrites(&d.join("games.pgn"), &inputs), None);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn outputs_stream_into_devices_and_through_links_into_dev() {
         let d = temp("streams");
-        assert_eq!(
-            write_output(Path::new("/dev/null"), b"x").unwrap(),
-            OutputKind::Streamed
-        );
+        // (Standard when the test's own output goes to /dev/null.)
+        let streamed = |k: OutputKind| matches!(k, OutputKind::Streamed | OutputKind::Standard);
+        assert!(streamed(
+            write_output(Path::new("/dev/null"), b"x").unwrap()
+        ));
         let sink = d.join("sink");
         std::os::unix::fs::symlink("/dev/null", &sink).unwrap();
-        assert_eq!(write_output(&sink, b"x").unwrap(), OutputKind::Streamed);
+        assert!(streamed(write_output(&sink, b"x").unwrap()));
         assert!(
             std::fs::symlink_metadata(&sink)
                 .unwrap()

@@ -7,13 +7,24 @@ pub fn host_name() -> &'static str {
     HOST.get_or_init(|| {
         let raw = ["/proc/sys/kernel/hostname", "/etc/hostname"]
             .iter()
-            .find_map(|p| {
-                crate::files::read_regular_text(std::path::Path::new(p), crate::Limit::SMALL).ok()
-            })
+            .find_map(|p| read_name(std::path::Path::new(p)))
             .or_else(|| std::env::var("HOSTNAME").ok())
             .unwrap_or_default();
         sanitize(&raw)
     })
+}
+
+/// The first line of a small regular file (a FIFO or a device is not read).
+fn read_name(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    // Checked before opening: opening a FIFO would wait for a writer.
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let mut text = String::new();
+    file.take(4096).read_to_string(&mut text).ok()?;
+    text.lines().next().map(str::to_string)
 }
 
 /// `raw` as a file-name part: letters, digits and `-` kept, anything else `_`.

@@ -32,6 +32,9 @@ pub fn parse_generation(name: &str) -> Option<u32> {
         .flatten()
 }
 
+/// The lock file of a run directory (see [`crate::RunLock`]).
+pub const LOCK_FILE: &str = "run.lock";
+
 /// The summary of a self-play folder (a generation's or a batch's).
 pub const SUMMARY: &str = "summary.json";
 /// The training record of a model folder (its presence means the network is whole).
@@ -63,7 +66,7 @@ impl RunDir {
 
     /// `run.lock`.
     pub fn lock_file(&self) -> PathBuf {
-        self.root.join(crate::lock::LOCK_FILE)
+        self.root.join(LOCK_FILE)
     }
 
     /// `run.log`.
@@ -222,16 +225,23 @@ impl RunDir {
     }
 
     /// Appends `line` to `run.log` with the Unix time (best effort: a log that cannot be
-    /// written stops nothing).
+    /// written, or is not a regular file of the run, stops nothing and is not written).
     pub fn append_log(&self, line: &str) {
         use std::io::Write as _;
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.log_file())
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            // The log is the run's own file: a link there is not followed out of the
+            // run, and a FIFO there is not waited on.
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        }
+        if let Ok(mut f) = options.open(self.log_file())
+            && f.metadata().is_ok_and(|m| m.is_file())
         {
             let _ = writeln!(f, "{stamp} {line}");
         }

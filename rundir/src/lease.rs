@@ -275,6 +275,21 @@ impl Lease {
         &self.shared.path
     }
 
+    /// [`Lease::check`] against the lease file now (not the renewing thread's last
+    /// look): a holder that was stopped (SIGSTOP, a stalled machine) past the timeout
+    /// finds out on its next look that another process took the lease.
+    pub fn verify(&self) -> Result<(), LeaseError> {
+        self.check()?;
+        let s = &self.shared;
+        match read_holder(&s.path)? {
+            Some(Ok(h)) if !h.is_me() => Err(LeaseError::Lost {
+                path: s.path.clone(),
+                holder: h.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Stops renewing the lease and removes its file if it is still this process's
     /// (what dropping it does; for a process about to exit without unwinding).
     pub fn release(&self) {

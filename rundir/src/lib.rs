@@ -19,13 +19,13 @@ pub mod temps;
 pub use best::{BOOTSTRAP, BestError, current_best, is_model_name, promote};
 pub use counters::{CounterError, Recovered};
 pub use files::{
-    Limit, OutputKind, commit, open_regular, publish_dir, read_regular, read_regular_text,
-    remove_dir_if_exists, temp_path, write_atomic, write_output,
+    Limit, OutputKind, check_output, commit, open_regular, output_overwrites, publish_dir,
+    read_regular, read_regular_text, remove_dir_if_exists, temp_path, write_atomic, write_output,
 };
 pub use host::host_name;
 pub use layout::{
-    CANDIDATE_RECORD, RunDir, SUMMARY, TRAIN_RECORD, generation_name, parse_generation,
+    CANDIDATE_RECORD, LOCK_FILE, RunDir, SUMMARY, TRAIN_RECORD, generation_name, parse_generation,
 };
 pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
-pub use lock::{FileLock, LockError, RunLock, lock_file};
+pub use lock::{FileLock, LockError, RunLock, lock_file, try_lock_file};
 pub use temps::{process_alive, remove_stale_temps};

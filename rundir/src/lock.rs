@@ -9,9 +9,6 @@ use std::path::{Path, PathBuf};
 
 use crate::temps::process_alive;
 
-/// The lock file of a run directory.
-pub const LOCK_FILE: &str = "run.lock";
-
 /// Why a run directory could not be locked.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
@@ -232,15 +229,31 @@ impl Drop for FileLock {
 /// on a filesystem that supports locks. The one lock of the workspace besides
 /// [`RunLock`].
 pub fn lock_file(path: &Path) -> std::io::Result<FileLock> {
+    let file = open_for_lock(path)?;
+    file.lock()?;
+    Ok(FileLock(file))
+}
+
+/// [`lock_file`] without waiting: `None` when another process (of any PID namespace on
+/// this machine) holds the lock. What tells a live owner from a dead one without
+/// trusting PIDs.
+pub fn try_lock_file(path: &Path) -> std::io::Result<Option<FileLock>> {
+    let file = open_for_lock(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(FileLock(file))),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(e)) => Err(e),
+    }
+}
+
+fn open_for_lock(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let file = OpenOptions::new()
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(path)?;
-    file.lock()?;
-    Ok(FileLock(file))
+        .open(path)
 }

@@ -97,7 +97,10 @@ pub fn match_listings(
 }
 
 /// A record's games of one match, results only.
-fn result_listings(record: &pipeline::report::EvalRecord, source: &'static str) -> Vec<GameListing> {
+fn result_listings(
+    record: &pipeline::report::EvalRecord,
+    source: &'static str,
+) -> Vec<GameListing> {
     let matches: Vec<&eval::MatchSummary> = if source == "gate" {
         record.gate.iter().map(|v| &v.matched).collect()
     } else {

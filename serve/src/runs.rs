@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use pipeline::report::{Generation, ReportError, generation_name, read_record};
+use pipeline::report::Generation;
 use serde::Serialize;
 
 use crate::error::ApiError;
@@ -27,16 +27,7 @@ pub struct RunEntry {
     pub problems: Vec<RecordProblem>,
 }
 
-/// A record of a run that could not be read.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RecordProblem {
-    /// The generation it belongs to.
-    pub generation: u32,
-    /// The file, relative to the run directory (`eval/gen-0003.json`).
-    pub file: String,
-    /// What is wrong with it.
-    pub problem: String,
-}
+pub use pipeline::report::RecordProblem;
 
 /// Elo of the run's best model against one baseline after one generation.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -184,71 +175,10 @@ impl Runs {
     }
 }
 
-/// Every generation's records of the run in `dir`, in order, up to the first generation
-/// with no record at all; a record that cannot be read is left out of its generation
-/// and reported instead.
+/// A run's generations, each without the records that cannot be read (named in the
+/// problems), so that one corrupt file never hides the run.
 pub fn read_generations(dir: &Path) -> (Vec<Generation>, Vec<RecordProblem>) {
-    let mut gens = vec![];
-    let mut problems = vec![];
-    for g in 0.. {
-        let name = generation_name(g);
-        let mut found = false;
-        let mut get = Reader {
-            dir,
-            generation: g,
-            found: &mut found,
-            problems: &mut problems,
-        };
-        let record = Generation {
-            generation: g,
-            selfplay: get.read(format!("selfplay/{name}/summary.json")),
-            train: get.read(format!("models/{name}/train.json")),
-            eval: get.read(format!("eval/{name}.json")),
-        };
-        if !found {
-            break;
-        }
-        gens.push(record);
-    }
-    (gens, problems)
-}
-
-/// Reads one generation's records, noting whether any file is there and what is wrong.
-struct Reader<'a> {
-    dir: &'a Path,
-    generation: u32,
-    found: &'a mut bool,
-    problems: &'a mut Vec<RecordProblem>,
-}
-
-impl Reader<'_> {
-    /// The record in `file` (relative to the run), `None` when absent or unreadable.
-    fn read<T: for<'de> serde::Deserialize<'de>>(&mut self, file: String) -> Option<T> {
-        match read_record(&self.dir.join(&file)) {
-            Ok(r) => {
-                *self.found |= r.is_some();
-                r
-            }
-            Err(e) => {
-                *self.found = true;
-                self.problems.push(RecordProblem {
-                    generation: self.generation,
-                    problem: problem_text(self.dir, e),
-                    file,
-                });
-                None
-            }
-        }
-    }
-}
-
-/// What is wrong with a record, without the file's path (the caller names it).
-fn problem_text(dir: &Path, e: ReportError) -> String {
-    match e {
-        ReportError::Corrupt { message, .. } => format!("corrupt record: {message}"),
-        ReportError::Io { source, .. } => format!("cannot be read: {source}"),
-        other => hide_dir(&other.to_string(), dir, "the run"),
-    }
+    pipeline::report::read_generations_checked(dir).unwrap_or_default()
 }
 
 /// A player name of a record as the dashboard shows it: a network's directory from its

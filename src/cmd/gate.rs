@@ -65,6 +65,19 @@ pub fn run(a: GateArgs) -> anyhow::Result<()> {
     };
     let cand: PlayerSpec = cand_name.parse()?;
     let inc: PlayerSpec = inc_name.parse()?;
+    if let Some(p) = &a.json {
+        let mut inputs: Vec<&std::path::Path> = a.config.iter().map(|c| c.as_path()).collect();
+        for spec in [&cand, &inc] {
+            if let PlayerSpec::Mcts {
+                net: eval::NetSource::Path(dir),
+                ..
+            } = spec
+            {
+                inputs.push(dir);
+            }
+        }
+        super::check_output(p, &inputs)?;
+    }
     let v = eval::gate(
         game,
         (cand_name, &cand),

@@ -126,12 +126,25 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
             a.seed
         ))
     });
-    // Ctrl-C (or SIGTERM) keeps the games finished so far: they are written and
-    // reported as the match, and the process ends with the shell's code for SIGINT.
+    // The PGN's path is checked before any game: a path that cannot be written, or one
+    // that would overwrite what the match reads, is refused now, not after the match.
+    let mut inputs: Vec<&std::path::Path> = a.openings.iter().map(|p| p.as_path()).collect();
+    inputs.extend(player_paths(&pa));
+    inputs.extend(player_paths(&pb));
+    super::check_output(&pgn, &inputs)?;
+    // Ctrl-C (or SIGTERM) keeps the games finished so far: they are reported and written,
+    // and the process ends with the shell's code for SIGINT. A second signal, or one
+    // that comes once the match is over (while the games are written, to a FIFO nobody
+    // reads, say), ends the process at once, as it would end `cat`.
     let finished = std::sync::Mutex::new(Vec::new());
     let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let at_once = std::sync::Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_default(sig, at_once.clone())
+            .context("cannot install the signal handler")?;
         signal_hook::flag::register(sig, stop.clone())
+            .context("cannot install the signal handler")?;
+        signal_hook::flag::register(sig, at_once.clone())
             .context("cannot install the signal handler")?;
     }
     let done = AtomicBool::new(false);
@@ -164,13 +177,27 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
         done.store(true, Ordering::Relaxed);
         r
     });
+    at_once.store(true, Ordering::Relaxed);
     let (records, _) = outcome?;
     bar.finish_and_clear();
     report(&cfg, &pa, &pb, &pgn, records)
 }
 
-/// Writes the match's games (in pair order) to `pgn` and prints the summary; the last
-/// line is `score <fraction> elo <diff> +- <ci95> games <n>`.
+/// The files and folders a player reads (a network's folder, an engine's program).
+fn player_paths(p: &PlayerSpec) -> Vec<&std::path::Path> {
+    match p {
+        PlayerSpec::Mcts {
+            net: eval::NetSource::Path(dir),
+            ..
+        } => vec![dir.as_path()],
+        PlayerSpec::Uai { path, .. } => vec![path.as_path()],
+        _ => vec![],
+    }
+}
+
+/// Prints the summary, writes the match's games (in pair order) to `pgn` (unless there
+/// is none: then the file is left as it was), and prints the last line, `score
+/// <fraction> elo <diff> +- <ci95> games <n>`.
 fn report(
     cfg: &MatchConfig,
     pa: &PlayerSpec,
@@ -181,7 +208,6 @@ fn report(
     records.sort_by_key(|r| (r.pair, !r.a_is_x));
     let game = cfg.game;
     let stats = eval::match_stats(&records);
-    super::write_output(pgn, eval::to_pgn(&records, game, cfg.clock).as_bytes())?;
     let forfeits = records
         .iter()
         .filter(|r| r.reason.starts_with("forfeit"))
@@ -216,7 +242,12 @@ fn report(
         "Elo difference (A - B): {:.1} +- {:.1} (95%)",
         e.elo, e.ci95
     );
-    println!("games written to {}", pgn.display());
+    if records.is_empty() {
+        println!("no game finished: {} left as it was", pgn.display());
+    } else {
+        super::write_output(pgn, eval::to_pgn(&records, game, cfg.clock).as_bytes())?;
+        println!("games written to {}", pgn.display());
+    }
     println!(
         "score {:.3} elo {:.1} +- {:.1} games {}",
         e.score,

@@ -37,6 +37,21 @@ pub fn game_and_position(game: &str, position: Option<&str>) -> anyhow::Result<(
     Ok((game, pos))
 }
 
+/// Checks, before the work that makes it, that output `path` can be written by the
+/// policy of [`rundir::files`] and does not overwrite any of `inputs` (files, or folders
+/// whose contents the command reads).
+pub fn check_output(path: &std::path::Path, inputs: &[&std::path::Path]) -> anyhow::Result<()> {
+    rundir::check_output(path).with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(input) = rundir::output_overwrites(path, inputs) {
+        anyhow::bail!(
+            "{} would overwrite {}, which this command reads: name another output",
+            path.display(),
+            input.display()
+        );
+    }
+    Ok(())
+}
+
 /// Writes an output file the user named (`--pgn`, `--json`, `--dump-input`) by the
 /// policy of [`rundir::files`]: a regular file (also behind a link) is replaced
 /// atomically, a FIFO or a device (`/dev/stdout`) is written as a stream, anything else

@@ -102,12 +102,10 @@ pub fn run(a: TrainArgs) -> anyhow::Result<()> {
         init: a.init.clone(),
         stop_after: None,
         on_step: &on_step,
+        on_warning: &|w| eprintln!("warning: {w}"),
     };
     let report = train::train(&cfg, game, &opts)?;
     bar.finish_and_clear();
-    for w in &report.warnings {
-        eprintln!("warning: {w}");
-    }
     for s in &report.skipped {
         eprintln!("warning: skipped {s}");
     }
@@ -170,6 +168,9 @@ pub struct InferArgs {
 
 /// Runs one position through the network and prints JSON.
 pub fn infer(a: InferArgs) -> anyhow::Result<()> {
+    if let Some(p) = &a.dump_input {
+        super::check_output(p, &[a.model.as_path()])?;
+    }
     let dir = match eval::resolve_net(&a.model)? {
         eval::ResolvedNet::Model(dir) => dir,
         eval::ResolvedNet::Bootstrap => bail!(

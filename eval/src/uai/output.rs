@@ -8,6 +8,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use engine::uai::{Info, Reply};
 
+/// The most characters of an `info string` line.
+const MAX_INFO: usize = 400;
+
 /// Where replies go; clones write to the same place.
 #[derive(Clone)]
 pub(super) struct Output(Arc<Mutex<Sink>>);
@@ -46,8 +49,18 @@ impl Output {
         }
     }
 
-    /// `info string <text>`.
+    /// `info string <text>`, at most [`MAX_INFO`] characters (the rest counted): an
+    /// error that quotes a huge input (a 900 KB option value, a FEN with a million
+    /// moves) does not send it back.
     pub(super) fn info(&self, text: impl Into<String>) {
+        let text: String = text.into();
+        let n = text.chars().count();
+        let text = if n > MAX_INFO {
+            let head: String = text.chars().take(MAX_INFO).collect();
+            format!("{head}… ({} more characters)", n - MAX_INFO)
+        } else {
+            text
+        };
         self.say(&Reply::Info(Info::string(text)));
     }
 

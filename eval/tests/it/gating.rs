@@ -32,6 +32,7 @@ fn model(data: &Path, name: &str, steps: u64, lr: f64) -> PathBuf {
         init: None,
         stop_after: None,
         on_step: &|_| {},
+        on_warning: &|_| {},
     };
     train::train(&tc, "ataxx".parse().unwrap(), &opts).unwrap();
     out

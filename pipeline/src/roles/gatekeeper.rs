@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
-use crate::report::{EvalRecord, generation_name, read_record};
+use crate::report::{EvalRecord, generation_name};
 
-use super::{RoleOptions, hold_lease, open_run, role};
+use super::common::{RoleOptions, hold_lease, open_run, role};
 use crate::observer::Observer;
 
 /// Runs the gatekeeper until the run's last candidate is evaluated (or its stop flag is
@@ -39,7 +39,8 @@ fn run(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
     loop {
         lease.check()?;
         let finished = |k: u32| -> crate::Result<bool> {
-            Ok(read_record::<EvalRecord>(&p.run.eval_record(k))?.is_some_and(|r| r.finished))
+            Ok(p.record_or_redo::<EvalRecord>(&p.run.eval_record(k))?
+                .is_some_and(|r| r.finished))
         };
         let mut g = 0;
         while g < p.cfg.run.generations && finished(g)? {

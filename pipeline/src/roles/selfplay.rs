@@ -20,11 +20,11 @@ use crate::error::Context;
 use crate::report::write_record;
 use eval::{BOOTSTRAP_BEST, NetSource};
 
+use super::common::{RoleOptions, open_run, role, run_finished};
 use super::shards::{
     BATCH_PREFIX, BatchName, BatchSummary, remove_dead_partials, reserve_game_ids,
     reserve_worker_number,
 };
-use super::{RoleOptions, open_run, role, run_finished};
 use crate::observer::{Observer, Task};
 use crate::stages::{Pipeline, publish, remove_dir};
 
@@ -102,19 +102,25 @@ struct BatchJob<'a> {
     done: PathBuf,
     metadata: std::collections::HashMap<String, String>,
     start: Instant,
+    /// The batch's lock (`.NAME.lock`), held until the batch is published.
+    _owner: rundir::FileLock,
 }
 
 fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> crate::Result<()> {
     let name = format!("{BATCH_PREFIX}{worker}-{seq:06}");
     let sp = p.run.selfplay();
     std::fs::create_dir_all(&sp).with_context(|| format!("cannot create {}", sp.display()))?;
+    // Held while the batch is written: what tells other workers of this machine (of any
+    // PID namespace) that it is alive. Taken before its folders exist.
+    let owner = rundir::lock_file(&p.run.batch_hidden(&name, "lock"))
+        .with_context(|| format!("cannot lock the batch {name}"))?;
     let raw = p.run.batch_hidden(&name, "games");
     let partial = p.run.batch_hidden(&name, "partial");
     remove_dir(&raw)?;
     remove_dir(&partial)?;
     let n = p.cfg.selfplay.games_per_worker_batch;
     let first = reserve_game_ids(p, n)?;
-    let model = p.best()?;
+    let model = p.loadable_best()?;
     let mut cfg = p.cfg.selfplay.clone();
     cfg.games = n;
     // One file per finished game, so that a stop can publish exactly the finished ones.
@@ -161,6 +167,7 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> c
         done,
         metadata,
         start: Instant::now(),
+        _owner: owner,
     };
     let progress = Mutex::new(Progress::default());
     let b = p.observer.task(Task::Selfplay, n);
@@ -281,6 +288,7 @@ fn publish_batch(job: &BatchJob, results: [u64; 3], stopped_early: bool) -> crat
     }
     if rows.is_empty() {
         remove_dir(&job.raw)?;
+        let _ = std::fs::remove_file(job.p.run.batch_hidden(&job.name, "lock"));
         return Ok(());
     }
     let mut ids: Vec<u64> = rows.iter().map(|r| r.game_id).collect();
@@ -314,6 +322,7 @@ fn publish_batch(job: &BatchJob, results: [u64; 3], stopped_early: bool) -> crat
     write_record(&job.partial.join(rundir::SUMMARY), &summary)?;
     publish(&job.partial, &job.done)?;
     remove_dir(&job.raw)?;
+    let _ = std::fs::remove_file(job.p.run.batch_hidden(&job.name, "lock"));
     p.log(&format!(
         "{}: published {} games, {} positions, {:.0} positions/s{}",
         job.name,

@@ -140,9 +140,12 @@ fn read_batch(folder: &Path) -> Result<Option<BatchSummary>, String> {
             summary.positions
         ));
     }
-    if summary.games > summary.games_reserved || summary.games > rows {
+    if summary.games > summary.games_reserved
+        || summary.games > rows
+        || (summary.games == 0 && rows > 0)
+    {
         return Err(format!(
-            "summary.json says {} games, more than the {} ids reserved or the {rows} positions",
+            "summary.json says {} games, which {rows} positions and {} reserved ids cannot hold",
             summary.games, summary.games_reserved
         ));
     }
@@ -253,13 +256,15 @@ impl BatchName {
         format!("{host}-{pid}-n{number}")
     }
 
-    /// Parses a batch folder's name, hidden or not, with or without its `.partial` or
-    /// `.games` suffix; `None` for any other name (batches of older versions included).
+    /// Parses a batch folder's name, hidden or not, with or without its `.partial`,
+    /// `.games` or `.lock` suffix; `None` for any other name (batches of older versions
+    /// included).
     pub fn parse(name: &str) -> Option<BatchName> {
         let name = name.strip_prefix('.').unwrap_or(name);
         let name = name
             .strip_suffix(".partial")
             .or_else(|| name.strip_suffix(".games"))
+            .or_else(|| name.strip_suffix(".lock"))
             .unwrap_or(name);
         let rest = name.strip_prefix(BATCH_PREFIX)?;
         let mut parts = rest.rsplitn(4, '-');
@@ -277,32 +282,53 @@ impl BatchName {
 }
 
 /// Removes what workers of this machine that are gone left under `selfplay/`: their
-/// hidden `.w-HOST-PID-nK-SEQ.partial` and `.games` folders, where HOST is exactly this
-/// machine's name (a host named like this one plus a suffix is another machine). Returns
-/// them.
+/// hidden `.w-HOST-PID-nK-SEQ.partial` and `.games` folders and `.lock` files, where
+/// HOST is exactly this machine's name (a host named like this one plus a suffix is
+/// another machine). A worker holds its batch's lock file for as long as it writes the
+/// batch, so a batch whose lock can be taken is a dead worker's, whatever PIDs say (a
+/// worker in another PID namespace, PID 1 of a restarted container). Returns them.
 pub fn remove_dead_partials(run: &RunDir) -> Vec<PathBuf> {
     let dir = run.selfplay();
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return vec![];
     };
-    let mut removed = vec![];
+    let mut names = std::collections::BTreeSet::new();
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         if !name.starts_with('.') {
             continue;
         }
-        let Some(b) = BatchName::parse(&name) else {
+        let Some(b) = BatchName::parse(name.strip_suffix(".lock").unwrap_or(&name)) else {
             continue;
         };
-        if b.host != rundir::host_name() {
-            continue;
-        }
-        let alive = rundir::process_alive(b.pid);
-        if !alive && std::fs::remove_dir_all(e.path()).is_ok() {
-            removed.push(e.path());
+        if b.host == rundir::host_name() {
+            names.insert(batch_name(&b));
         }
     }
+    let mut removed = vec![];
+    for name in names {
+        let lock = run.batch_hidden(&name, "lock");
+        let Ok(Some(_held)) = rundir::try_lock_file(&lock) else {
+            continue;
+        };
+        for suffix in ["games", "partial"] {
+            let d = run.batch_hidden(&name, suffix);
+            if d.exists() && std::fs::remove_dir_all(&d).is_ok() {
+                removed.push(d);
+            }
+        }
+        let _ = std::fs::remove_file(&lock);
+    }
     removed
+}
+
+/// The folder name `w-HOST-PID-nK-SEQ` of a batch.
+pub fn batch_name(b: &BatchName) -> String {
+    format!(
+        "{BATCH_PREFIX}{}-{:06}",
+        BatchName::worker(&b.host, b.pid, b.number),
+        b.seq
+    )
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@ use crate::error::Context;
 use crate::report::{generation_name, read_record};
 use serde::{Deserialize, Serialize};
 
+use super::common::{RoleOptions, hold_lease, open_run, role};
 use super::shards::{BatchIndex, window_batches};
-use super::{RoleOptions, hold_lease, open_run, role};
 use crate::observer::Observer;
 
 /// What a candidate of the asynchronous trainer saw (`candidate.json` in its folder).
@@ -23,6 +23,46 @@ pub struct CandidateRecord {
     pub batches_seen: usize,
     /// Batch folders its window read.
     pub window_batches: usize,
+    /// Their names, oldest first: a candidate resumed after a crash trains on these,
+    /// whatever was published since (empty in records of older versions).
+    #[serde(default)]
+    pub batches: Vec<String>,
+}
+
+/// The record of candidate `g` being trained when the trainer was stopped: its window's
+/// batches, to resume its checkpoint on. `None` when there is none, or when its record
+/// is unreadable or a batch of its window is gone (then the partial candidate is removed
+/// with a warning and trained anew on the current window).
+fn resumable(
+    p: &crate::stages::Pipeline,
+    g: u32,
+    published: &[super::Batch],
+) -> Option<CandidateRecord> {
+    let partial = p.run.model_partial(g);
+    if !partial.is_dir() {
+        return None;
+    }
+    let record = read_record::<CandidateRecord>(&partial.join(rundir::CANDIDATE_RECORD));
+    let usable = match &record {
+        Ok(Some(r)) if !r.batches.is_empty() => r
+            .batches
+            .iter()
+            .find(|b| !published.iter().any(|x| x.dir == p.run.batch(b)))
+            .map(|gone| format!("its window's batch {gone} is not published (any more)")),
+        Ok(_) => Some("it records no window".into()),
+        Err(e) => Some(e.to_string()),
+    };
+    match usable {
+        None => record.ok().flatten(),
+        Some(why) => {
+            p.warn(&format!(
+                "{}: the partial candidate cannot be resumed ({why}); training it anew",
+                partial.display()
+            ));
+            let _ = rundir::remove_dir_if_exists(&partial);
+            None
+        }
+    }
 }
 
 /// Runs the trainer until the run's last candidate is trained (or its stop flag is set:
@@ -58,7 +98,13 @@ fn run(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
                 let path = p.run.candidate_record(prev);
                 // A network trained by the synchronous loop has no record: it saw
                 // whatever the run held then, which the batches cannot tell; count none.
-                read_record::<CandidateRecord>(&path)?.map_or(0, |c| c.rows_seen)
+                match read_record::<CandidateRecord>(&path) {
+                    Ok(c) => c.map_or(0, |c| c.rows_seen),
+                    Err(e) => {
+                        p.warn(&format!("{e}; counting the positions from the start"));
+                        0
+                    }
+                }
             }
         };
         let batches = index.refresh(&p.run)?;
@@ -81,17 +127,35 @@ fn run(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
             std::thread::sleep(Duration::from_millis(500));
             continue;
         }
-        let window = p.cfg.train.window_for(total);
-        let data = window_batches(&batches, window);
         let init = g
             .checked_sub(1)
             .map(|prev| (generation_name(prev), p.run.generation_model(prev)));
-        let record = CandidateRecord {
-            rows_seen: total,
-            batches_seen: batches.len(),
-            window_batches: data.len(),
+        let record = match resumable(p, g, &batches) {
+            Some(r) => r,
+            None => {
+                let window = p.cfg.train.window_for(total);
+                let data = window_batches(&batches, window);
+                let record = CandidateRecord {
+                    rows_seen: total,
+                    batches_seen: batches.len(),
+                    window_batches: data.len(),
+                    batches: data
+                        .iter()
+                        .filter_map(|d| d.file_name())
+                        .map(|n| n.to_string_lossy().to_string())
+                        .collect(),
+                };
+                // Recorded before training, so that a restart trains on the same window.
+                let partial = p.run.model_partial(g);
+                std::fs::create_dir_all(&partial)
+                    .with_context(|| format!("cannot create {}", partial.display()))?;
+                crate::report::write_record(&partial.join(rundir::CANDIDATE_RECORD), &record)?;
+                record
+            }
         };
+        let data = record.batches.iter().map(|b| p.run.batch(b)).collect();
         let text = serde_json::to_string_pretty(&record).context("candidate record")?;
-        p.train_model(g, data, init, total, &[(rundir::CANDIDATE_RECORD, text)])?;
+        let seen = record.rows_seen;
+        p.train_model(g, data, init, seen, &[(rundir::CANDIDATE_RECORD, text)])?;
     }
 }

@@ -67,6 +67,9 @@ pub struct TrainOptions<'a> {
     pub stop_after: Option<u64>,
     /// Called after every step.
     pub on_step: &'a dyn Fn(&StepMetrics),
+    /// Called as soon as something goes wrong that does not stop training (a corrupt
+    /// checkpoint moved aside); the same texts are in [`TrainReport::warnings`].
+    pub on_warning: &'a dyn Fn(&str),
 }
 
 /// What a training run did.
@@ -131,7 +134,10 @@ pub fn train(
         // The newest intact checkpoint: a corrupt one (a flipped byte, a truncated file)
         // is moved aside with a warning and the one before it is tried.
         let (dirs, pointer) = checkpoint_dirs(&opts.out);
-        warnings.extend(pointer);
+        if let Some(w) = pointer {
+            (opts.on_warning)(&w);
+            warnings.push(w);
+        }
         for dir in dirs {
             let loaded = read_state(&dir).and_then(|state| {
                 let want = CheckpointState {
@@ -159,11 +165,13 @@ pub fn train(
                 Ok(Err(mismatch)) => return Err(mismatch),
                 Err(e) => {
                     let moved = quarantine(&dir).map_err(io(&dir))?;
-                    warnings.push(format!(
+                    let w = format!(
                         "checkpoint {} is unusable ({e}); moved to {} and resuming from the one before it",
                         dir.display(),
                         moved.display()
-                    ));
+                    );
+                    (opts.on_warning)(&w);
+                    warnings.push(w);
                 }
             }
         }

@@ -105,6 +105,7 @@ fn model_of(game: &str, test: &str, tc: TrainConfig) -> PathBuf {
         init: None,
         stop_after: None,
         on_step: &|_| {},
+        on_warning: &|_| {},
     };
     train::train(&tc, game.parse().unwrap(), &opts).unwrap();
     out

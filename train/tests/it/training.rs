@@ -79,6 +79,7 @@ fn run(
         init: None,
         stop_after,
         on_step: &|_| {},
+        on_warning: &|_| {},
     };
     train(cfg, "ataxx".parse().unwrap(), &opts)
 }
@@ -552,6 +553,7 @@ fn flipped_bytes_in_weights_are_refused() {
         init: Some(out.clone()),
         stop_after: None,
         on_step: &|_| {},
+        on_warning: &|_| {},
     };
     std::fs::write(out.join("model.bpk"), &bpk).unwrap();
     let e = train(&small_config(2), "hexxagon".parse().unwrap(), &opts)
@@ -770,6 +772,7 @@ fn wgpu_trains_as_flex_does_and_plays_as_the_fast_path_does() {
             init: Some(init.clone()),
             stop_after: None,
             on_step: &|_| {},
+            on_warning: &|_| {},
         };
         train(&cfg, "ataxx".parse().unwrap(), &opts).unwrap();
         losses(out)
