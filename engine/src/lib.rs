@@ -22,6 +22,7 @@ mod fen;
 pub mod flank;
 mod game;
 pub mod geometry;
+mod movegen;
 mod outcome;
 mod perft;
 mod position;
@@ -34,8 +35,10 @@ pub use fen::{FenError, MoveError, shown};
 pub use game::{GAME_NAMES, Game, GameMoveError, PositionError, State, Symmetry, UnknownGameName};
 pub use geometry::{Geometry, Reach, Shape};
 pub use outcome::{EndReason, GameResult, Side};
-pub use perft::{divide, perft, perft_make_all, perft_parallel};
-pub use position::{IllegalMove, MAX_MOVES, Move, MoveDisplay, MoveKind, MoveList, Position};
+pub use perft::{divide, perft, perft_make_all, perft_make_all_hashed, perft_parallel};
+pub use position::{
+    IllegalMove, MAX_MOVES, Move, MoveDelta, MoveDisplay, MoveKind, MoveList, Position, Undo,
+};
 pub use rng::{Rng, splitmix64};
 pub use rules::{DEFAULT_HALFMOVE_LIMIT, Rules, UnknownGame, Variant};
 
