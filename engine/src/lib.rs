@@ -22,6 +22,7 @@ mod fen;
 pub mod flank;
 mod game;
 pub mod geometry;
+mod isa;
 mod movegen;
 mod outcome;
 mod perft;
@@ -34,8 +35,12 @@ pub use bitboard::{BitIter, Bitboard};
 pub use fen::{FenError, MoveError, shown};
 pub use game::{GAME_NAMES, Game, GameMoveError, PositionError, State, Symmetry, UnknownGameName};
 pub use geometry::{Geometry, Reach, Shape};
+pub use isa::Isa;
 pub use outcome::{EndReason, GameResult, Side};
-pub use perft::{divide, perft, perft_make_all, perft_make_all_hashed, perft_parallel};
+pub use perft::{
+    divide, perft, perft_make_all, perft_make_all_hashed, perft_make_all_with, perft_parallel,
+    perft_with,
+};
 pub use position::{
     IllegalMove, MAX_MOVES, Move, MoveDelta, MoveDisplay, MoveKind, MoveList, Position, Undo,
 };

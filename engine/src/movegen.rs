@@ -110,29 +110,33 @@ static FLIP_KEYS: [u64; MAX_CELLS] = {
     k
 };
 
-/// The flip-hash of three consecutive cells: entry `[b + 8][m]` is the XOR of
-/// [`FLIP_KEYS`] over the cells `b + k` (k = 0, 1, 2) whose bit `k` is set in `m`. On a
-/// 7-wide board the 3×3 block around a cell `t` is three such runs, starting at `t − 8`,
-/// `t − 1` and `t + 6`, so the hash change of any flips around `t` is three look-ups.
-static FLIP_KEYS3: [[u64; 8]; 64] = {
-    let mut t = [[0u64; 8]; 64];
-    let mut b = 0;
-    while b < 64 {
-        let mut m = 0;
-        while m < 8 {
-            let mut h = 0;
-            let mut k = 0;
-            while k < 3 {
-                let cell = b as i32 - 8 + k;
-                if m >> k & 1 != 0 && cell >= 0 && cell < MAX_CELLS as i32 {
-                    h ^= FLIP_KEYS[cell as usize];
+/// The flip-hash of the 3×3 block around each cell of a 7-wide board, by rows: entry
+/// `[t][r][m]` is the XOR of [`FLIP_KEYS`] over the cells `t + 7(r − 1) − 1 + k`
+/// (k = 0, 1, 2) whose bit `k` is set in `m`, so the hash change of any flips around `t`
+/// is three look-ups.
+static FLIP_KEYS3: [[[u64; 8]; 3]; 64] = {
+    let mut t = [[[0u64; 8]; 3]; 64];
+    let mut to = 0;
+    while to < 64 {
+        let mut r = 0;
+        while r < 3 {
+            let mut m = 0;
+            while m < 8 {
+                let mut h = 0;
+                let mut k = 0;
+                while k < 3 {
+                    let cell = to as i32 + 7 * (r as i32 - 1) - 1 + k;
+                    if m >> k & 1 != 0 && cell >= 0 && cell < MAX_CELLS as i32 {
+                        h ^= FLIP_KEYS[cell as usize];
+                    }
+                    k += 1;
                 }
-                k += 1;
+                t[to][r][m] = h;
+                m += 1;
             }
-            t[b][m] = h;
-            m += 1;
+            r += 1;
         }
-        b += 1;
+        to += 1;
     }
     t
 };
@@ -152,13 +156,13 @@ fn flip_keys_loop(mut cells: u64) -> u64 {
 /// board: three table look-ups, no loop.
 #[inline(always)]
 fn flip_keys_block7(to: usize, cells: u64) -> u64 {
-    // Bit `to - 8 + k` of `cells` is bit `to + k` of `c` (cells < 2^49, so no bit is lost).
-    // `to` < 49, so every index below is < 64 (the masks only drop bounds checks).
+    // Row r of the block starts at bit `to + 7(r − 1) − 1` of `cells`, bit `to + 7r` of
+    // `c` (cells < 2^49, so no bit is lost). `to` < 49: the mask only drops a bounds check.
+    let rows = &FLIP_KEYS3[to & 63];
     let c = cells << 8;
-    let (a, b, d) = (to & 63, (to + 7) & 63, (to + 14) & 63);
-    FLIP_KEYS3[a][(c >> a) as usize & 7]
-        ^ FLIP_KEYS3[b][(c >> b) as usize & 7]
-        ^ FLIP_KEYS3[d][(c >> d) as usize & 7]
+    rows[0][(c >> to) as usize & 7]
+        ^ rows[1][(c >> (to + 7)) as usize & 7]
+        ^ rows[2][(c >> (to + 14)) as usize & 7]
 }
 
 /// The set operations of one board and rule set of the Ataxx family.
@@ -341,8 +345,6 @@ impl Kernel for HexKernel {
 }
 
 /// Runs `$body` with the type alias `$k` naming the [`Kernel`] of `$variant`.
-#[macro_export]
-#[doc(hidden)]
 macro_rules! with_kernel {
     ($variant:expr, $k:ident => $body:expr) => {
         match $variant {
@@ -365,6 +367,7 @@ macro_rules! with_kernel {
         }
     };
 }
+pub(crate) use with_kernel;
 
 #[cfg(test)]
 mod tests {

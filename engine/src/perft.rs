@@ -2,8 +2,11 @@
 //! check of a move generator. A forced pass counts as one move; a finished game has no
 //! children. The last ply is bulk-counted ([`Position::count_moves`]), not played.
 
-use crate::movegen::Kernel;
-use crate::{Move, MoveList, Position, with_kernel};
+use std::marker::PhantomData;
+
+use crate::isa::{Level, Task, with_level};
+use crate::movegen::{Kernel, with_kernel};
+use crate::{Isa, Move, MoveList, Position};
 
 /// Leaf nodes at `depth` plies below `pos`.
 ///
@@ -12,35 +15,63 @@ use crate::{Move, MoveList, Position, with_kernel};
 /// assert_eq!(perft(&Position::startpos(Rules::ATAXX), 3), 6460);
 /// ```
 pub fn perft(pos: &Position, depth: u32) -> u64 {
+    perft_with(pos, depth, Isa::current())
+}
+
+/// [`perft`] run by the kernels of instruction-set level `isa` (the portable ones where
+/// this CPU lacks it): every level counts the same.
+pub fn perft_with(pos: &Position, depth: u32, isa: Isa) -> u64 {
     match depth {
         0 => 1,
         1 => pos.count_moves(),
-        _ => with_kernel!(pos.rules.variant, K => perft_k::<K>(pos, depth)),
+        _ => with_kernel!(pos.rules.variant, K => with_level!(isa, L, l => {
+            l.run(Perft::<K> { pos, depth, kernel: PhantomData })
+        })),
     }
 }
 
-/// Perft of depth ≥ 2 in kernel `K`.
-fn perft_k<K: Kernel>(pos: &Position, depth: u32) -> u64 {
-    if pos.is_trivially_over() {
-        return 0;
+/// Perft of depth ≥ 2 in kernel `K`, as a [`Task`] of any level.
+struct Perft<'a, K> {
+    pos: &'a Position,
+    depth: u32,
+    kernel: PhantomData<K>,
+}
+
+impl<K: Kernel, L: Level> Task<L> for Perft<'_, K> {
+    type Output = u64;
+
+    #[inline(always)]
+    fn run(self, level: L) -> u64 {
+        let Perft { pos, depth, .. } = self;
+        if pos.is_trivially_over() {
+            return 0;
+        }
+        if depth == 2 {
+            return leaf_parents::<K>(pos);
+        }
+        let mut total = 0;
+        let mut any = false;
+        pos.for_each_nonpass_k::<K>(|mv| {
+            any = true;
+            let mut child = *pos;
+            child.play_k::<false, K>(mv);
+            total += level.run(Perft::<K> {
+                pos: &child,
+                depth: depth - 1,
+                kernel: PhantomData,
+            });
+        });
+        if !any && pos.can_move_k::<K>(pos.side.other()) {
+            let mut child = *pos;
+            child.play_k::<false, K>(Move::PASS);
+            total = level.run(Perft::<K> {
+                pos: &child,
+                depth: depth - 1,
+                kernel: PhantomData,
+            });
+        }
+        total
     }
-    if depth == 2 {
-        return leaf_parents::<K>(pos);
-    }
-    let mut total = 0;
-    let mut any = false;
-    pos.for_each_nonpass_k::<K>(|mv| {
-        any = true;
-        let mut child = *pos;
-        child.play_k::<false, K>(mv);
-        total += perft_k::<K>(&child, depth - 1);
-    });
-    if !any && pos.can_move_k::<K>(pos.side.other()) {
-        let mut child = *pos;
-        child.play_k::<false, K>(Move::PASS);
-        total = perft_k::<K>(&child, depth - 1);
-    }
-    total
 }
 
 /// The number of legal moves of the side with pieces `own` (bulk counting at the last
@@ -155,12 +186,17 @@ pub fn perft_make_all(pos: &Position, depth: u32) -> u64 {
 /// that no part of make-move can be skipped as unused. What the make-move benchmark runs
 /// (`bench/engine-vs-reference.sh` runs the same loop over libataxx).
 pub fn perft_make_all_hashed(pos: &Position, depth: u32) -> (u64, u64) {
+    perft_make_all_with(pos, depth, Isa::current())
+}
+
+/// [`perft_make_all_hashed`] run by the kernels of level `isa` (see [`perft_with`]).
+pub fn perft_make_all_with(pos: &Position, depth: u32, isa: Isa) -> (u64, u64) {
     if depth == 0 {
         return (1, digest(pos));
     }
-    let mut sum = 0;
-    let n = with_kernel!(pos.rules.variant, K => make_all_k::<K>(pos, depth, &mut sum));
-    (n, sum)
+    with_kernel!(pos.rules.variant, K => with_level!(isa, L, l => {
+        l.run(MakeAll::<K> { pos, depth, kernel: PhantomData })
+    }))
 }
 
 /// A leaf's digest for [`perft_make_all_hashed`].
@@ -173,25 +209,44 @@ fn digest(p: &Position) -> u64 {
 }
 
 /// Depth ≥ 1: the moves of every node go into a list on the stack; at depth 1 each move
-/// is made and its digest summed.
-fn make_all_k<K: Kernel>(pos: &Position, depth: u32, sum: &mut u64) -> u64 {
-    let mut moves = MoveList::new();
-    pos.for_each_legal_k::<K>(|m| moves.push(m));
-    if depth == 1 {
+/// is made and its digest summed. Returns (leaves, checksum).
+struct MakeAll<'a, K> {
+    pos: &'a Position,
+    depth: u32,
+    kernel: PhantomData<K>,
+}
+
+impl<K: Kernel, L: Level> Task<L> for MakeAll<'_, K> {
+    type Output = (u64, u64);
+
+    #[inline(always)]
+    fn run(self, level: L) -> (u64, u64) {
+        let MakeAll { pos, depth, .. } = self;
+        let mut moves = MoveList::new();
+        pos.for_each_legal_k::<K>(|m| moves.push(m));
+        let mut sum = 0u64;
+        if depth == 1 {
+            for &mv in &moves {
+                let mut child = *pos;
+                child.play_k::<true, K>(mv);
+                sum = sum.wrapping_add(digest(&child));
+            }
+            return (moves.len() as u64, sum);
+        }
+        let mut n = 0;
         for &mv in &moves {
             let mut child = *pos;
             child.play_k::<true, K>(mv);
-            *sum = sum.wrapping_add(digest(&child));
+            let (c, h) = level.run(MakeAll::<K> {
+                pos: &child,
+                depth: depth - 1,
+                kernel: PhantomData,
+            });
+            n += c;
+            sum = sum.wrapping_add(h);
         }
-        return moves.len() as u64;
+        (n, sum)
     }
-    let mut n = 0;
-    for &mv in &moves {
-        let mut child = *pos;
-        child.play_k::<true, K>(mv);
-        n += make_all_k::<K>(&child, depth - 1, sum);
-    }
-    n
 }
 
 #[cfg(test)]

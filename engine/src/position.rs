@@ -6,8 +6,9 @@ use arrayvec::ArrayVec;
 
 use crate::geometry::{Geometry, MAX_CELLS};
 use crate::movegen::Kernel;
+use crate::movegen::with_kernel;
 use crate::rng::splitmix64;
-use crate::{Bitboard, EndReason, GameResult, Rules, Side, Square, with_kernel};
+use crate::{Bitboard, EndReason, GameResult, Rules, Side, Square};
 
 /// A move: a clone onto a cell, a jump from one cell to another, or a pass.
 ///
