@@ -135,22 +135,5 @@ pub(crate) fn fill<const D: i32>(own: Bits, opp: Bits, empty: Bits) -> Bits {
     }
 }
 
-#[inline(always)]
-pub(crate) fn to_u128(b: Bits) -> u128 {
-    (b.0[1] as u128) << 64 | b.0[0] as u128
-}
-
-/// [`fill`] for boards of at most 8×8, whose cells lie in the low 128 bits: native
-/// 128-bit shifts and a fixed number of steps (a line holds at most 6 enemy pieces).
-#[inline(always)]
-pub(crate) fn fill128<const D: i32>(own: u128, opp: u128, empty: u128) -> u128 {
-    let step = |x: u128| if D > 0 { x << D } else { x >> -D };
-    let mut t = step(own) & opp;
-    for _ in 0..5 {
-        t |= step(t) & opp;
-    }
-    step(t) & empty
-}
-
 /// The eight directions as index steps: E, W, N, S, NE, NW, SE, SW.
 pub const DIRECTIONS: [i32; 8] = [1, -1, 16, -16, 17, 15, -15, -17];

@@ -79,12 +79,14 @@ pub struct FlankBoard {
     pub setup: [Bits; 2],
     /// Pieces each player may place, or `None` for no limit.
     pub supply: Option<u16>,
-    /// Whether the board is at most 8×8 (its cells lie in the low 128 bits), which
-    /// selects the 128-bit move generator.
-    pub fits_u128: bool,
+    /// Whether the board fits the 8×8 box, which puts its positions on one `u64`
+    /// (module [`grid8`](super::grid8)) instead of the 256-bit set.
+    pub fits_u64: bool,
     /// Cells no line can pass through in any of the four directions (a piece there can
     /// never be flipped): the corners, including those of the arms of a cross.
     pub corners: Bits,
+    /// `cells`, `centre` and `corners` in the 8×8 layout (boards that fit it).
+    pub(crate) narrow: [u64; 3],
 }
 
 impl FlankBoard {
@@ -161,8 +163,9 @@ fn build(
         placement_phase,
         setup: [set(setup[0]), set(setup[1])],
         supply,
-        fits_u128: size <= 8,
+        fits_u64: size <= 8,
         corners,
+        narrow: [cells, set(&centre), corners].map(super::grid8::narrow),
     }
 }
 

@@ -3,6 +3,7 @@
 mod fuzz;
 mod games;
 mod invariants;
+mod levels;
 mod perft;
 mod reference;
 mod search;
