@@ -33,7 +33,10 @@ pub mod search;
 
 pub use bitboard::{BitIter, Bitboard};
 pub use fen::{FenError, MoveError, shown};
-pub use game::{GAME_NAMES, Game, GameMoveError, PositionError, State, Symmetry, UnknownGameName};
+pub use game::{
+    CellSet, Change, GAME_NAMES, Game, GameMoveError, PositionError, State, StateUndo, Symmetry,
+    UnknownGameName,
+};
 pub use geometry::{Geometry, Reach, Shape};
 pub use isa::Isa;
 pub use outcome::{EndReason, GameResult, Side};

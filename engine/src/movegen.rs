@@ -179,6 +179,9 @@ pub(crate) trait Kernel {
     /// Every cell a clone or a jump from one of `own` lands on (empty or not).
     fn reach(own: u64) -> u64;
 
+    /// Every cell whose enemy piece flips when a piece lands on one of `cells`.
+    fn flip_targets(cells: u64) -> u64;
+
     /// The cells whose enemy pieces flip when a piece lands on `to`.
     #[inline(always)]
     fn flip_mask(to: usize) -> u64 {
@@ -226,13 +229,14 @@ fn rect_jump_count(g: &Geometry, jumps: &Shifts, own: u64, empty: u64) -> u32 {
 }
 
 macro_rules! rect_kernel {
-    ($(#[$doc:meta])* $name:ident, $geometry:expr, $clone:expr, $jump:expr, $block_flips:expr) => {
+    ($(#[$doc:meta])* $name:ident, $geometry:expr, $clone:expr, $jump:expr, $flip:expr, $block_flips:expr) => {
         $(#[$doc])*
         pub(crate) struct $name;
 
         impl $name {
             const CLONES: Shifts = Shifts::of(7, 7, $clone);
             const JUMPS: Shifts = Shifts::of(7, 7, $jump);
+            const FLIPS: Shifts = Shifts::of(7, 7, $flip);
         }
 
         impl Kernel for $name {
@@ -254,6 +258,11 @@ macro_rules! rect_kernel {
             }
 
             #[inline(always)]
+            fn flip_targets(cells: u64) -> u64 {
+                Self::FLIPS.targets(cells)
+            }
+
+            #[inline(always)]
             fn flip_hash(to: usize, flipped: u64) -> u64 {
                 if $block_flips {
                     flip_keys_block7(to, flipped)
@@ -271,6 +280,7 @@ rect_kernel!(
     ATAXX_7X7,
     Reach::King,
     Reach::Ring2,
+    Reach::King,
     true
 );
 rect_kernel!(
@@ -279,6 +289,7 @@ rect_kernel!(
     ASSIMILATION_7X7,
     Reach::King,
     Reach::Straight2,
+    Reach::King,
     true
 );
 rect_kernel!(
@@ -287,6 +298,7 @@ rect_kernel!(
     THOMAS_7X7,
     Reach::Orthogonal,
     Reach::Orthogonal2,
+    Reach::Orthogonal,
     true
 );
 
@@ -325,6 +337,17 @@ impl Kernel for HexKernel {
         while p != 0 {
             let s = p.trailing_zeros() as usize;
             t |= g.clone[s].0 | g.jump[s].0;
+            p &= p - 1;
+        }
+        t
+    }
+
+    #[inline(always)]
+    fn flip_targets(cells: u64) -> u64 {
+        let g = Self::GEOMETRY;
+        let (mut t, mut p) = (0, cells);
+        while p != 0 {
+            t |= g.flip[p.trailing_zeros() as usize].0;
             p &= p - 1;
         }
         t
@@ -379,7 +402,11 @@ mod tests {
         for _ in 0..2000 {
             let own = rng.next_u64() & rng.next_u64() & g.cells.0;
             let empty = rng.next_u64() & g.cells.0 & !own;
-            let (mut clones, mut reach, mut jumps) = (0, 0, 0);
+            let (mut clones, mut reach, mut jumps, mut flips) = (0, 0, 0, 0);
+            for s in crate::Bitboard(empty) {
+                flips |= g.flip[s.index()].0;
+            }
+            assert_eq!(K::flip_targets(empty), flips);
             for s in crate::Bitboard(own) {
                 clones |= g.clone[s.index()].0;
                 reach |= g.clone[s.index()].0 | g.jump[s.index()].0;

@@ -434,7 +434,7 @@ impl Position {
     /// Calls `f` for every legal move, in the order of [`Position::legal_moves`]: nothing
     /// when the game is over, only the pass when the side to move has no other move. No
     /// list is built.
-    #[inline]
+    #[inline(always)]
     pub fn for_each_legal(&self, mut f: impl FnMut(Move)) {
         with_kernel!(self.rules.variant, K => self.for_each_legal_k::<K>(&mut f))
     }

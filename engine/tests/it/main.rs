@@ -2,6 +2,7 @@
 
 mod fuzz;
 mod games;
+mod hooks;
 mod invariants;
 mod levels;
 mod perft;
