@@ -10,6 +10,8 @@
 //! `ataxx-bulk D`: perft with bulk counting at the last ply, standard Ataxx start.
 //! `ataxx-make D`: perft with every leaf made, hash updated (make-move throughput).
 //! `perft GAME D [POSITION]`: perft of any game (bulk counting).
+//! `isa`: the instruction-set levels this CPU runs, one a line (the engine runs the
+//! best one, capped by `FLIPZERO_ISA=portable|avx2|avx512`; every line above reports it).
 //! `search`: the positions of `flipzero bench search` (alpha-beta to fixed depths, 16 MiB
 //! table): total nodes (deterministic for a build) and nodes/s.
 
@@ -19,7 +21,8 @@ use engine::{Game, Position, Rules};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: movegen ataxx-bulk D | ataxx-make D | perft GAME D [POSITION] | search";
+    let usage =
+        "usage: movegen ataxx-bulk D | ataxx-make D | perft GAME D [POSITION] | search | isa";
     let depth = |i: usize| -> u32 {
         args.get(i)
             .and_then(|d| d.parse().ok())
@@ -51,14 +54,21 @@ fn main() {
                 (format!("{game} perft"), d, Box::new(move || s.perft(d)))
             }
             Some("search") => ("search".into(), 0, Box::new(search)),
+            Some("isa") => {
+                for isa in engine::Isa::available() {
+                    println!("{isa}");
+                }
+                return;
+            }
             _ => panic!("{usage}"),
         };
     let t = Instant::now();
     let n = run();
     let s = t.elapsed().as_secs_f64();
     println!(
-        "{label} depth {d} nodes {n} time {s:.4} s {:.1} M nodes/s",
-        n as f64 / s / 1e6
+        "{label} depth {d} nodes {n} time {s:.4} s {:.1} M nodes/s isa {}",
+        n as f64 / s / 1e6,
+        engine::Isa::current()
     );
 }
 

@@ -176,6 +176,21 @@ impl Searcher {
         slot
     }
 
+    /// Asks the CPU to bring the table entry of `key` into its caches.
+    #[inline(always)]
+    fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let entry: *const TtEntry = &self.tt[self.slot(key)];
+            // SAFETY: a prefetch reads nothing that the program sees and never faults;
+            // the address is that of an element of the table anyway.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(entry.cast()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     /// Nodes searched by the last (or current) search.
     pub fn nodes(&self) -> u64 {
         self.nodes
@@ -281,10 +296,11 @@ impl Searcher {
         let alpha0 = alpha;
         let mut best = -INF;
         let mut best_move = Move::PASS;
-        for i in 0..ordered.len() {
-            // Keys are distinct, so taking the largest remaining one each time gives the
-            // order of a full sort; most nodes cut after a move or two, so only the first
-            // few are picked one by one and the rest sorted once.
+        // Puts the `i`-th move in place: keys are distinct, so taking the largest
+        // remaining one each time gives the order of a full sort; most nodes cut after a
+        // move or two, so only the first few are picked one by one and the rest sorted
+        // once. The order depends on the keys alone, so it can run one move ahead.
+        let pick = |ordered: &mut Vec<u64>, i: usize| {
             if i < 3 {
                 let mut top = i;
                 for j in i + 1..ordered.len() {
@@ -296,11 +312,24 @@ impl Searcher {
             } else if i == 3 {
                 ordered[3..].sort_unstable_by(|a, b| b.cmp(a));
             }
-            let mv = moves[(u32::MAX - ordered[i] as u32) as usize];
+            moves[(u32::MAX - ordered[i] as u32) as usize]
+        };
+        let mut next = pick(&mut ordered, 0);
+        let mut next_child = s.after(next);
+        for i in 0..ordered.len() {
+            let (mv, child) = (next, next_child);
             if i == 0 {
                 best_move = mv;
             }
-            let child = s.after(mv);
+            if i + 1 < ordered.len() {
+                next = pick(&mut ordered, i + 1);
+                next_child = s.after(next);
+                if depth >= 2 {
+                    // The next sibling probes the table: its entry is fetched while this
+                    // child's subtree is searched.
+                    self.prefetch(tt_key(&next_child));
+                }
+            }
             let score = if i == 0 {
                 -self.child(l, &child, depth - 1, ply + 1, -beta, -alpha, stop)
             } else {
