@@ -3,6 +3,7 @@
 use std::sync::LazyLock;
 
 use super::bits::{Bits, STRIDE};
+use super::grid10::Grid10;
 
 /// The outflanking boards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,6 +61,17 @@ impl BoardId {
     }
 }
 
+/// How a board's positions keep their pieces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Layout {
+    /// The 8×8 box on one `u64` ([`grid8`](super::grid8)).
+    Grid8,
+    /// The 10×10 box on 128 bits ([`grid10`](super::grid10)).
+    Grid10,
+    /// The 256-bit set.
+    Wide,
+}
+
 /// A board shape and its starting rules, as data.
 #[derive(Debug)]
 pub struct FlankBoard {
@@ -85,8 +97,12 @@ pub struct FlankBoard {
     /// Cells no line can pass through in any of the four directions (a piece there can
     /// never be flipped): the corners, including those of the arms of a cross.
     pub corners: Bits,
+    /// The layout of its positions.
+    pub(crate) layout: Layout,
     /// `cells`, `centre` and `corners` in the 8×8 layout (boards that fit it).
     pub(crate) narrow: [u64; 3],
+    /// `cells`, `centre` and `corners` in the 10×10 layout (boards that fit it).
+    pub(crate) mid: [Grid10; 3],
 }
 
 impl FlankBoard {
@@ -165,7 +181,13 @@ fn build(
         supply,
         fits_u64: size <= 8,
         corners,
+        layout: match size {
+            0..=8 => Layout::Grid8,
+            9..=10 => Layout::Grid10,
+            _ => Layout::Wide,
+        },
         narrow: [cells, set(&centre), corners].map(super::grid8::narrow),
+        mid: [cells, set(&centre), corners].map(super::grid10::from_wide),
     }
 }
 

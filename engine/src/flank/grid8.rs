@@ -2,11 +2,11 @@
 //! (file, rank) is bit `rank * 8 + file`, a1 = bit 0, h8 = bit 63. The fastest known
 //! routines for these boards work here:
 //!
-//! - **legal placements** ([`moves`]): Kogge–Stone fills of the opponent's lines in the
+//! - **legal placements** (`moves`): Kogge–Stone fills of the opponent's lines in the
 //!   four axes, both ways at once, with doubling steps (a line holds at most six enemy
 //!   pieces); the AVX2 level runs the four axes in the four lanes of one vector (variable
 //!   shifts), the AVX-512 level merges each fill step into one ternary-logic instruction.
-//! - **flips of a placement** ([`flips`]): per direction, the ray of cells from the
+//! - **flips of a placement** (`flips`): per direction, the ray of cells from the
 //!   placed cell to the edge (a table of 64 × 8 masks); along a ray towards higher bits
 //!   the first cell that is not the opponent's is the lowest set bit of
 //!   `ray & !opp`, along a ray towards lower bits the highest one (a leading-zero

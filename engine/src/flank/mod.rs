@@ -3,18 +3,20 @@
 //! Cells are numbered `rank * 16 + file` everywhere in the interface. Boards that fit
 //! the 8×8 box (Othello, Reversi, Annexation 32) keep their positions on one `u64` with
 //! the fastest known 8×8 routines, at the best instruction-set level of the CPU
-//! ([`grid8`]); the other boards on a 256-bit set laid out in rows of stride 16, so
-//! boards up to 15 files by 16 ranks fit and every direction is a fixed shift (±1, ±15,
-//! ±16, ±17). Cells outside a board's shape (padding columns, missing corners) are never
+//! ([`grid8`]); boards that fit the 10×10 box (Annexation 64 and 76) on 128 bits
+//! ([`grid10`]); the others (Annexation 80 and 132) on a 256-bit set laid out in rows of
+//! stride 16, so boards up to 15 files by 16 ranks fit and every direction is a fixed
+//! shift (±1, ±15, ±16, ±17). Cells outside a board's shape (padding columns, missing corners) are never
 //! "enemy" or "empty", so a line of flips stops there by itself. Move generation is
 //! Kogge–Stone style flood fill over the eight directions in both layouts.
 //!
-//! The module is split by concept: [`bits`] (the 256-bit cell set and its flood fills), [`grid8`] (the 8×8 layout and its kernels), [`boards`]
+//! The module is split by concept: [`bits`] (the 256-bit cell set and its flood fills), [`grid8`] (the 8×8 layout and its kernels), [`grid10`] (the 10×10 layout), [`boards`]
 //! (the board shapes as data), [`position`] (rules, Zobrist keys, move generation and
 //! make-move), [`text`] (the position text, documented there, and its errors) and [`perft`].
 
 pub mod bits;
 pub mod boards;
+pub mod grid10;
 pub mod grid8;
 pub mod perft;
 pub mod position;
@@ -103,16 +105,20 @@ mod tests {
     }
 
     #[test]
-    fn the_8x8_layout_agrees_with_the_256_bit_one_over_random_games() {
+    fn the_8x8_and_10x10_layouts_agree_with_the_256_bit_one_over_random_games() {
         let mut rng = crate::Rng::new(17);
         let mut plies = 0;
-        for board in BoardId::ALL.into_iter().filter(|b| b.board().fits_u64) {
+        let small = BoardId::ALL
+            .into_iter()
+            .filter(|b| b.board().layout != boards::Layout::Wide);
+        assert_eq!(small.clone().count(), 6);
+        for board in small {
             for misere in [false, true] {
                 for _ in 0..60 {
                     let mut p = FlankPosition::startpos(FlankRules { board, misere });
                     let mut w = wide(&p);
                     loop {
-                        assert!(matches!(p.repr, position::Repr::Narrow(_)));
+                        assert!(!matches!(p.repr, position::Repr::Wide(_)));
                         assert!(matches!(w.repr, position::Repr::Wide(_)));
                         let moves = p.legal_moves();
                         assert_eq!(moves, w.legal_moves(), "{}", p.text());
@@ -159,6 +165,6 @@ mod tests {
                 }
             }
         }
-        assert!(plies > 10_000, "{plies}");
+        assert!(plies > 15_000, "{plies}");
     }
 }

@@ -2,16 +2,18 @@
 //! and the result.
 //!
 //! A position keeps its pieces in the layout of its board: boards that fit the 8×8 box
-//! on one `u64` ([`grid8`](super::grid8)), every other board on the 256-bit set
-//! ([`Bits`]). The rules are written once over both ([`Cells`], [`Core`]); the public
-//! interface speaks the 256-bit numbering (`rank * 16 + file`) whatever the layout, and
-//! the hash of a position is the same in both layouts.
+//! on one `u64` ([`grid8`]), those that fit the 10×10 box on 128 bits
+//! ([`grid10`]), the others on the 256-bit set ([`Bits`]). The rules are
+//! written once over every layout (the crate-internal `Cells` trait and `Core` state);
+//! the public interface speaks the 256-bit numbering (`rank * 16 + file`) whatever the
+//! layout, and the hash of a position is the same in every layout.
 
 use std::ops::{BitAnd, BitOr, BitXor, Not};
 
 use super::bits::{Bits, DIRECTIONS, fill};
-use super::boards::{BoardId, FlankBoard};
+use super::boards::{BoardId, FlankBoard, Layout};
 use super::grid8::{self, Grid8};
+use super::grid10::{self, Grid10};
 use crate::isa::with_level;
 use crate::rng::splitmix64;
 use crate::{EndReason, GameResult, Isa, Side};
@@ -75,6 +77,33 @@ static KEYS8: [[u64; 64]; 2] = {
     while i < 64 {
         k[0][i] = KEYS.0[0][grid8::to_wide(i)];
         k[1][i] = KEYS.0[1][grid8::to_wide(i)];
+        i += 1;
+    }
+    k
+};
+
+/// The piece keys of the 10×10 layout (the same values as [`KEYS`] for the same cell;
+/// padding bits get keys of cells outside the box, never used).
+static KEYS10: [[u64; 128]; 2] = {
+    let mut k = [[0u64; 128]; 2];
+    let mut i = 0;
+    while i < 128 {
+        let w = grid10::to_wide(i);
+        if w < 256 {
+            k[0][i] = KEYS.0[0][w];
+            k[1][i] = KEYS.0[1][w];
+        }
+        i += 1;
+    }
+    k
+};
+
+/// [`FLIP_KEYS`] in the 10×10 layout.
+static FLIP_KEYS10: [u64; 128] = {
+    let mut k = [0u64; 128];
+    let mut i = 0;
+    while i < 128 {
+        k[i] = KEYS10[0][i] ^ KEYS10[1][i];
         i += 1;
     }
     k
@@ -221,6 +250,89 @@ impl Cells for u64 {
     #[inline(always)]
     fn flips<L: Grid8>(l: L, i: usize, own: u64, opp: u64) -> u64 {
         l.flips(i, own, opp)
+    }
+}
+
+impl Cells for Grid10 {
+    const NONE: Grid10 = Grid10::new(0);
+
+    #[inline(always)]
+    fn single(i: usize) -> Grid10 {
+        Grid10::new(1 << (i & 127))
+    }
+
+    #[inline(always)]
+    fn count(self) -> u32 {
+        self.get().count_ones()
+    }
+
+    #[inline(always)]
+    fn none(self) -> bool {
+        self.get() == 0
+    }
+
+    #[inline(always)]
+    fn has(self, i: usize) -> bool {
+        i < 128 && self.get() >> i & 1 != 0
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<usize> {
+        let x = self.get();
+        if x == 0 {
+            return None;
+        }
+        *self = Grid10::new(x & (x - 1));
+        Some(x.trailing_zeros() as usize)
+    }
+
+    #[inline(always)]
+    fn key(side: usize, i: usize) -> u64 {
+        KEYS10[side & 1][i & 127]
+    }
+
+    #[inline(always)]
+    fn flip_hash(mut self) -> u64 {
+        let mut h = 0;
+        while let Some(i) = self.pop() {
+            h ^= FLIP_KEYS10[i & 127];
+        }
+        h
+    }
+
+    #[inline(always)]
+    fn widen(self) -> Bits {
+        grid10::widen(self)
+    }
+
+    #[inline(always)]
+    fn from_wide(b: Bits) -> Grid10 {
+        grid10::from_wide(b)
+    }
+
+    #[inline(always)]
+    fn public(i: usize) -> usize {
+        grid10::to_wide(i)
+    }
+
+    #[inline(always)]
+    fn internal(i: usize) -> usize {
+        grid10::to_mid(i)
+    }
+
+    #[inline(always)]
+    fn shape(b: &FlankBoard) -> [Grid10; 3] {
+        b.mid
+    }
+
+    #[inline(always)]
+    fn moves<L: Grid8>(_: L, own: Grid10, opp: Grid10, empty: Grid10) -> Grid10 {
+        grid10::moves(own, opp, empty)
+    }
+
+    #[inline(always)]
+    fn flips<L: Grid8>(_: L, i: usize, own: Grid10, opp: Grid10) -> Grid10 {
+        grid10::flips(i, own, opp)
     }
 }
 
@@ -460,6 +572,8 @@ impl<C: Cells> Core<C> {
 pub(crate) enum Repr {
     /// Boards in the 8×8 box.
     Narrow(Core<u64>),
+    /// Boards in the 10×10 box.
+    Mid(Core<Grid10>),
     /// Every other board.
     Wide(Core<Bits>),
 }
@@ -474,6 +588,11 @@ macro_rules! with_core {
                 type $C = u64;
                 $body
             }
+            Repr::Mid($c) => {
+                #[allow(dead_code)]
+                type $C = $crate::flank::grid10::Grid10;
+                $body
+            }
             Repr::Wide($c) => {
                 #[allow(dead_code)]
                 type $C = $crate::flank::Bits;
@@ -486,6 +605,11 @@ macro_rules! with_core {
             Repr::Narrow($c) => {
                 #[allow(dead_code)]
                 type $C = u64;
+                $body
+            }
+            Repr::Mid($c) => {
+                #[allow(dead_code)]
+                type $C = $crate::flank::grid10::Grid10;
                 $body
             }
             Repr::Wide($c) => {
@@ -584,10 +708,10 @@ impl FlankPosition {
             c.hash = c.compute_hash();
             c
         }
-        let repr = if rules.board.board().fits_u64 {
-            Repr::Narrow(core(pieces, side, phase, supply, passes))
-        } else {
-            Repr::Wide(core(pieces, side, phase, supply, passes))
+        let repr = match rules.board.board().layout {
+            Layout::Grid8 => Repr::Narrow(core(pieces, side, phase, supply, passes)),
+            Layout::Grid10 => Repr::Mid(core(pieces, side, phase, supply, passes)),
+            Layout::Wide => Repr::Wide(core(pieces, side, phase, supply, passes)),
         };
         FlankPosition { repr, rules }
     }
