@@ -5,8 +5,13 @@
 # the reference programs on the same workloads; runs alternate, one core each (taskset),
 # and the medians and their ratios are printed with the CPU.
 #
-#   bench/engine-vs-reference.sh [--runs N] [--cpu C] [--movegen PATH]
+#   bench/engine-vs-reference.sh [--runs N] [--cpu C] [--movegen PATH] [--clock cpu|wall]
 #       [--ataxx NAME=PATH]... [--othello NAME=PATH]... [--only ataxx|othello|search]
+#
+# Rates are nodes per second of the process's CPU time (`perf stat -e task-clock`, a
+# software counter that works in VMs without a PMU) when perf is installed, which keeps
+# them steady on a machine that other jobs share; `--clock wall` takes each program's
+# own wall-clock rate instead (right on an idle machine).
 #
 # Workloads (the node counts of every program must agree; the script checks them):
 #   ataxx-bulk   Ataxx start, perft 7, bulk counting at the last ply
@@ -28,6 +33,7 @@
 set -euo pipefail
 runs=5
 cpu=1
+clock=""
 movegen=""
 only=""
 ataxx=()
@@ -40,7 +46,8 @@ while [ $# -gt 0 ]; do
         --ataxx) ataxx+=("$2"); shift 2 ;;
         --othello) othello+=("$2"); shift 2 ;;
         --only) only="$2"; shift 2 ;;
-        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+        --clock) clock="$2"; shift 2 ;;
+        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
         *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -50,11 +57,14 @@ if [ -z "$movegen" ]; then
     movegen=target/release/examples/movegen
 fi
 levels=$("$movegen" isa)
+if [ -z "$clock" ]; then
+    if perf stat -e task-clock -x, true >/dev/null 2>&1; then clock=cpu; else clock=wall; fi
+fi
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ)  flipzero $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "# CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p')  ($(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "# flags: $(grep -m1 -o -w 'avx2\|bmi2\|avx512f\|avx512bw\|avx512vl\|avx512cd\|avx512dq\|avx512_vpopcntdq\|popcnt\|lzcnt\|abm' /proc/cpuinfo | sort -u | tr '\n' ' ')"
-echo "# flipzero levels: $(echo $levels)   runs: $runs, alternating, taskset -c $cpu"
+echo "# flipzero levels: $(echo $levels)   runs: $runs, alternating, taskset -c $cpu, clock: $clock"
 
 # One workload: $1 = title, then "label|command" entries; prints median, best, ratios.
 workload() {
@@ -66,9 +76,19 @@ workload() {
     local r i line rate nodes
     for ((r = 0; r < runs; r++)); do
         for i in "${!cmds[@]}"; do
-            line=$(eval "taskset -c $cpu ${cmds[$i]}" 2>/dev/null | grep 'M nodes/s' | tail -1)
-            rate=$(echo "$line" | grep -o '[0-9.]* M nodes/s' | cut -d' ' -f1)
+            if [ "$clock" = cpu ]; then
+                out=$(eval "taskset -c $cpu perf stat -e task-clock -x, ${cmds[$i]}" 2>&1 || true)
+            else
+                out=$(eval "taskset -c $cpu ${cmds[$i]}" 2>/dev/null || true)
+            fi
+            line=$(echo "$out" | grep 'M nodes/s' | tail -1)
             nodes=$(echo "$line" | grep -o 'nodes [0-9]*' | head -1 | cut -d' ' -f2)
+            if [ "$clock" = cpu ]; then
+                ms=$(echo "$out" | grep 'task-clock' | cut -d, -f1)
+                rate=$(awk -v n="${nodes:-0}" -v ms="${ms:-0}" 'BEGIN { if (ms > 0) printf "%.1f", n / ms / 1000; else print 0 }')
+            else
+                rate=$(echo "$line" | grep -o '[0-9.]* M nodes/s' | cut -d' ' -f1)
+            fi
             echo "$i ${rate:-0} ${nodes:-0}" >>"$tmp"
         done
     done

@@ -430,10 +430,9 @@ impl State {
     /// The legal moves (empty when the game is over; only the pass when forced). Moves of
     /// outflanking games are placements, written as clones onto the cell.
     pub fn legal_moves(&self) -> Vec<Move> {
-        match self {
-            State::Ataxx(p) => p.legal_moves().to_vec(),
-            State::Flank(p) => p.legal_moves().into_iter().map(from_flank).collect(),
-        }
+        let mut v = Vec::new();
+        self.for_each_legal(|m| v.push(m));
+        v
     }
 
     /// The legal moves, written into `out` (cleared first) to reuse its allocation.

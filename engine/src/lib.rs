@@ -3,9 +3,20 @@
 //! games (Othello, Reversi, Annexation; module [`flank`]), both behind one interface
 //! ([`Game`], [`State`]).
 //!
-//! Boards are at most 64 cells, so a set of cells is one `u64` ([`Bitboard`]). Each rule
-//! set precomputes per-cell clone, jump and flip masks ([`Geometry`]); move generation and
-//! make-move are bit operations on those masks. A [`Position`] is small and `Copy`.
+//! Ataxx-family boards are at most 64 cells, so a set of cells is one `u64`
+//! ([`Bitboard`]). Each rule set precomputes per-cell clone, jump and flip masks
+//! ([`Geometry`]); move generation and make-move are bit operations on those masks, or on
+//! shifts derived from them on the rectangular boards. A [`Position`] is small and
+//! `Copy`.
+//!
+//! Making a move reports what changed on the board, for evaluators that update
+//! incrementally (NNUE-style accumulators): [`State::make`] returns a [`StateUndo`]
+//! whose [`Change`] names the cell that got the mover's piece, the cell a jump emptied and
+//! the flipped cells, and [`State::unmake`] takes the move back ([`Position::make`] and
+//! [`flank::FlankPosition::make`] do the same per family).
+//!
+//! Move generation, perft and the search are compiled once per instruction-set level and
+//! run at the best one the CPU has ([`Isa`]: AVX-512, AVX2 or portable).
 //!
 //! ```
 //! use engine::{perft, Position, Rules};
