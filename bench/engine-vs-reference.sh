@@ -29,7 +29,8 @@
 # and Edax, their commits and flags) and what their drivers do.
 #
 # --movegen names flipzero's bench binary (default: built here with
-# `cargo build --release -p engine --example movegen`). Run it on an idle machine.
+# `cargo build --release -p engine --example movegen`). An idle machine is best; on a
+# shared one the CPU-time rates stay steady where wall-clock ones do not.
 set -euo pipefail
 runs=5
 cpu=1
@@ -47,7 +48,7 @@ while [ $# -gt 0 ]; do
         --othello) othello+=("$2"); shift 2 ;;
         --only) only="$2"; shift 2 ;;
         --clock) clock="$2"; shift 2 ;;
-        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
         *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
