@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
         --othello) othello+=("$2"); shift 2 ;;
         --only) only="$2"; shift 2 ;;
         --clock) clock="$2"; shift 2 ;;
-        -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
         *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
