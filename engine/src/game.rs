@@ -303,6 +303,105 @@ pub enum State {
     Flank(FlankPosition),
 }
 
+/// What [`State::unmake`] needs to take a move back (see [`State::make`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StateUndo {
+    /// Ataxx family.
+    Ataxx(crate::Undo),
+    /// Outflanking family.
+    Flank(crate::flank::FlankUndo),
+}
+
+impl StateUndo {
+    /// What the move changed on the board, in the game's cell numbering.
+    #[inline]
+    pub fn change(&self) -> Change {
+        match self {
+            StateUndo::Ataxx(u) => {
+                let d = u.delta();
+                Change {
+                    mover: d.mover,
+                    placed: d.placed.map(|s| s.index()),
+                    vacated: d.vacated.map(|s| s.index()),
+                    flipped: CellSet(Cells::Word(d.flipped.0)),
+                }
+            }
+            StateUndo::Flank(u) => {
+                let d = u.delta();
+                Change {
+                    mover: d.mover,
+                    placed: d.placed,
+                    vacated: None,
+                    flipped: CellSet(Cells::Wide(d.flipped)),
+                }
+            }
+        }
+    }
+}
+
+/// What a move changed on the board, in the game's cell numbering ([`Game::cells`]): a
+/// piece of `mover` appeared on `placed` (a clone, a jump's target, a placement), a jump
+/// emptied `vacated`, and every cell of `flipped` turned from the opponent's piece to the
+/// mover's. A pass changes no cell. An evaluator that keeps an accumulator over
+/// piece-on-cell features adds `placed` and the flipped cells for the mover, removes
+/// `vacated` for the mover and the flipped cells for the opponent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Change {
+    /// The side that moved.
+    pub mover: Side,
+    /// The cell that received a new piece of the mover; `None` for the pass.
+    pub placed: Option<usize>,
+    /// The cell a jump left (Ataxx family); `None` otherwise.
+    pub vacated: Option<usize>,
+    /// The pieces that flipped to the mover.
+    pub flipped: CellSet,
+}
+
+/// A set of cells in the game's numbering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CellSet(Cells);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Cells {
+    Word(u64),
+    Wide(crate::flank::Bits),
+}
+
+impl CellSet {
+    /// Number of cells.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        match self.0 {
+            Cells::Word(w) => w.count_ones(),
+            Cells::Wide(b) => b.len(),
+        }
+    }
+
+    /// Whether the set is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `cell` is in the set.
+    #[inline]
+    pub fn contains(&self, cell: usize) -> bool {
+        match self.0 {
+            Cells::Word(w) => cell < 64 && w >> cell & 1 != 0,
+            Cells::Wide(b) => b.has(cell),
+        }
+    }
+
+    /// The cells, in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        let (word, wide) = match self.0 {
+            Cells::Word(w) => (Some(crate::Bitboard(w).iter().map(|s| s.index())), None),
+            Cells::Wide(b) => (None, Some(b.iter())),
+        };
+        word.into_iter().flatten().chain(wide.into_iter().flatten())
+    }
+}
+
 fn flank_move(mv: Move) -> Option<usize> {
     mv.to().map(|s| s.index())
 }
@@ -331,35 +430,36 @@ impl State {
     /// The legal moves (empty when the game is over; only the pass when forced). Moves of
     /// outflanking games are placements, written as clones onto the cell.
     pub fn legal_moves(&self) -> Vec<Move> {
-        match self {
-            State::Ataxx(p) => p.legal_moves().to_vec(),
-            State::Flank(p) => p.legal_moves().into_iter().map(from_flank).collect(),
-        }
+        let mut v = Vec::new();
+        self.for_each_legal(|m| v.push(m));
+        v
     }
 
     /// The legal moves, written into `out` (cleared first) to reuse its allocation.
+    #[inline]
     pub fn legal_moves_into(&self, out: &mut Vec<Move>) {
         out.clear();
+        self.for_each_legal(|m| out.push(m));
+    }
+
+    /// Calls `f` for every legal move, in the order of [`State::legal_moves`]; no list
+    /// is built.
+    #[inline(always)]
+    pub fn for_each_legal(&self, mut f: impl FnMut(Move)) {
         match self {
-            State::Ataxx(p) => out.extend_from_slice(&p.legal_moves()),
-            State::Flank(p) => {
-                let own = p.placements(p.side_to_move());
-                if !own.is_empty() {
-                    out.extend(own.iter().map(|i| Move::clone_to(Square::new(i as u8))));
-                } else if !p.is_game_over() {
-                    out.push(Move::PASS);
-                }
-            }
+            State::Ataxx(p) => p.for_each_legal(f),
+            State::Flank(p) => p.for_each_legal(|m| f(from_flank(m))),
         }
     }
 
     /// Enemy pieces that `mv` flips.
+    #[inline]
     pub fn flips(&self, mv: Move) -> u32 {
         match (self, mv.to()) {
             (_, None) => 0,
             (State::Ataxx(p), _) => p.flips(mv),
             (State::Flank(p), Some(to)) => match p.phase() {
-                crate::flank::Phase::Play => p.flips(to.index()).len(),
+                crate::flank::Phase::Play => p.flip_count(to.index()),
                 crate::flank::Phase::Place => 0,
             },
         }
@@ -367,6 +467,7 @@ impl State {
 
     /// Pieces the mover gains with `mv`: flips, plus one for a new piece (a clone or a
     /// placement).
+    #[inline]
     pub fn gain(&self, mv: Move) -> u32 {
         let new_piece = matches!(mv.kind(), MoveKind::Clone { .. });
         self.flips(mv) + u32::from(new_piece)
@@ -392,10 +493,56 @@ impl State {
     }
 
     /// Plays a legal move.
+    #[inline]
     pub fn play(&mut self, mv: Move) {
         match self {
             State::Ataxx(p) => p.play(mv),
             State::Flank(p) => p.play(flank_move(mv)),
+        }
+    }
+
+    /// Plays a legal move and returns what [`State::unmake`] needs to take it back, with
+    /// what changed on the board ([`StateUndo::change`]): the hook of evaluators that
+    /// follow the board incrementally (NNUE-style accumulators over piece-on-cell
+    /// features).
+    ///
+    /// ```
+    /// use engine::{Game, Side};
+    /// let game: Game = "ataxx".parse().unwrap();
+    /// let mut s = game.parse_position("x5o/7/7/7/7/5o1/o5x x 0 1").unwrap();
+    /// let before = s;
+    /// let undo = s.make(s.parse_move("g1e3").unwrap());
+    /// let c = undo.change();
+    /// assert_eq!(c.mover, Side::X);
+    /// assert_eq!(c.placed.map(|i| s.cell_name(i)), Some("e3".into()));
+    /// assert_eq!(c.vacated.map(|i| s.cell_name(i)), Some("g1".into()));
+    /// assert_eq!(c.flipped.iter().map(|i| s.cell_name(i)).collect::<Vec<_>>(), ["f2"]);
+    /// s.unmake(&undo);
+    /// assert_eq!(s, before);
+    /// ```
+    #[inline]
+    pub fn make(&mut self, mv: Move) -> StateUndo {
+        match self {
+            State::Ataxx(p) => StateUndo::Ataxx(p.make(mv)),
+            State::Flank(p) => StateUndo::Flank(p.make(flank_move(mv))),
+        }
+    }
+
+    /// Takes back the move that [`State::make`] played and returned `undo` for.
+    #[inline]
+    pub fn unmake(&mut self, undo: &StateUndo) {
+        match (self, undo) {
+            (State::Ataxx(p), StateUndo::Ataxx(u)) => p.unmake(u),
+            (State::Flank(p), StateUndo::Flank(u)) => p.unmake(u),
+            _ => panic!("an undo of one family applied to a state of the other"),
+        }
+    }
+
+    /// The name of a cell (`e5`).
+    pub fn cell_name(&self, cell: usize) -> String {
+        match self {
+            State::Ataxx(p) => p.geometry().square_name(Square::new(cell as u8)),
+            State::Flank(p) => p.board().square_name(cell),
         }
     }
 
@@ -409,6 +556,7 @@ impl State {
     }
 
     /// The state after `mv`.
+    #[inline]
     pub fn after(&self, mv: Move) -> State {
         let mut s = *self;
         s.play(mv);
@@ -443,7 +591,7 @@ impl State {
     pub fn counts(&self) -> [u32; 2] {
         match self {
             State::Ataxx(p) => [p.pieces(Side::X).len(), p.pieces(Side::O).len()],
-            State::Flank(p) => [p.pieces(Side::X).len(), p.pieces(Side::O).len()],
+            State::Flank(p) => [p.count(Side::X), p.count(Side::O)],
         }
     }
 
@@ -457,10 +605,12 @@ impl State {
 
     /// What stands on a cell: `Some(side)`, or `None` for an empty or blocked cell.
     pub fn piece_at(&self, cell: usize) -> Option<Side> {
-        Side::BOTH.into_iter().find(|&s| match self {
-            State::Ataxx(p) => p.pieces(s).has(Square::new(cell as u8)),
-            State::Flank(p) => p.pieces(s).has(cell),
-        })
+        match self {
+            State::Ataxx(p) => Side::BOTH
+                .into_iter()
+                .find(|&s| p.pieces(s).has(Square::new(cell as u8))),
+            State::Flank(p) => p.piece_at(cell),
+        }
     }
 
     /// Whether a cell is blocked (Ataxx family only).

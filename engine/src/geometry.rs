@@ -47,7 +47,7 @@ pub enum Reach {
 
 impl Reach {
     /// Whether displacement `(dx, dy)` (in the shape's grid coordinates) is reached.
-    const fn contains(self, dx: i32, dy: i32) -> bool {
+    pub(crate) const fn contains(self, dx: i32, dy: i32) -> bool {
         let (ax, ay) = (dx.abs(), dy.abs());
         let cheb = if ax > ay { ax } else { ay };
         // Axial hex coordinates (see `Geometry::coords`): distance = max(|dq|, |dr|, |dq-dr|).

@@ -3,9 +3,20 @@
 //! games (Othello, Reversi, Annexation; module [`flank`]), both behind one interface
 //! ([`Game`], [`State`]).
 //!
-//! Boards are at most 64 cells, so a set of cells is one `u64` ([`Bitboard`]). Each rule
-//! set precomputes per-cell clone, jump and flip masks ([`Geometry`]); move generation and
-//! make-move are bit operations on those masks. A [`Position`] is small and `Copy`.
+//! Ataxx-family boards are at most 64 cells, so a set of cells is one `u64`
+//! ([`Bitboard`]). Each rule set precomputes per-cell clone, jump and flip masks
+//! ([`Geometry`]); move generation and make-move are bit operations on those masks, or on
+//! shifts derived from them on the rectangular boards. A [`Position`] is small and
+//! `Copy`.
+//!
+//! Making a move reports what changed on the board, for evaluators that update
+//! incrementally (NNUE-style accumulators): [`State::make`] returns a [`StateUndo`]
+//! whose [`Change`] names the cell that got the mover's piece, the cell a jump emptied and
+//! the flipped cells, and [`State::unmake`] takes the move back ([`Position::make`] and
+//! [`flank::FlankPosition::make`] do the same per family).
+//!
+//! Move generation, perft and the search are compiled once per instruction-set level and
+//! run at the best one the CPU has ([`Isa`]: AVX-512, AVX2 or portable).
 //!
 //! ```
 //! use engine::{perft, Position, Rules};
@@ -22,6 +33,9 @@ mod fen;
 pub mod flank;
 mod game;
 pub mod geometry;
+mod isa;
+mod movegen;
+mod outcome;
 mod perft;
 mod position;
 mod rng;
@@ -31,12 +45,19 @@ pub mod uai;
 
 pub use bitboard::{BitIter, Bitboard};
 pub use fen::{FenError, MoveError, shown};
-pub use game::{GAME_NAMES, Game, GameMoveError, PositionError, State, Symmetry, UnknownGameName};
+pub use game::{
+    CellSet, Change, GAME_NAMES, Game, GameMoveError, PositionError, State, StateUndo, Symmetry,
+    UnknownGameName,
+};
 pub use geometry::{Geometry, Reach, Shape};
-pub use perft::{divide, perft, perft_make_all, perft_parallel};
+pub use isa::Isa;
+pub use outcome::{EndReason, GameResult, Side};
+pub use perft::{
+    divide, perft, perft_make_all, perft_make_all_hashed, perft_make_all_with, perft_parallel,
+    perft_with,
+};
 pub use position::{
-    EndReason, GameResult, IllegalMove, MAX_MOVES, Move, MoveDisplay, MoveKind, MoveList, Position,
-    Side,
+    IllegalMove, MAX_MOVES, Move, MoveDelta, MoveDisplay, MoveKind, MoveList, Position, Undo,
 };
 pub use rng::{Rng, splitmix64};
 pub use rules::{DEFAULT_HALFMOVE_LIMIT, Rules, UnknownGame, Variant};

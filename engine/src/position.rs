@@ -5,46 +5,10 @@ use std::fmt;
 use arrayvec::ArrayVec;
 
 use crate::geometry::{Geometry, MAX_CELLS};
+use crate::movegen::Kernel;
+use crate::movegen::with_kernel;
 use crate::rng::splitmix64;
-use crate::{Bitboard, Rules, Square};
-
-/// One of the two players.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum Side {
-    /// The first player (`x`; Black in Italian sources, Red on Youzai).
-    X = 0,
-    /// The second player (`o`; White / Blue).
-    O = 1,
-}
-
-impl Side {
-    /// Both sides, first player first.
-    pub const BOTH: [Side; 2] = [Side::X, Side::O];
-
-    /// The opponent.
-    #[inline]
-    pub const fn other(self) -> Side {
-        match self {
-            Side::X => Side::O,
-            Side::O => Side::X,
-        }
-    }
-
-    /// 0 for `x`, 1 for `o`.
-    #[inline]
-    pub const fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The side's letter in FEN and notation.
-    pub const fn char(self) -> char {
-        match self {
-            Side::X => 'x',
-            Side::O => 'o',
-        }
-    }
-}
+use crate::{Bitboard, EndReason, GameResult, Rules, Side, Square};
 
 /// A move: a clone onto a cell, a jump from one cell to another, or a pass.
 ///
@@ -170,79 +134,45 @@ pub const MAX_MOVES: usize = 832;
 /// The legal moves of a position, without heap allocation.
 pub type MoveList = ArrayVec<Move, MAX_MOVES>;
 
-/// Why a game ended.
+/// What a move changed on the board: the hook that an evaluator updating incrementally
+/// (an NNUE-style accumulator over piece-on-cell features) follows. A clone or jump puts a
+/// piece of `mover` on `placed`; a jump empties `vacated`; every cell of `flipped` turns
+/// from the opponent's piece to the mover's. A pass changes no cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EndReason {
-    /// No empty playable cell is left.
-    FullBoard,
-    /// One side has no pieces left.
-    WipeOut,
-    /// Neither side can move, with empty cells left (walled-off regions), or both sides
-    /// have no pieces.
-    NoMoves,
-    /// The half-move clock reached the rule set's limit: adjudicated a draw.
-    HalfmoveCap,
+pub struct MoveDelta {
+    /// The side that moved.
+    pub mover: Side,
+    /// The cell that received a new piece of the mover; `None` for the pass.
+    pub placed: Option<Square>,
+    /// The cell a jump left, now empty; `None` for clones and the pass.
+    pub vacated: Option<Square>,
+    /// The enemy pieces that flipped to the mover.
+    pub flipped: Bitboard,
 }
 
-impl EndReason {
-    /// A short lowercase name (`full-board`, `wipe-out`, `no-moves`, `halfmove-cap`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            EndReason::FullBoard => "full-board",
-            EndReason::WipeOut => "wipe-out",
-            EndReason::NoMoves => "no-moves",
-            EndReason::HalfmoveCap => "halfmove-cap",
-        }
-    }
-}
-
-/// The result of a finished game.
+/// What [`Position::unmake`] needs to take a move back: the move's [`MoveDelta`] and the
+/// hash and clocks before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct GameResult {
-    /// The winner, or `None` for a draw.
-    pub winner: Option<Side>,
-    /// Pieces on the board at the end: `[x, o]`.
-    pub counts: [u32; 2],
-    /// The margin from the first player's (`x`) view: positive when `x` won. It is the
-    /// piece difference (in misère, `o`'s count minus `x`'s); a wipe-out scores as if
-    /// the winner held every playable cell (±49 on the plain board); adjudicated draws
-    /// score 0.
-    pub score: i32,
-    /// Why the game ended.
-    pub reason: EndReason,
+pub struct Undo {
+    delta: MoveDelta,
+    hash: u64,
+    halfmove: u16,
+    fullmove: u16,
 }
 
-impl GameResult {
-    /// The result of a game that ended for `reason` (not the half-move cap) with
-    /// `counts = [x, o]` on a board of `playable` cells: more pieces wins (fewer in
-    /// misère), and a wipe-out scores as if the winner held every playable cell.
-    pub fn scored(counts: [u32; 2], reason: EndReason, playable: u32, misere: bool) -> GameResult {
-        let mut margin = counts[0] as i32 - counts[1] as i32;
-        if reason == EndReason::WipeOut {
-            margin = margin.signum() * playable as i32;
-        }
-        if misere {
-            margin = -margin;
-        }
-        let winner = match margin.signum() {
-            1 => Some(Side::X),
-            -1 => Some(Side::O),
-            _ => None,
-        };
-        GameResult {
-            winner,
-            counts,
-            score: margin,
-            reason,
-        }
+impl Undo {
+    /// What the move changed on the board.
+    #[inline]
+    pub fn delta(&self) -> &MoveDelta {
+        &self.delta
     }
 }
 
 /// Zobrist keys: pieces by side and cell, blocked cells, and the side to move.
-struct Zobrist {
-    pieces: [[u64; MAX_CELLS]; 2],
-    blocked: [u64; MAX_CELLS],
-    side: u64,
+pub(crate) struct Zobrist {
+    pub(crate) pieces: [[u64; MAX_CELLS]; 2],
+    pub(crate) blocked: [u64; MAX_CELLS],
+    pub(crate) side: u64,
 }
 
 const fn zobrist_keys() -> Zobrist {
@@ -267,7 +197,7 @@ const fn zobrist_keys() -> Zobrist {
     z
 }
 
-static ZOBRIST: Zobrist = zobrist_keys();
+pub(crate) static ZOBRIST: Zobrist = zobrist_keys();
 
 /// XOR of the keys of every cell of `b` in table `keys`.
 #[inline]
@@ -276,7 +206,10 @@ fn keys_of(keys: &[u64; MAX_CELLS], b: Bitboard) -> u64 {
 }
 
 /// A position of an Ataxx-family game: pieces, blocked cells, side to move, clocks and the
-/// rule set. Small and `Copy`; make-move returns or updates a value, there is no undo.
+/// rule set. Small and `Copy`: [`Position::after`] returns the position after a move,
+/// [`Position::play`] updates it in place, and [`Position::make`] / [`Position::unmake`]
+/// play a move and take it back, reporting what changed ([`MoveDelta`]) for evaluators
+/// that follow the board incrementally.
 ///
 /// ```
 /// use engine::{Position, Rules};
@@ -408,7 +341,13 @@ impl Position {
     /// Whether `side` has a move other than the pass.
     #[inline]
     pub fn can_move(&self, side: Side) -> bool {
-        can_move(self.geometry(), self.pieces[side.index()], self.empty())
+        let (own, empty) = (self.pieces[side.index()].0, self.empty().0);
+        with_kernel!(self.rules.variant, K => K::can_move(own, empty))
+    }
+
+    #[inline(always)]
+    pub(crate) fn can_move_k<K: Kernel>(&self, side: Side) -> bool {
+        K::can_move(self.pieces[side.index()].0, self.empty().0)
     }
 
     /// Whether the game is over (see [`Position::result`] for the conditions).
@@ -429,8 +368,10 @@ impl Position {
         if empty.is_empty() {
             return Some(EndReason::FullBoard);
         }
-        let g = self.geometry();
-        if !can_move(g, x, empty) && !can_move(g, o, empty) {
+        let stuck = with_kernel!(self.rules.variant, K => {
+            !K::can_move(x.0, empty.0) && !K::can_move(o.0, empty.0)
+        });
+        if stuck {
             return Some(EndReason::NoMoves);
         }
         let limit = self.rules.halfmove_limit;
@@ -466,22 +407,50 @@ impl Position {
 
     /// Calls `f` for every legal move other than the pass: clones by target cell, then
     /// jumps by source and target cell.
-    #[inline]
-    pub(crate) fn for_each_nonpass(&self, mut f: impl FnMut(Move)) {
-        let g = self.geometry();
-        let own = self.pieces[self.side.index()];
-        let empty = self.empty();
-        let mut reach = Bitboard::EMPTY;
-        for sq in own {
-            reach |= g.clone[sq.index()];
+    #[inline(always)]
+    pub(crate) fn for_each_nonpass_k<K: Kernel>(&self, mut f: impl FnMut(Move)) {
+        let own = self.pieces[self.side.index()].0;
+        let empty = self.empty().0;
+        let mut clones = K::clone_targets(own) & empty;
+        while clones != 0 {
+            f(Move::clone_to(Square::new(clones.trailing_zeros() as u8)));
+            clones &= clones - 1;
         }
-        for to in reach & empty {
-            f(Move::clone_to(to));
-        }
-        for from in own {
-            for to in g.jump[from.index()] & empty {
-                f(Move::jump(from, to));
+        let mut from = own;
+        while from != 0 {
+            let s = from.trailing_zeros() as usize;
+            let mut to = K::GEOMETRY.jump[s].0 & empty;
+            while to != 0 {
+                f(Move {
+                    from: s as u8,
+                    to: to.trailing_zeros() as u8,
+                });
+                to &= to - 1;
             }
+            from &= from - 1;
+        }
+    }
+
+    /// Calls `f` for every legal move, in the order of [`Position::legal_moves`]: nothing
+    /// when the game is over, only the pass when the side to move has no other move. No
+    /// list is built.
+    #[inline(always)]
+    pub fn for_each_legal(&self, mut f: impl FnMut(Move)) {
+        with_kernel!(self.rules.variant, K => self.for_each_legal_k::<K>(&mut f))
+    }
+
+    #[inline(always)]
+    pub(crate) fn for_each_legal_k<K: Kernel>(&self, mut f: impl FnMut(Move)) {
+        if self.is_trivially_over() {
+            return;
+        }
+        let mut any = false;
+        self.for_each_nonpass_k::<K>(|m| {
+            any = true;
+            f(m)
+        });
+        if !any && K::can_move(self.pieces[self.side.other().index()].0, self.empty().0) {
+            f(Move::PASS);
         }
     }
 
@@ -489,38 +458,39 @@ impl Position {
     /// has no other move.
     pub fn legal_moves(&self) -> MoveList {
         let mut list = MoveList::new();
-        if self.is_game_over() {
-            return list;
-        }
-        self.for_each_nonpass(|m| list.push(m));
-        if list.is_empty() {
-            list.push(Move::PASS);
-        }
+        self.legal_moves_into(&mut list);
         list
+    }
+
+    /// [`Position::legal_moves`] written into `out` (cleared first), a list the caller
+    /// keeps (on its stack, or from node to node), so nothing is copied or allocated.
+    #[inline]
+    pub fn legal_moves_into(&self, out: &mut MoveList) {
+        out.clear();
+        // Every board has fewer moves than the list holds (a test checks it).
+        self.for_each_legal(|m| out.push(m));
     }
 
     /// The number of legal moves, counted without generating them (bulk counting).
     /// Equal to `legal_moves().len()`.
     #[inline]
     pub fn count_moves(&self) -> u64 {
+        with_kernel!(self.rules.variant, K => self.count_moves_k::<K>())
+    }
+
+    #[inline(always)]
+    pub(crate) fn count_moves_k<K: Kernel>(&self) -> u64 {
         if self.is_trivially_over() {
             return 0;
         }
-        let g = self.geometry();
-        let own = self.pieces[self.side.index()];
-        let opp = self.pieces[self.side.other().index()];
-        let empty = self.empty();
-        let mut reach = Bitboard::EMPTY;
-        let mut jumps = 0u64;
-        for sq in own {
-            reach |= g.clone[sq.index()];
-            jumps += (g.jump[sq.index()] & empty).len() as u64;
-        }
-        let n = jumps + (reach & empty).len() as u64;
+        let own = self.pieces[self.side.index()].0;
+        let opp = self.pieces[self.side.other().index()].0;
+        let empty = self.empty().0;
+        let n = K::count(own, empty);
         if n > 0 {
-            n
+            u64::from(n)
         } else {
-            u64::from(can_move(g, opp, empty))
+            u64::from(K::can_move(opp, empty))
         }
     }
 
@@ -550,7 +520,7 @@ impl Position {
         let empty = self.empty();
         match mv.kind() {
             MoveKind::Pass => {
-                if can_move(g, own, empty) {
+                if self.can_move(self.side) {
                     Err(IllegalMove::PassWithMoves)
                 } else {
                     Ok(())
@@ -585,13 +555,13 @@ impl Position {
     #[inline]
     pub fn play(&mut self, mv: Move) {
         debug_assert!(self.is_legal(mv), "illegal move {mv:?} in {}", self.fen());
-        self.play_inner::<true>(mv);
+        with_kernel!(self.rules.variant, K => { self.play_k::<true, K>(mv); })
     }
 
     /// Plays `mv` if it is legal; otherwise leaves the position unchanged and says why.
     pub fn try_play(&mut self, mv: Move) -> Result<(), IllegalMove> {
         self.check_legal(mv)?;
-        self.play_inner::<true>(mv);
+        with_kernel!(self.rules.variant, K => { self.play_k::<true, K>(mv); });
         Ok(())
     }
 
@@ -603,45 +573,107 @@ impl Position {
         p
     }
 
-    /// Make-move; `HASH = false` skips the hash update (perft only, where the hash is
-    /// never read).
+    /// Plays `mv` (which must be legal, checked only in debug builds) and returns what
+    /// [`Position::unmake`] needs to take it back, with what changed on the board
+    /// ([`Undo::delta`]).
+    ///
+    /// ```
+    /// use engine::{Position, Rules, Side};
+    /// let mut pos = Position::from_fen("x5o/7/7/7/7/5o1/o5x x 0 1", Rules::ATAXX).unwrap();
+    /// let before = pos;
+    /// let undo = pos.make(pos.parse_move("g2").unwrap());
+    /// let d = undo.delta();
+    /// assert_eq!(d.mover, Side::X);
+    /// assert_eq!(d.placed.map(|s| pos.geometry().square_name(s)), Some("g2".into()));
+    /// assert_eq!(d.vacated, None);
+    /// assert_eq!(d.flipped.len(), 1); // f2
+    /// pos.unmake(&undo);
+    /// assert_eq!(pos, before);
+    /// ```
+    #[inline]
+    pub fn make(&mut self, mv: Move) -> Undo {
+        debug_assert!(self.is_legal(mv), "illegal move {mv:?} in {}", self.fen());
+        let (hash, halfmove, fullmove) = (self.hash, self.halfmove, self.fullmove);
+        let delta = with_kernel!(self.rules.variant, K => self.play_k::<true, K>(mv));
+        Undo {
+            delta,
+            hash,
+            halfmove,
+            fullmove,
+        }
+    }
+
+    /// Takes back the move that [`Position::make`] played and returned `undo` for.
+    #[inline]
+    pub fn unmake(&mut self, undo: &Undo) {
+        let d = &undo.delta;
+        let us = d.mover.index();
+        let mut own = d.flipped;
+        if let Some(s) = d.placed {
+            own = own.with(s);
+        }
+        if let Some(s) = d.vacated {
+            own = own.with(s);
+        }
+        self.pieces[us] ^= own;
+        self.pieces[us ^ 1] ^= d.flipped;
+        self.side = d.mover;
+        self.hash = undo.hash;
+        self.halfmove = undo.halfmove;
+        self.fullmove = undo.fullmove;
+    }
+
+    /// What `mv` would change on the board, without playing it.
+    #[inline]
+    pub fn delta(&self, mv: Move) -> MoveDelta {
+        let mut p = *self;
+        with_kernel!(self.rules.variant, K => p.play_k::<false, K>(mv))
+    }
+
+    /// Make-move in kernel `K`; `HASH = false` skips the hash update (perft only, where
+    /// the hash is never read). Returns what changed.
     #[inline(always)]
-    pub(crate) fn play_inner<const HASH: bool>(&mut self, mv: Move) {
+    pub(crate) fn play_k<const HASH: bool, K: Kernel>(&mut self, mv: Move) -> MoveDelta {
         let us = self.side.index();
         let them = us ^ 1;
         let z = &ZOBRIST;
+        let mut delta = MoveDelta {
+            mover: self.side,
+            placed: None,
+            vacated: None,
+            flipped: Bitboard::EMPTY,
+        };
         if !mv.is_pass() {
-            let g = self.geometry();
-            let to = mv.to as usize;
-            let to_bb = Bitboard(1u64 << to);
-            if mv.from == mv.to {
+            // Cells of a legal move are below 64: the masks only drop bounds checks.
+            let to = mv.to as usize & 63;
+            let from = mv.from as usize & 63;
+            let to_bb = 1u64 << to;
+            let flips = K::flip_mask(to) & self.pieces[them].0;
+            let mut h = 0;
+            if from == to {
                 self.halfmove = 0;
             } else {
-                self.pieces[us] ^= Bitboard(1u64 << mv.from);
+                self.pieces[us].0 ^= 1u64 << from;
                 self.halfmove = self.halfmove.saturating_add(1);
-                if HASH {
-                    self.hash ^= z.pieces[us][mv.from as usize];
-                }
+                h = z.pieces[us][from];
+                delta.vacated = Some(Square::new(mv.from));
             }
-            let flips = g.flip[to] & self.pieces[them];
-            self.pieces[us] |= to_bb | flips;
-            self.pieces[them] ^= flips;
+            self.pieces[us].0 |= to_bb | flips;
+            self.pieces[them].0 ^= flips;
             if HASH {
-                self.hash ^= z.pieces[us][to];
-                for s in flips {
-                    self.hash ^= z.pieces[0][s.index()] ^ z.pieces[1][s.index()];
-                }
+                self.hash ^= h ^ z.pieces[us][to] ^ K::flip_hash(to, flips);
             }
+            delta.placed = Some(Square::new(mv.to));
+            delta.flipped = Bitboard(flips);
         } else {
             self.halfmove = self.halfmove.saturating_add(1);
         }
-        if self.side == Side::O {
-            self.fullmove = self.fullmove.saturating_add(1);
-        }
+        self.fullmove = self.fullmove.saturating_add(self.side as u16);
         self.side = self.side.other();
         if HASH {
             self.hash ^= z.side;
         }
+        delta
     }
 
     /// The number of enemy pieces `mv` would flip.
@@ -654,12 +686,6 @@ impl Position {
             None => 0,
         }
     }
-}
-
-#[inline]
-fn can_move(g: &Geometry, own: Bitboard, empty: Bitboard) -> bool {
-    own.iter()
-        .any(|s| !((g.clone[s.index()] | g.jump[s.index()]) & empty).is_empty())
 }
 
 /// Why a move cannot be played in a position.

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::flank::{FlankPosition, Phase};
-use crate::{Bitboard, Move, Position, State};
+use crate::isa::{Level, Task, with_level};
+use crate::movegen::{Kernel, with_kernel};
+use crate::{Isa, Move, MoveKind, Position, State};
 
 /// Score of a won game at the root; a win in `n` plies scores `MATE - n`.
 pub const MATE: i32 = 30_000;
@@ -64,10 +66,14 @@ enum Bound {
 /// from move to move.
 pub struct Searcher {
     tt: Vec<TtEntry>,
+    /// [`fastmod`]'s constant for `tt.len()`.
+    tt_magic: u128,
     killers: Vec<[Option<Move>; 2]>,
     history: Vec<i32>,
     moves: Vec<Vec<Move>>,
-    ordered: Vec<Vec<(i32, Move)>>,
+    /// Per ply, the ordering keys: score in the high half, `u32::MAX - index` in the low
+    /// half, so that sorting them in decreasing order is a stable sort by score.
+    ordered: Vec<Vec<u64>>,
     pv: Vec<Vec<Move>>,
     nodes: u64,
     limits: Limits,
@@ -82,6 +88,7 @@ impl Searcher {
         let entries = (hash_mb * 1024 * 1024 / std::mem::size_of::<TtEntry>()).max(1024);
         Searcher {
             tt: vec![TtEntry::default(); entries],
+            tt_magic: fastmod_magic(entries as u64),
             killers: vec![[None; 2]; MAX_PLY],
             history: vec![0; 2 * 65536],
             moves: vec![Vec::new(); MAX_PLY],
@@ -126,7 +133,15 @@ impl Searcher {
             pv: vec![first],
         };
         for depth in 1..=max_depth {
-            let score = self.negamax(root, depth as i32, 0, -INF, INF, stop);
+            let score = with_level!(Isa::current(), L, l => l.run(Node {
+                searcher: self,
+                s: root,
+                depth: depth as i32,
+                ply: 0,
+                alpha: -INF,
+                beta: INF,
+                stop,
+            }));
             if self.aborted {
                 break;
             }
@@ -153,6 +168,29 @@ impl Searcher {
         Some(best)
     }
 
+    /// The table slot of `key`: `key % tt.len()`, by a multiplication.
+    #[inline(always)]
+    fn slot(&self, key: u64) -> usize {
+        let slot = fastmod(key, self.tt_magic, self.tt.len() as u64) as usize;
+        debug_assert_eq!(slot as u64, key % self.tt.len() as u64);
+        slot
+    }
+
+    /// Asks the CPU to bring the table entry of `key` into its caches.
+    #[inline(always)]
+    fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let entry: *const TtEntry = &self.tt[self.slot(key)];
+            // SAFETY: a prefetch reads nothing that the program sees and never faults;
+            // the address is that of an element of the table anyway.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(entry.cast()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     /// Nodes searched by the last (or current) search.
     pub fn nodes(&self) -> u64 {
         self.nodes
@@ -177,8 +215,12 @@ impl Searcher {
         false
     }
 
-    fn negamax(
+    /// One node of the search, compiled for level `L` (children through [`Node`]).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn negamax<L: Level>(
         &mut self,
+        l: L,
         s: &State,
         depth: i32,
         ply: usize,
@@ -192,20 +234,26 @@ impl Searcher {
             return 0;
         }
         self.nodes += 1;
+        // The table entry is read before move generation, so that its cache miss overlaps
+        // it (nothing writes the table in between).
+        let probe = depth > 0 && ply + 1 < MAX_PLY;
+        let (mut key, mut slot, mut entry) = (0, 0, TtEntry::default());
+        if probe {
+            key = tt_key(s);
+            slot = self.slot(key);
+            entry = self.tt[slot];
+        }
         let mut moves = std::mem::take(&mut self.moves[ply]);
         s.legal_moves_into(&mut moves);
         if moves.is_empty() {
             self.moves[ply] = moves;
             return terminal_score(s, ply);
         }
-        if depth <= 0 || ply + 1 >= MAX_PLY {
+        if !probe {
             self.moves[ply] = moves;
             return evaluate(s);
         }
         let pv_node = beta - alpha > 1;
-        let key = tt_key(s);
-        let slot = (key % self.tt.len() as u64) as usize;
-        let entry = self.tt[slot];
         let mut tt_move = None;
         if entry.key == key {
             tt_move = entry.mv;
@@ -227,11 +275,14 @@ impl Searcher {
         let side = s.side_to_move().index();
         let mut ordered = std::mem::take(&mut self.ordered[ply]);
         ordered.clear();
-        ordered.extend(moves.iter().map(|&m| {
+        for (i, &m) in moves.iter().enumerate() {
             let score = if Some(m) == tt_move {
                 1 << 30
             } else {
-                let gain = (s.gain(m) + s.flips(m)) as i32 * 10_000;
+                // gain + flips: the flips twice, plus one for a new piece.
+                let flips = s.flips(m);
+                let new_piece = u32::from(matches!(m.kind(), MoveKind::Clone { .. }));
+                let gain = (2 * flips + new_piece) as i32 * 10_000;
                 let killer = if self.killers[ply].contains(&Some(m)) {
                     5_000
                 } else {
@@ -239,27 +290,58 @@ impl Searcher {
                 };
                 gain + killer + self.history[history_index(side, m)].min(4_999)
             };
-            (score, m)
-        }));
-        ordered.sort_by_key(|e| std::cmp::Reverse(e.0));
-        self.moves[ply] = moves;
-
+            debug_assert!(score >= 0);
+            ordered.push((score as u64) << 32 | u64::from(u32::MAX - i as u32));
+        }
         let alpha0 = alpha;
         let mut best = -INF;
-        let mut best_move = ordered[0].1;
-        for (i, &(_, mv)) in ordered.iter().enumerate() {
-            let child = s.after(mv);
+        let mut best_move = Move::PASS;
+        // Puts the `i`-th move in place: keys are distinct, so taking the largest
+        // remaining one each time gives the order of a full sort; most nodes cut after a
+        // move or two, so only the first few are picked one by one and the rest sorted
+        // once. The order depends on the keys alone, so it can run one move ahead.
+        let pick = |ordered: &mut Vec<u64>, i: usize| {
+            if i < 3 {
+                let mut top = i;
+                for j in i + 1..ordered.len() {
+                    if ordered[j] > ordered[top] {
+                        top = j;
+                    }
+                }
+                ordered.swap(i, top);
+            } else if i == 3 {
+                ordered[3..].sort_unstable_by(|a, b| b.cmp(a));
+            }
+            moves[(u32::MAX - ordered[i] as u32) as usize]
+        };
+        let mut next = pick(&mut ordered, 0);
+        let mut next_child = s.after(next);
+        for i in 0..ordered.len() {
+            let (mv, child) = (next, next_child);
+            if i == 0 {
+                best_move = mv;
+            }
+            if i + 1 < ordered.len() {
+                next = pick(&mut ordered, i + 1);
+                next_child = s.after(next);
+                if depth >= 2 {
+                    // The next sibling probes the table: its entry is fetched while this
+                    // child's subtree is searched.
+                    self.prefetch(tt_key(&next_child));
+                }
+            }
             let score = if i == 0 {
-                -self.negamax(&child, depth - 1, ply + 1, -beta, -alpha, stop)
+                -self.child(l, &child, depth - 1, ply + 1, -beta, -alpha, stop)
             } else {
-                let mut sc = -self.negamax(&child, depth - 1, ply + 1, -alpha - 1, -alpha, stop);
+                let mut sc = -self.child(l, &child, depth - 1, ply + 1, -alpha - 1, -alpha, stop);
                 if sc > alpha && sc < beta && !self.aborted {
-                    sc = -self.negamax(&child, depth - 1, ply + 1, -beta, -alpha, stop);
+                    sc = -self.child(l, &child, depth - 1, ply + 1, -beta, -alpha, stop);
                 }
                 sc
             };
             if self.aborted {
                 self.ordered[ply] = ordered;
+                self.moves[ply] = moves;
                 return 0;
             }
             if score > best {
@@ -286,6 +368,7 @@ impl Searcher {
             }
         }
         self.ordered[ply] = ordered;
+        self.moves[ply] = moves;
         let bound = if best >= beta {
             Bound::Lower
         } else if best > alpha0 {
@@ -302,6 +385,75 @@ impl Searcher {
         };
         best
     }
+
+    /// A child node, through the level's compiled entry.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn child<L: Level>(
+        &mut self,
+        l: L,
+        s: &State,
+        depth: i32,
+        ply: usize,
+        alpha: i32,
+        beta: i32,
+        stop: &AtomicBool,
+    ) -> i32 {
+        l.run(Node {
+            searcher: self,
+            s,
+            depth,
+            ply,
+            alpha,
+            beta,
+            stop,
+        })
+    }
+}
+
+/// A node of the search as a [`Task`], so that the whole search runs compiled for the
+/// CPU's instruction-set level.
+struct Node<'a> {
+    searcher: &'a mut Searcher,
+    s: &'a State,
+    depth: i32,
+    ply: usize,
+    alpha: i32,
+    beta: i32,
+    stop: &'a AtomicBool,
+}
+
+impl<L: Level> Task<L> for Node<'_> {
+    type Output = i32;
+
+    #[inline(always)]
+    fn run(self, l: L) -> i32 {
+        let Node {
+            searcher,
+            s,
+            depth,
+            ply,
+            alpha,
+            beta,
+            stop,
+        } = self;
+        searcher.negamax(l, s, depth, ply, alpha, beta, stop)
+    }
+}
+
+/// The constant of [`fastmod`] for divisor `d` (> 0): ⌈2¹²⁸ / d⌉ (mod 2¹²⁸).
+fn fastmod_magic(d: u64) -> u128 {
+    (u128::MAX / u128::from(d)).wrapping_add(1)
+}
+
+/// `a % d` by multiplications (Lemire, Kaser and Kurz, "Faster remainder by direct
+/// computation", 2019: exact for every 64-bit `a` and `d` with a 128-bit constant).
+#[inline(always)]
+fn fastmod(a: u64, magic: u128, d: u64) -> u64 {
+    let low = magic.wrapping_mul(u128::from(a));
+    let bottom = ((low & u128::from(u64::MAX)) * u128::from(d)) >> 64;
+    let top = (low >> 64) * u128::from(d);
+    ((bottom + top) >> 64) as u64
 }
 
 /// The table key: the Zobrist hash, with the half-move clock mixed in for the Ataxx
@@ -355,6 +507,7 @@ fn terminal_score(s: &State, ply: usize) -> i32 {
 }
 
 /// Static evaluation from the side to move's view, in centi-pieces (100 = one piece).
+#[inline(always)]
 pub fn evaluate(s: &State) -> i32 {
     match s {
         State::Ataxx(p) => evaluate_ataxx(p),
@@ -364,29 +517,26 @@ pub fn evaluate(s: &State) -> i32 {
 
 /// Ataxx family: material; mobility (empty cells each side can reach); exposure (own
 /// pieces next to an empty cell the opponent can land on, which it could flip).
+#[inline(always)]
 fn evaluate_ataxx(p: &Position) -> i32 {
-    let g = p.geometry();
+    with_kernel!(p.rules().variant, K => evaluate_ataxx_k::<K>(p))
+}
+
+#[inline(always)]
+fn evaluate_ataxx_k<K: Kernel>(p: &Position) -> i32 {
     let us = p.side_to_move();
-    let own = p.pieces(us);
-    let opp = p.pieces(us.other());
-    let empty = p.empty();
-    let landing = |b: Bitboard| {
-        b.iter().fold(Bitboard::EMPTY, |acc, s| {
-            acc | g.clone[s.index()] | g.jump[s.index()]
-        }) & empty
-    };
-    let (own_land, opp_land) = (landing(own), landing(opp));
-    let threatened = |land: Bitboard| {
-        land.iter()
-            .fold(Bitboard::EMPTY, |acc, s| acc | g.flip[s.index()])
-    };
-    let own_exposed = (threatened(opp_land) & own).len() as i32;
-    let opp_exposed = (threatened(own_land) & opp).len() as i32;
-    let mut material = own.len() as i32 - opp.len() as i32;
+    let own = p.pieces(us).0;
+    let opp = p.pieces(us.other()).0;
+    let empty = p.empty().0;
+    let (own_land, opp_land) = (K::reach(own) & empty, K::reach(opp) & empty);
+    let own_exposed = (K::flip_targets(opp_land) & own).count_ones() as i32;
+    let opp_exposed = (K::flip_targets(own_land) & opp).count_ones() as i32;
+    let mut material = own.count_ones() as i32 - opp.count_ones() as i32;
     if p.rules().misere {
         material = -material;
     }
-    100 * material + 4 * (own_land.len() as i32 - opp_land.len() as i32) - 15 * own_exposed
+    100 * material + 4 * (own_land.count_ones() as i32 - opp_land.count_ones() as i32)
+        - 15 * own_exposed
         + 10 * opp_exposed
 }
 
@@ -394,22 +544,52 @@ fn evaluate_ataxx(p: &Position) -> i32 {
 /// open, material as it fills.
 fn evaluate_flank(p: &FlankPosition) -> i32 {
     let us = p.side_to_move();
-    let own = p.pieces(us);
-    let opp = p.pieces(us.other());
-    let mut material = own.len() as i32 - opp.len() as i32;
+    let (own, opp) = (p.count(us) as i32, p.count(us.other()) as i32);
+    let mut material = own - opp;
     if p.rules().misere {
         material = -material;
     }
     if p.phase() == Phase::Place {
         return 0;
     }
-    let empties = p.empty().len() as i32;
-    let corners = p.board().corners;
-    let corner = (own & corners).len() as i32 - (opp & corners).len() as i32;
-    let mobility = p.placements(us).len() as i32 - p.placements(us.other()).len() as i32;
+    let empties = p.board().num_cells() as i32 - own - opp;
+    let corner = p.corner_count(us) as i32 - p.corner_count(us.other()) as i32;
+    let mobility = p.mobility(us) as i32 - p.mobility(us.other()) as i32;
     if empties <= 12 {
         100 * material + 20 * corner
     } else {
         10 * material + 60 * mobility + 300 * corner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fastmod_is_the_remainder() {
+        let mut rng = crate::Rng::new(1);
+        let entries = Searcher::new(16).tt.len() as u64;
+        for d in [
+            1,
+            2,
+            3,
+            7,
+            1024,
+            699_050,
+            entries,
+            u32::MAX as u64,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let m = fastmod_magic(d);
+            for a in [0, 1, d - 1, d, d.wrapping_add(1), u64::MAX, u64::MAX - 1] {
+                assert_eq!(fastmod(a, m, d), a % d, "{a} % {d}");
+            }
+            for _ in 0..10_000 {
+                let a = rng.next_u64();
+                assert_eq!(fastmod(a, m, d), a % d, "{a} % {d}");
+            }
+        }
     }
 }

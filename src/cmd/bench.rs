@@ -19,7 +19,8 @@ pub enum Suite {
     Net,
     /// Move generation: perft with bulk counting (start position, depths 6 and 7, one
     /// thread), perft with every leaf move made (make-move throughput), Hexxagon,
-    /// Othello and Annexation 64 perft.
+    /// Othello (depths 10 and 11) and Annexation 64 perft, at the engine's
+    /// instruction-set level (printed first).
     Movegen,
     /// The play-time MCTS search (`--model DIR`, or an untrained small net): evaluations/s
     /// on `--threads` threads at batch 16, 32 and 64, against the fast path's raw batched
@@ -93,6 +94,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             super::bench_serve::run(run, a.threads.max(1), a.seconds.max(0.5))
         }
         Suite::Movegen => {
+            print_kernels();
             let start = Position::startpos(Rules::ATAXX);
             let hex = Position::startpos(Rules::new(Variant::Hexxagon));
             let mut total = 0;
@@ -104,7 +106,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             total += timed("hexxagon startpos perft 6 (bulk)", || {
                 engine::perft(&hex, 6)
             });
-            for (name, depth) in [("othello", 10), ("annexation64", 12)] {
+            for (name, depth) in [("othello", 10), ("othello", 11), ("annexation64", 12)] {
                 let s = name.parse::<Game>()?.startpos();
                 total += timed(&format!("{name} startpos perft {depth} (bulk)"), || {
                     s.perft(depth)
@@ -287,7 +289,22 @@ const SEARCH_BENCH: &[(&str, &str, u32)] = &[
     ),
 ];
 
+/// The engine's instruction-set level, which the move-generation and search figures
+/// depend on.
+fn print_kernels() {
+    let levels: Vec<String> = engine::Isa::available()
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    println!(
+        "engine kernels: {} (this CPU runs {}; FLIPZERO_ISA=portable|avx2|avx512 caps it)",
+        engine::Isa::current(),
+        levels.join(", ")
+    );
+}
+
 fn bench_search() -> anyhow::Result<()> {
+    print_kernels();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (mut nodes, mut secs) = (0u64, 0f64);
     for (i, &(game, text, depth)) in SEARCH_BENCH.iter().enumerate() {

@@ -2,7 +2,9 @@
 
 mod fuzz;
 mod games;
+mod hooks;
 mod invariants;
+mod levels;
 mod perft;
 mod reference;
 mod search;
