@@ -21,47 +21,7 @@ use std::path::{Path, PathBuf};
 /// Circles that are known and left for another change to remove, by crate and by their
 /// modules. A circle not listed fails the test; a listed one that is gone (or changed)
 /// fails it too, so that this list only shrinks.
-const KNOWN: &[(&str, &[&str])] = &[
-    // The roles' shared helpers live in `worker/mod.rs`, which also dispatches to the
-    // roles; this code moves to the `pipeline` crate (issue 27, item 2).
-    (
-        "flipzero (bin)",
-        &[
-            "cmd::worker",
-            "cmd::worker::gatekeeper",
-            "cmd::worker::selfplay",
-            "cmd::worker::shards",
-            "cmd::worker::trainer",
-        ],
-    ),
-    // `files` names the host in lock files, `host` reads a bounded file (issue 27,
-    // item 1, reworks this crate).
-    ("rundir (lib)", &["files", "host"]),
-    // Each parent `mod.rs` holds helpers its children import and calls into them.
-    (
-        "train (lib)",
-        &["kernels", "kernels::packed", "kernels::x86"],
-    ),
-    (
-        "train (lib)",
-        &[
-            "kernels::winograd",
-            "kernels::winograd::blocks",
-            "kernels::winograd::transforms",
-        ],
-    ),
-    ("train (lib)", &["infer", "infer::fast", "infer::network"]),
-    (
-        "train (lib)",
-        &[
-            "backend::cpu",
-            "backend::cpu::batchnorm",
-            "backend::cpu::forward",
-            "backend::cpu::layers",
-            "backend::cpu::losses",
-        ],
-    ),
-];
+const KNOWN: &[(&str, &[&str])] = &[];
 
 #[test]
 fn no_module_import_circles_in_any_crate() {

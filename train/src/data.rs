@@ -356,3 +356,43 @@ pub fn batch_stream(
     });
     rx
 }
+
+/// `n` training rows of random positions of `game` (seeded): uniform policy targets over
+/// the legal moves; what training benchmarks and tests run on without self-play.
+pub fn random_rows(game: engine::Game, n: usize) -> Vec<selfplay::Sample> {
+    let mut rng = engine::Rng::new(5);
+    let mut rows = Vec::with_capacity(n);
+    while rows.len() < n {
+        let mut s = game.startpos();
+        for _ in 0..rng.below(40) {
+            let m = s.legal_moves();
+            if m.len() <= 1 {
+                break;
+            }
+            s.play(m[rng.below(m.len() as u64) as usize]);
+        }
+        let moves = s.legal_moves();
+        if moves.len() <= 1 {
+            continue;
+        }
+        rows.push(selfplay::Sample {
+            game_id: rows.len() as u64,
+            ply: 0,
+            variant: game.to_string(),
+            fen: s.text(),
+            legal: moves.iter().map(|&m| s.policy_index(m) as u16).collect(),
+            policy: vec![1.0 / moves.len() as f32; moves.len()],
+            played: s.policy_index(moves[0]) as u16,
+            root_q: 0.0,
+            result: 0.0,
+            score: 0.0,
+            full_search: true,
+            visits: 1,
+            model: "bench".into(),
+            end_reason: "bench".into(),
+            ..Default::default()
+        });
+    }
+    rows
+}
+

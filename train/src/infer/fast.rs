@@ -12,7 +12,7 @@ use engine::{Game, Move, State};
 use selfplay::{Evaluation, Evaluator};
 
 use crate::error::TrainError;
-use crate::infer::Prediction;
+use crate::infer::prediction::Prediction;
 use crate::kernels::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
 use crate::kernels::{Job, Kernel, Packed, convolve};
 use crate::net::{ConvSpec, LinearSpec, NamedTensors, Net};
@@ -388,10 +388,10 @@ impl FastNet {
     /// start and positions after random legal moves, from a fixed seed. NaN counts as
     /// infinitely far.
     pub fn difference_from_burn(&mut self, model: &LoadedModel) -> f32 {
-        let states = crate::infer::check_positions(self.game);
-        let want = crate::infer::predict(model, &states);
+        let states = crate::infer::compare::check_positions(self.game);
+        let want = crate::infer::prediction::predict(model, &states);
         let got = self.predict(&states);
-        crate::infer::max_difference(&got, &want, |_| 1.0)
+        crate::infer::compare::max_difference(&got, &want, |_| 1.0)
     }
 
     /// Runs this fast net and Burn's forward pass of `model` on a few positions of its
@@ -430,7 +430,7 @@ impl FastEvaluator {
 
 impl Evaluator for FastEvaluator {
     fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
-        crate::infer::evaluations(&self.net.predict(states), states, moves)
+        crate::infer::prediction::evaluations(&self.net.predict(states), states, moves)
     }
 
     fn name(&self) -> String {

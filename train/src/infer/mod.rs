@@ -1,110 +1,19 @@
 //! Running a trained network: raw predictions, and an [`Evaluator`] for self-play.
 
-use burn::prelude::*;
-use burn::tensor::activation::softmax;
 use engine::{Move, State};
 use selfplay::{Evaluation, Evaluator, NetEngine};
 
 use crate::error::TrainError;
-use crate::net::{PLANES, encode_into};
 use crate::store::LoadedModel;
 
+mod compare;
 pub mod fast;
 mod network;
+mod prediction;
 
+pub use compare::{check_positions, max_difference};
 pub use network::{Network, Predictions};
-
-/// The network's raw output for one position.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Prediction {
-    /// Logits over the whole policy index.
-    pub policy_logits: Vec<f32>,
-    /// Win / draw / loss probabilities for the side to move.
-    pub wdl: [f32; 3],
-    /// Expected final score (margin / playable cells).
-    pub score: f32,
-}
-
-/// Runs the network on a batch of positions of the model's game.
-pub fn predict(model: &LoadedModel, states: &[State]) -> Vec<Prediction> {
-    if states.is_empty() {
-        return Vec::new();
-    }
-    let (w, h) = model.game.grid();
-    let area = PLANES * w * h;
-    let mut input = vec![0.0f32; states.len() * area];
-    for (i, s) in states.iter().enumerate() {
-        encode_into(s, &mut input[i * area..(i + 1) * area]);
-    }
-    let n = states.len();
-    let x = Tensor::<4>::from_data(TensorData::new(input, [n, PLANES, h, w]), &model.device);
-    let out = model.net.forward(x);
-    let p = model.game.policy_size();
-    let logits = out.policy.into_data().try_to_vec::<f32>().expect("f32");
-    let wdl = softmax(out.wdl, 1)
-        .into_data()
-        .try_to_vec::<f32>()
-        .expect("f32");
-    let score = out.score.into_data().try_to_vec::<f32>().expect("f32");
-    (0..n)
-        .map(|i| Prediction {
-            policy_logits: logits[i * p..(i + 1) * p].to_vec(),
-            wdl: [wdl[i * 3], wdl[i * 3 + 1], wdl[i * 3 + 2]],
-            score: score[i],
-        })
-        .collect()
-}
-
-/// The positions every engine check runs on: the start and positions after random
-/// legal moves of `game`, from a fixed seed.
-pub fn check_positions(game: engine::Game) -> Vec<State> {
-    let mut rng = engine::Rng::new(0x5EED);
-    (0..8)
-        .map(|k| {
-            let mut s = game.startpos();
-            for _ in 0..k * 3 {
-                let moves = s.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                s.play(moves[rng.below(moves.len() as u64) as usize]);
-            }
-            s
-        })
-        .collect()
-}
-
-/// The largest difference between two engines' outputs on the same positions (every
-/// policy logit, the WDL probabilities and the score), each divided by `scale(reference
-/// value)`; NaN counts as infinitely far.
-pub fn max_difference(got: &[Prediction], want: &[Prediction], scale: impl Fn(f32) -> f32) -> f32 {
-    got.iter()
-        .zip(want)
-        .flat_map(|(a, b)| {
-            a.policy_logits
-                .iter()
-                .zip(&b.policy_logits)
-                .chain(a.wdl.iter().zip(&b.wdl))
-                .chain([(&a.score, &b.score)])
-                .map(|(x, y)| (x - y).abs() / scale(*y))
-        })
-        .fold(
-            0.0f32,
-            |m, d| if d.is_nan() { f32::INFINITY } else { m.max(d) },
-        )
-}
-
-/// Softmax of `logits` over the policy indices of `moves` (in that order).
-pub fn move_probabilities(state: &State, moves: &[Move], logits: &[f32]) -> Vec<f32> {
-    let z: Vec<f32> = moves
-        .iter()
-        .map(|&m| logits[state.policy_index(m)])
-        .collect();
-    let max = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-    let e: Vec<f32> = z.iter().map(|v| (v - max).exp()).collect();
-    let sum: f32 = e.iter().sum();
-    e.iter().map(|v| v / sum).collect()
-}
+pub use prediction::{Prediction, evaluations, move_probabilities, predict};
 
 /// The largest difference between Burn's outputs on a GPU and the CPU's that
 /// [`evaluators`] accepts, relative to the CPU's value (at least 1). Wider than
@@ -190,28 +99,6 @@ impl NetEvaluator {
     pub fn new(model: LoadedModel, name: String) -> NetEvaluator {
         NetEvaluator { model, name }
     }
-}
-
-impl Prediction {
-    /// The evaluation self-play needs: the policy over `moves` (legal in `state`), the
-    /// value win − loss, and the auxiliary outputs.
-    pub fn evaluation(&self, state: &State, moves: &[Move]) -> Evaluation {
-        Evaluation {
-            policy: move_probabilities(state, moves, &self.policy_logits),
-            value: self.wdl[0] - self.wdl[2],
-            wdl: Some(self.wdl),
-            score: Some(self.score),
-        }
-    }
-}
-
-/// The self-play evaluations of a batch of predictions (`preds[i]` of `states[i]`).
-pub fn evaluations(preds: &[Prediction], states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
-    preds
-        .iter()
-        .zip(states.iter().zip(moves))
-        .map(|(p, (s, m))| p.evaluation(s, m))
-        .collect()
 }
 
 impl Evaluator for NetEvaluator {

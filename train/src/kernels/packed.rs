@@ -1,7 +1,7 @@
 //! [`Packed`]: a convolution's weights in the kernel's layout, with sizes that agree.
 //! Its fields are private to this module, so only its checked constructors make one.
 
-use super::LANES;
+use super::lanes::LANES;
 
 /// A convolution (or a dense layer: one tap) packed for the kernel. Its sizes always
 /// agree (the constructors check them): `c_pad` is `c_out` rounded up to a multiple of

@@ -1,7 +1,8 @@
 //! The x86-64 builds: the tile's [`Vector`] with AVX2 + FMA and with AVX-512F
 //! intrinsics, and the entry points compiled for each.
 
-use super::Vector;
+use super::lanes::Vector;
+use super::tile::{Ctx, GradCtx, drive, grad_drive};
 use std::arch::x86_64::*;
 
 /// Two AVX2 registers.
@@ -109,41 +110,41 @@ impl Vector for Avx512 {
 /// The AVX-512 build of the convolution tile.
 ///
 /// # Safety
-/// As [`super::drive`]; the CPU has AVX-512F.
+/// As [`drive`]; the CPU has AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn run_avx512(ctx: &super::Ctx, cells: &[usize]) {
+pub(super) unsafe fn run_avx512(ctx: &Ctx, cells: &[usize]) {
     // 6 cells × 4 vectors = 24 accumulators, + 4 weights + 1 broadcast of 32 registers.
     // SAFETY: the caller's contract, which includes the CPU features `Avx512` needs.
-    unsafe { super::drive::<Avx512, 4>(ctx, cells) }
+    unsafe { drive::<Avx512, 4>(ctx, cells) }
 }
 
 /// The AVX2 build of the convolution tile.
 ///
 /// # Safety
-/// As [`super::drive`]; the CPU has AVX2 and FMA.
+/// As [`drive`]; the CPU has AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn run_avx2(ctx: &super::Ctx, cells: &[usize]) {
+pub(super) unsafe fn run_avx2(ctx: &Ctx, cells: &[usize]) {
     // 6 cells × 2 registers = 12 accumulators, + 2 weights + 1 broadcast of 16.
     // SAFETY: the caller's contract, which includes the CPU features `Avx2` needs.
-    unsafe { super::drive::<Avx2, 1>(ctx, cells) }
+    unsafe { drive::<Avx2, 1>(ctx, cells) }
 }
 
 /// The AVX-512 build of the gradient tile.
 ///
 /// # Safety
-/// As [`super::grad_drive`]; the CPU has AVX-512F.
+/// As [`grad_drive`]; the CPU has AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn grad_avx512(g: &super::GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
+pub(super) unsafe fn grad_avx512(g: &GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
     // SAFETY: the caller's contract, which includes the CPU features `Avx512` needs.
-    unsafe { super::grad_drive::<Avx512, 4>(g, taps, runs) }
+    unsafe { grad_drive::<Avx512, 4>(g, taps, runs) }
 }
 
 /// The AVX2 build of the gradient tile.
 ///
 /// # Safety
-/// As [`super::grad_drive`]; the CPU has AVX2 and FMA.
+/// As [`grad_drive`]; the CPU has AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn grad_avx2(g: &super::GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
+pub(super) unsafe fn grad_avx2(g: &GradCtx, taps: &[isize], runs: &[(usize, usize)]) {
     // SAFETY: the caller's contract, which includes the CPU features `Avx2` needs.
-    unsafe { super::grad_drive::<Avx2, 1>(g, taps, runs) }
+    unsafe { grad_drive::<Avx2, 1>(g, taps, runs) }
 }

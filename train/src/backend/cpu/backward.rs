@@ -1,6 +1,15 @@
 //! The backward pass: the heads, then the tower from the last layer to the first.
 
-use super::*;
+use rayon::prelude::*;
+
+use super::batchnorm::{BnGrad, normalizer};
+use super::forward::task_chunks_opt;
+use super::layers::{dense_backward, ends_block, transposed};
+use super::losses::HeadGrads;
+use super::shapes::{Conv, Geometry, INPUT_STRIDE, Op, Partial, SUB, TASK, TILE};
+use super::state::{CpuTrainer, Stats, TaskScratch};
+use crate::kernels::winograd;
+use crate::kernels::{GradJob, LANES, weight_gradient};
 
 impl CpuTrainer {
     pub(super) fn backward(&mut self, d: HeadGrads) {

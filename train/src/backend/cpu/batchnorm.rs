@@ -1,10 +1,12 @@
 //! BatchNorm in training mode: batch statistics, running statistics, and the backward
 //! coefficients.
 
-use super::*;
+use rayon::prelude::*;
 
-/// Per-task partial sums over the batch, per channel, in f64: reduced in task order.
-pub(super) type Partial = (Vec<f64>, Vec<f64>);
+use super::forward::task_chunks;
+use super::shapes::{Bn, Geometry, Partial, TASK};
+use super::state::Stats;
+use crate::kernels::LANES;
 
 /// The coefficients of a BatchNorm's backward: `dz = coef · (g − k1 − x̂ · k2)` with
 /// `g` the gradient of its output through the ReLU and `x̂ = z · inv + centre`.

@@ -1,6 +1,14 @@
 //! The forward pass: the tower layer by layer, then the heads.
 
-use super::*;
+use rayon::prelude::*;
+
+use super::layers::{dense_forward, ends_block, prepared};
+use super::shapes::{Conv, Dense, Geometry, INPUT_STRIDE, Layers, Op, Partial, TASK};
+use super::state::{CpuTrainer, LayerTape, TaskScratch};
+use crate::data::{Batch, row_major};
+use crate::kernels::winograd::{Io, convolve3x3};
+use crate::kernels::{Job, LANES, convolve};
+use crate::net::PLANES;
 
 impl CpuTrainer {
     pub(super) fn forward(&mut self, batch: &Batch) {

@@ -3,8 +3,14 @@
 
 use std::collections::HashMap;
 
-use super::*;
-use crate::net::{ConvSpec, Layout, LinearSpec, NamedTensors};
+use burn::prelude::*;
+
+use super::shapes::{Block, Bn, Conv, Dense, Layers, Op, TILE};
+use super::state::CpuTrainer;
+use crate::infer::fast::transpose;
+use crate::kernels::winograd::Winograd;
+use crate::kernels::{LANES, Packed};
+use crate::net::{ConvSpec, Layout, LinearSpec, NamedTensors, Net};
 
 impl CpuTrainer {
     /// The network as Burn's module (weights and running statistics), on `device`: every

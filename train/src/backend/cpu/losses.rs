@@ -1,7 +1,10 @@
 //! The losses of the heads and their gradients, as `crate::training::losses` computes
 //! them with Burn.
 
-use super::*;
+use rayon::prelude::*;
+
+use super::state::CpuTrainer;
+use crate::data::{Batch, row_major};
 
 impl CpuTrainer {
     /// Losses and metrics of the forward pass, and the gradients of the weighted loss

@@ -24,216 +24,22 @@
 //!   clipping), so the settings mean what they mean with the Burn backends.
 //!
 //! The gradients are checked against Burn's autodiff in this module's tests.
+//!
+//! [`weight_gradient`]: crate::kernels::weight_gradient
 
-use burn::prelude::*;
 use engine::Game;
-use rayon::prelude::*;
 
 use crate::config::{OptimizerKind, TrainConfig};
-use crate::data::{Batch, row_major};
+use crate::data::Batch;
 use crate::error::TrainError;
-use crate::infer::fast::transpose;
-use crate::kernels::winograd::{self, Grid, Io, Tile, Winograd, convolve3x3};
-use crate::kernels::{GradJob, Job, Kernel, LANES, Packed, convolve, weight_gradient};
-use crate::net::PLANES;
+use crate::kernels::winograd::Grid;
+use crate::kernels::{Kernel, LANES};
 use crate::net::{NamedTensors, Net, NetConfig};
+use layers::Builder;
+use shapes::{Geometry, INPUT_STRIDE, SUB, TASK};
+use state::{LayerTape, OptimSettings, OptimState, Tape, TaskScratch};
 
-/// Samples per parallel task.
-const TASK: usize = 16;
-
-/// The Winograd tiling of the 3×3 convolutions and their weight gradients.
-const TILE: Tile = Tile::F4;
-
-/// Samples per cache block of a weight gradient (its input and output gradient, or their
-/// Winograd transforms, stay in L2 while every channel group streams over them).
-const SUB: usize = 8;
-
-/// Floats per cell of the encoded input: the planes, padded to whole vectors (zeros).
-const INPUT_STRIDE: usize = PLANES.next_multiple_of(LANES);
-
-/// A convolution without bias unless `bias` names one: weights packed `[tap][c_in][c_pad]`.
-#[derive(Clone, Copy, Debug)]
-struct Conv {
-    k: usize,
-    c_in: usize,
-    c_out: usize,
-    c_pad: usize,
-    w: usize,
-    bias: Option<usize>,
-}
-
-/// BatchNorm: learned scale and shift, running statistics.
-#[derive(Clone, Debug)]
-struct Bn {
-    /// The conv-BN's name in the description (`stem`, `blocks.0.a`, …).
-    name: String,
-    c: usize,
-    gamma: usize,
-    beta: usize,
-    mean: Vec<f32>,
-    var: Vec<f32>,
-    eps: f32,
-    momentum: f32,
-}
-
-/// A dense layer, weights `[out][in]`.
-#[derive(Clone, Copy, Debug)]
-struct Dense {
-    d_in: usize,
-    d_out: usize,
-    w: usize,
-    b: usize,
-}
-
-#[derive(Clone, Debug)]
-struct Block {
-    a: Conv,
-    a_bn: Bn,
-    b: Conv,
-    b_bn: Bn,
-    gpool: Option<Dense>,
-}
-
-#[derive(Clone, Debug)]
-struct Layers {
-    stem: Conv,
-    stem_bn: Bn,
-    blocks: Vec<Block>,
-    policy_conv: Conv,
-    policy_bn: Bn,
-    policy_out: Conv,
-    pass_out: Dense,
-    value_conv: Conv,
-    value_bn: Bn,
-    value_fc: Dense,
-    wdl_out: Dense,
-    score_out: Dense,
-    /// The ownership head (1×1 convolution with bias, tanh), if the net has one.
-    ownership_out: Option<Conv>,
-}
-
-/// Board geometry, shared read-only by the parallel tasks.
-struct Geometry {
-    kernel: Kernel,
-    grid: Grid,
-    /// Cells of one sample's bordered grid.
-    g: usize,
-    /// Board cells.
-    area: usize,
-    /// The board's cells in one sample's grid, row by row.
-    interior: Vec<usize>,
-    /// Board cells of [`TASK`] consecutive samples.
-    task_cells: Vec<usize>,
-    /// Runs of board cells (one per board row) of [`SUB`] consecutive samples.
-    runs: Vec<(usize, usize)>,
-}
-
-/// Batch statistics of one BatchNorm.
-#[derive(Clone, Debug, Default)]
-struct Stats {
-    mean: Vec<f32>,
-    inv_std: Vec<f32>,
-}
-
-/// A prepared convolution: Winograd for 3×3, the direct kernel for 1×1.
-enum Op {
-    Winograd(Winograd),
-    Direct(Packed),
-}
-
-/// Per-task scratch, kept between steps so that no step allocates or faults in pages.
-#[derive(Default)]
-struct TaskScratch {
-    winograd: winograd::Scratch,
-    /// This task's share of a weight gradient.
-    partial: Vec<f32>,
-}
-
-/// One layer of the tower in the tape.
-#[derive(Default)]
-struct LayerTape {
-    /// The convolution's output.
-    z: Vec<f32>,
-    /// Its batch statistics.
-    stats: Stats,
-    /// The BatchNorm's output (after the residual sum and ReLU).
-    a: Vec<f32>,
-    /// With global pooling after the layer: `a` plus the pooled bias, and the means.
-    a2: Vec<f32>,
-    gmean: Vec<f32>,
-}
-
-/// Activations of the forward pass and gradient buffers, sized for one batch size.
-/// Only board cells are ever written, so the border cells stay zero between steps.
-#[derive(Default)]
-struct Tape {
-    n: usize,
-    input: Vec<f32>,
-    /// The stem, then each block's two layers.
-    tower: Vec<LayerTape>,
-    pz: Vec<f32>,
-    p_stats: Stats,
-    p: Vec<f32>,
-    pooled: Vec<f32>,
-    q: Vec<f32>,
-    logits: Vec<f32>,
-    vz: Vec<f32>,
-    v_stats: Stats,
-    v: Vec<f32>,
-    vm: Vec<f32>,
-    hidden: Vec<f32>,
-    wdl: Vec<f32>,
-    score: Vec<f32>,
-    /// The ownership head's convolution output (its stride) and its tanh per cell
-    /// `[n][area]`; the gradient of the convolution output.
-    oz: Vec<f32>,
-    own: Vec<f32>,
-    doz: Vec<f32>,
-    // Gradients: tower stride.
-    da: Vec<f32>,
-    da2: Vec<f32>,
-    dpre: Vec<f32>,
-    dz: Vec<f32>,
-    // Gradients: head stride.
-    dhead: Vec<f32>,
-    dzh: Vec<f32>,
-    // Gradient: policy-plane stride.
-    dq: Vec<f32>,
-    tasks: Vec<TaskScratch>,
-}
-
-/// Optimizer state, per parameter.
-#[derive(Clone, Debug, PartialEq)]
-enum OptimState {
-    Adamw { m: Vec<Vec<f32>>, v: Vec<Vec<f32>> },
-    Sgd { velocity: Vec<Vec<f32>> },
-}
-
-/// The network, its optimizer state and the training buffers.
-pub struct CpuTrainer {
-    game: Game,
-    net: NetConfig,
-    geo: Geometry,
-    names: Vec<String>,
-    values: Vec<Vec<f32>>,
-    grads: Vec<Vec<f32>>,
-    layers: Layers,
-    optim: OptimState,
-    /// Optimizer steps taken.
-    time: u64,
-    settings: OptimSettings,
-    tape: Tape,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct OptimSettings {
-    kind: OptimizerKind,
-    weight_decay: f32,
-    momentum: f32,
-    clip: f32,
-    /// Loss weights: policy, win/draw/loss, score, ownership.
-    weights: [f32; 4],
-}
+pub use state::CpuTrainer;
 
 impl CpuTrainer {
     /// Takes the weights, running statistics and shape of `net` (any device), with a
@@ -451,10 +257,7 @@ mod forward;
 mod layers;
 mod losses;
 mod optimizer;
+mod shapes;
+mod state;
 #[cfg(test)]
 mod tests;
-
-use batchnorm::*;
-use forward::*;
-use layers::*;
-use losses::*;

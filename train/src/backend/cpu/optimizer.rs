@@ -1,6 +1,9 @@
 //! AdamW and SGD with momentum, as Burn computes them, and the optimizer state's file.
 
-use super::*;
+use rayon::prelude::*;
+
+use super::state::{CpuTrainer, OptimState};
+use crate::config::OptimizerKind;
 
 impl CpuTrainer {
     /// Applies the optimizer to the gradients.

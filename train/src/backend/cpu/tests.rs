@@ -1,11 +1,12 @@
 use std::collections::HashMap;
 
 use burn::optim::GradientsParams;
+use burn::prelude::*;
 
 use super::*;
 use crate::infer::fast::values;
 use crate::kernels::noise;
-use crate::net::Head;
+use crate::net::{Head, PLANES};
 use burn::module::{Param, RunningState};
 
 /// A batch of random inputs and targets: legal masks, policy targets over the legal

@@ -1,7 +1,11 @@
 //! Block transforms (input, output, output gradient) on the vectors of each kernel
 //! build, and the dispatch that runs them.
 
-use super::*;
+use super::transforms::Transforms;
+use crate::kernels::lanes::{LANES, Lanes, Vector};
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::x86::{Avx2, Avx512};
+use crate::kernels::{Isa, Kernel};
 
 /// `dM = A dY Aᵀ` for one block, 16 channels at a time: `cells[i]` is the offset of
 /// output cell i (row-major in the block), `dst` receives `[k][c_pad]`.

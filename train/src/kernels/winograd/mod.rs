@@ -16,11 +16,7 @@
 //! Transforms (Lavin & Gray, 2015): `U = G g Gᵀ` for the weights (once, when folding),
 //! `V = Bᵀ d B` for each input block, `Y = Aᵀ M A` for each output block.
 
-#[cfg(target_arch = "x86_64")]
-use crate::kernels::x86::{Avx2, Avx512};
-use crate::kernels::{
-    GradJob, Isa, Job, Kernel, LANES, Lanes, Packed, Vector, convolve, weight_gradient,
-};
+use crate::kernels::{GradJob, Job, Kernel, LANES, Packed, convolve, weight_gradient};
 
 /// A board grid with a zero border: one cell on the top and left, and enough on the
 /// bottom and right that every input block of either tiling lies inside (the board is
@@ -558,8 +554,8 @@ fn run<T: Transforms>(
 mod blocks;
 mod transforms;
 
-use blocks::*;
-use transforms::*;
+use blocks::{Dst, InputOp, OutputGradOp, OutputOp, dispatch};
+use transforms::{F2, F4, Transforms};
 
 #[cfg(test)]
 mod checks;

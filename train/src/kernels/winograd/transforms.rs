@@ -1,6 +1,6 @@
 //! The one-dimensional Winograd transforms of each tiling.
 
-use super::*;
+use crate::kernels::lanes::Vector;
 
 /// The one-dimensional transforms of a tiling, on vectors of 16 channels. Arrays are
 /// sized for the largest tiling; entries past `N` (or `M`) are unused.

@@ -1,0 +1,85 @@
+//! The network's raw output, Burn's forward pass that gives it, and the self-play
+//! evaluations made from it.
+
+use burn::prelude::*;
+use burn::tensor::activation::softmax;
+use engine::{Move, State};
+use selfplay::Evaluation;
+
+use crate::net::{PLANES, encode_into};
+use crate::store::LoadedModel;
+
+/// The network's raw output for one position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// Logits over the whole policy index.
+    pub policy_logits: Vec<f32>,
+    /// Win / draw / loss probabilities for the side to move.
+    pub wdl: [f32; 3],
+    /// Expected final score (margin / playable cells).
+    pub score: f32,
+}
+
+/// Runs the network on a batch of positions of the model's game.
+pub fn predict(model: &LoadedModel, states: &[State]) -> Vec<Prediction> {
+    if states.is_empty() {
+        return Vec::new();
+    }
+    let (w, h) = model.game.grid();
+    let area = PLANES * w * h;
+    let mut input = vec![0.0f32; states.len() * area];
+    for (i, s) in states.iter().enumerate() {
+        encode_into(s, &mut input[i * area..(i + 1) * area]);
+    }
+    let n = states.len();
+    let x = Tensor::<4>::from_data(TensorData::new(input, [n, PLANES, h, w]), &model.device);
+    let out = model.net.forward(x);
+    let p = model.game.policy_size();
+    let logits = out.policy.into_data().try_to_vec::<f32>().expect("f32");
+    let wdl = softmax(out.wdl, 1)
+        .into_data()
+        .try_to_vec::<f32>()
+        .expect("f32");
+    let score = out.score.into_data().try_to_vec::<f32>().expect("f32");
+    (0..n)
+        .map(|i| Prediction {
+            policy_logits: logits[i * p..(i + 1) * p].to_vec(),
+            wdl: [wdl[i * 3], wdl[i * 3 + 1], wdl[i * 3 + 2]],
+            score: score[i],
+        })
+        .collect()
+}
+
+/// Softmax of `logits` over the policy indices of `moves` (in that order).
+pub fn move_probabilities(state: &State, moves: &[Move], logits: &[f32]) -> Vec<f32> {
+    let z: Vec<f32> = moves
+        .iter()
+        .map(|&m| logits[state.policy_index(m)])
+        .collect();
+    let max = z.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+    let e: Vec<f32> = z.iter().map(|v| (v - max).exp()).collect();
+    let sum: f32 = e.iter().sum();
+    e.iter().map(|v| v / sum).collect()
+}
+
+impl Prediction {
+    /// The evaluation self-play needs: the policy over `moves` (legal in `state`), the
+    /// value win − loss, and the auxiliary outputs.
+    pub fn evaluation(&self, state: &State, moves: &[Move]) -> Evaluation {
+        Evaluation {
+            policy: move_probabilities(state, moves, &self.policy_logits),
+            value: self.wdl[0] - self.wdl[2],
+            wdl: Some(self.wdl),
+            score: Some(self.score),
+        }
+    }
+}
+
+/// The self-play evaluations of a batch of predictions (`preds[i]` of `states[i]`).
+pub fn evaluations(preds: &[Prediction], states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+    preds
+        .iter()
+        .zip(states.iter().zip(moves))
+        .map(|(p, (s, m))| p.evaluation(s, m))
+        .collect()
+}
