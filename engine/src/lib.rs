@@ -27,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bench;
 mod bitboard;
 pub mod boards;
 mod fen;
@@ -42,6 +43,7 @@ mod rng;
 mod rules;
 pub mod search;
 pub mod uai;
+mod zobrist;
 
 pub use bitboard::{BitIter, Bitboard};
 pub use fen::{FenError, MoveError, shown};

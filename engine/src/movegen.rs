@@ -17,7 +17,7 @@
 use crate::geometry::{
     ASSIMILATION_7X7, ATAXX_7X7, Geometry, HEXXAGON, MAX_CELLS, Reach, THOMAS_7X7,
 };
-use crate::position::ZOBRIST;
+use crate::zobrist::ZOBRIST;
 
 /// The displacements of a [`Reach`] on a `width`×`height` board as shifts of the cell index
 /// (`dy * width + dx`), each with the cells whose image lies on the board.

@@ -7,7 +7,7 @@ use arrayvec::ArrayVec;
 use crate::geometry::{Geometry, MAX_CELLS};
 use crate::movegen::Kernel;
 use crate::movegen::with_kernel;
-use crate::rng::splitmix64;
+use crate::zobrist::ZOBRIST;
 use crate::{Bitboard, EndReason, GameResult, Rules, Side, Square};
 
 /// A move: a clone onto a cell, a jump from one cell to another, or a pass.
@@ -167,37 +167,6 @@ impl Undo {
         &self.delta
     }
 }
-
-/// Zobrist keys: pieces by side and cell, blocked cells, and the side to move.
-pub(crate) struct Zobrist {
-    pub(crate) pieces: [[u64; MAX_CELLS]; 2],
-    pub(crate) blocked: [u64; MAX_CELLS],
-    pub(crate) side: u64,
-}
-
-const fn zobrist_keys() -> Zobrist {
-    let mut z = Zobrist {
-        pieces: [[0; MAX_CELLS]; 2],
-        blocked: [0; MAX_CELLS],
-        side: 0,
-    };
-    let mut st = 0x5EED_A7A7_F11F_2E80u64;
-    let mut i = 0;
-    while i < MAX_CELLS {
-        let (s, a) = splitmix64(st);
-        let (s, b) = splitmix64(s);
-        let (s, c) = splitmix64(s);
-        z.pieces[0][i] = a;
-        z.pieces[1][i] = b;
-        z.blocked[i] = c;
-        st = s;
-        i += 1;
-    }
-    z.side = splitmix64(st).1;
-    z
-}
-
-pub(crate) static ZOBRIST: Zobrist = zobrist_keys();
 
 /// XOR of the keys of every cell of `b` in table `keys`.
 #[inline]

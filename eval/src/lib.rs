@@ -9,6 +9,7 @@ mod operating;
 pub mod pgn;
 mod players;
 mod stats;
+pub mod tournament;
 pub mod uai;
 
 pub use gate::{

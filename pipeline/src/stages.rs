@@ -255,7 +255,7 @@ impl<'o> Pipeline<'o> {
             rundir::write_atomic(&partial.join(file), text.as_bytes())
                 .with_context(|| format!("cannot write {}", partial.join(file).display()))?;
         }
-        write_record(&partial.join("train.json"), &summary)?;
+        write_record(&partial.join(rundir::TRAIN_RECORD), &summary)?;
         self.observer.checkpoint("train-publish");
         remove_dir(&done)?;
         publish(&partial, &done)?;

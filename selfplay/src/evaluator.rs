@@ -215,3 +215,31 @@ impl std::fmt::Display for NetEngine {
         })
     }
 }
+
+/// An evaluator that costs a fixed time per position (spinning, like a network would
+/// keep the core busy) and answers like `uniform`: what the self-play benchmark measures
+/// the search's own cost against.
+pub struct FixedCost {
+    per_position: std::time::Duration,
+}
+
+impl FixedCost {
+    /// An evaluator that spends `per_position` on each position.
+    pub fn new(per_position: std::time::Duration) -> FixedCost {
+        FixedCost { per_position }
+    }
+}
+
+impl Evaluator for FixedCost {
+    fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+        let until = std::time::Instant::now() + self.per_position * states.len() as u32;
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        Uniform.evaluate(states, moves)
+    }
+
+    fn name(&self) -> String {
+        format!("fixed-cost-{}us", self.per_position.as_micros())
+    }
+}

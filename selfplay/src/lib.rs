@@ -14,7 +14,7 @@ pub mod worker;
 pub use config::{ConfigError, SelfplayConfig};
 pub use data::{Sample, ShardStream, read_shard, shard_files, write_shard};
 pub use evaluator::{
-    Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, HashRandom, NetEngine, Uniform,
+    Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, FixedCost, HashRandom, NetEngine, Uniform,
 };
 pub use mcts::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
 pub use mcts::time::{ClockState, TimeBudget, TimeManager, expected_moves_left};

@@ -118,60 +118,6 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     }
 }
 
-/// Players, their true ratings, and games as `(x player, o player, x's points)`.
-type Tournament = (Vec<String>, Vec<f64>, Vec<(String, String, f64)>);
-
-/// The ratings benchmark's tournament: `players` players `p00000`, … of true ratings
-/// spread uniformly over ±1000 Elo, and `games` games: first one between each player
-/// and the next stronger one (so that all are connected), then each between a random
-/// player and (four games in five) one of the 200 nearest in strength, as a Swiss
-/// system pairs, or (one in five) anyone. A game is drawn with probability up to 0.2,
-/// and otherwise won as the logistic Elo model says. Returns the names, the true
-/// ratings and the games as `flipzero ratings` reads them.
-fn synthetic_tournament(players: usize, games: usize, seed: u64) -> Tournament {
-    let mut rng = engine::Rng::new(seed);
-    let mut uniform = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    let names: Vec<String> = (0..players).map(|i| format!("p{i:05}")).collect();
-    let truth: Vec<f64> = (0..players).map(|_| 2000.0 * uniform() - 1000.0).collect();
-    let mut by_strength: Vec<usize> = (0..players).collect();
-    by_strength.sort_by(|&a, &b| truth[a].total_cmp(&truth[b]));
-    let mut rng = engine::Rng::new(seed ^ 0x9e37_79b9_7f4a_7c15);
-    let mut list = Vec::with_capacity(games);
-    let mut play = |rng: &mut engine::Rng, a: usize, b: usize| {
-        let s = eval::score_from_elo(truth[a] - truth[b]);
-        let d = 0.2f64.min(2.0 * s.min(1.0 - s));
-        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        let points = if u < s - d / 2.0 {
-            1.0
-        } else if u < s + d / 2.0 {
-            0.5
-        } else {
-            0.0
-        };
-        list.push((names[a].clone(), names[b].clone(), points));
-    };
-    for rank in 0..players.saturating_sub(1).min(games) {
-        play(&mut rng, by_strength[rank], by_strength[rank + 1]);
-    }
-    for _ in players.saturating_sub(1)..games {
-        let rank = rng.below(players as u64) as usize;
-        let other = loop {
-            let o = if rng.below(5) == 0 {
-                rng.below(players as u64) as usize
-            } else {
-                (rank + rng.below(201) as usize)
-                    .saturating_sub(100)
-                    .min(players - 1)
-            };
-            if o != rank {
-                break o;
-            }
-        };
-        play(&mut rng, by_strength[rank], by_strength[other]);
-    }
-    (names, truth, list)
-}
-
 /// The ratings benchmark: see [`Suite::Ratings`]. The last line is `seconds <s>`.
 fn bench_ratings(
     players: usize,
@@ -180,7 +126,7 @@ fn bench_ratings(
 ) -> anyhow::Result<()> {
     use std::fmt::Write as _;
     anyhow::ensure!(players >= 2, "--players must be at least 2");
-    let (names, truth, list) = synthetic_tournament(players, games, 1);
+    let (names, truth, list) = eval::tournament::synthetic_tournament(players, games, 1);
     if let Some(path) = pgn {
         let mut text = String::new();
         for (i, (x, o, p)) in list.iter().enumerate() {
@@ -205,41 +151,7 @@ fn bench_ratings(
     let t = Instant::now();
     let rated = pipeline::report::ratings(&list, anchor, 0.0)?;
     let seconds = t.elapsed().as_secs_f64();
-    let index: std::collections::HashMap<&str, usize> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
-        .collect();
-    let (mut sq, mut worst, mut covered) = (0.0, 0.0f64, 0usize);
-    let mut elo = vec![0.0; names.len()];
-    for (name, r) in &rated {
-        let i = index[name.as_str()];
-        elo[i] = r.elo;
-        if i != 0 {
-            let e = r.elo - (truth[i] - truth[0]);
-            sq += e * e;
-            worst = worst.max(e.abs());
-            covered += usize::from(e.abs() <= r.ci95);
-        }
-    }
-    // The score equations the fit solves: each player's points, with one virtual draw
-    // a pair that met, equal its expected points.
-    let mut residual = vec![0.0; names.len()];
-    let mut met = std::collections::HashSet::new();
-    for (x, o, p) in &list {
-        let (a, b) = (index[x.as_str()], index[o.as_str()]);
-        let mut add = |points: f64| {
-            let d = points - eval::score_from_elo(elo[a] - elo[b]);
-            residual[a] += d;
-            residual[b] -= d;
-        };
-        add(*p);
-        if met.insert((a.min(b), a.max(b))) {
-            add(0.5);
-        }
-    }
-    let off = residual[1..].iter().fold(0.0f64, |m, r| m.max(r.abs()));
-    let others = (rated.len() - 1).max(1) as f64;
+    let q = eval::tournament::fit_quality(&names, &truth, &list, &rated);
     println!(
         "players {}  games {}  intervals {}",
         rated.len(),
@@ -252,42 +164,17 @@ fn bench_ratings(
     );
     println!(
         "fit vs true ratings (relative to the anchor; one virtual draw a pair pulls them together): rms error {:.1} Elo, max error {:.1} Elo, inside the 95% interval for {:.1}% of players",
-        (sq / others).sqrt(),
-        worst,
-        100.0 * covered as f64 / others
+        q.rms_error,
+        q.max_error,
+        100.0 * q.covered
     );
     println!(
-        "optimality: largest |points - expected points| of a player {off:.1e} games (one virtual draw a pair met, as rated)"
+        "optimality: largest |points - expected points| of a player {:.1e} games (one virtual draw a pair met, as rated)",
+        q.largest_residual
     );
     println!("seconds {seconds:.3}");
     Ok(())
 }
-
-/// The search benchmark's positions: (game, position, depth).
-const SEARCH_BENCH: &[(&str, &str, u32)] = &[
-    ("ataxx", "x5o/7/7/7/7/7/o5x x 0 1", 8),
-    ("ataxx", "x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1", 8),
-    ("ataxx", "x2-2o/3-3/2---2/7/2---2/3-3/o2-2x x 0 1", 8),
-    ("ataxx", "x1oo3/1x1o3/2xxo2/3o3/1xxoo2/2x4/o5x o 4 9", 6),
-    (
-        "ataxx",
-        "xxxoo2/xxoooo1/xxxxoo1/xoxxooo/xooxxx1/1oo1xx1/3o3 x 0 20",
-        7,
-    ),
-    ("ataxx/assimilation", "startpos", 8),
-    ("hexxagon", "startpos", 7),
-    ("othello", "startpos", 11),
-    (
-        "othello",
-        "8/8/2ooo3/2oxxo2/2xxxo2/3ox3/8/8 x play - - 0",
-        9,
-    ),
-    (
-        "annexation64",
-        "4/4/4/10/4ox4/4xo4/10/4/4/4 x play 30 30 0",
-        9,
-    ),
-];
 
 /// The engine's instruction-set level, which the move-generation and search figures
 /// depend on.
@@ -305,61 +192,23 @@ fn print_kernels() {
 
 fn bench_search() -> anyhow::Result<()> {
     print_kernels();
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (mut nodes, mut secs) = (0u64, 0f64);
-    for (i, &(game, text, depth)) in SEARCH_BENCH.iter().enumerate() {
-        let (_, state) = super::game_and_position(game, Some(text))?;
-        let mut searcher = engine::search::Searcher::new(16);
-        let limits = engine::search::Limits {
-            depth: Some(depth),
-            ..Default::default()
-        };
-        let t = Instant::now();
-        let report = searcher
-            .search(&state, limits, &stop, |_| {})
-            .ok_or_else(|| anyhow::anyhow!("bench position {} is a finished game", i + 1))?;
-        let s = t.elapsed().as_secs_f64();
+    let mut k = 0;
+    let lines = engine::bench::search_bench(|l| {
+        k += 1;
         println!(
-            "{:>2} {game:<20} depth {depth} nodes {:>10} best {:<6} score {:>6} {:>7.3} s",
-            i + 1,
-            report.nodes,
-            state.move_to_string(report.pv[0]),
-            report.score,
-            s
+            "{k:>2} {:<20} depth {} nodes {:>10} best {:<6} score {:>6} {:>7.3} s",
+            l.game, l.depth, l.nodes, l.best, l.score, l.seconds
         );
-        nodes += report.nodes;
-        secs += s;
-    }
+    })
+    .map_err(anyhow::Error::msg)?;
+    let nodes: u64 = lines.iter().map(|l| l.nodes).sum();
+    let secs: f64 = lines.iter().map(|l| l.seconds).sum();
     println!(
         "total time {secs:.3} s, {:.0} nodes/s",
         nodes as f64 / secs.max(1e-9)
     );
     println!("nodes {nodes}");
     Ok(())
-}
-
-/// An evaluator that costs a fixed time per position (spinning, like a network would
-/// keep the core busy) and answers like `uniform`.
-struct FixedCost {
-    per_position: std::time::Duration,
-}
-
-impl selfplay::Evaluator for FixedCost {
-    fn evaluate(
-        &mut self,
-        states: &[engine::State],
-        moves: &[Vec<engine::Move>],
-    ) -> Vec<selfplay::Evaluation> {
-        let until = Instant::now() + self.per_position * states.len() as u32;
-        while Instant::now() < until {
-            std::hint::spin_loop();
-        }
-        selfplay::Uniform.evaluate(states, moves)
-    }
-
-    fn name(&self) -> String {
-        format!("fixed-cost-{}us", self.per_position.as_micros())
-    }
 }
 
 fn bench_selfplay() -> anyhow::Result<()> {
@@ -385,7 +234,7 @@ fn bench_selfplay() -> anyhow::Result<()> {
             if cost_us == 0 {
                 Box::new(selfplay::Uniform)
             } else {
-                Box::new(FixedCost { per_position })
+                Box::new(selfplay::FixedCost::new(per_position))
             }
         };
         let t = Instant::now();
@@ -404,49 +253,11 @@ fn bench_selfplay() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Training rows from random play: uniform policy targets over the legal moves.
-fn random_rows(game: engine::Game, n: usize) -> Vec<selfplay::Sample> {
-    let mut rng = engine::Rng::new(5);
-    let mut rows = Vec::with_capacity(n);
-    while rows.len() < n {
-        let mut s = game.startpos();
-        for _ in 0..rng.below(40) {
-            let m = s.legal_moves();
-            if m.len() <= 1 {
-                break;
-            }
-            s.play(m[rng.below(m.len() as u64) as usize]);
-        }
-        let moves = s.legal_moves();
-        if moves.len() <= 1 {
-            continue;
-        }
-        rows.push(selfplay::Sample {
-            game_id: rows.len() as u64,
-            ply: 0,
-            variant: game.to_string(),
-            fen: s.text(),
-            legal: moves.iter().map(|&m| s.policy_index(m) as u16).collect(),
-            policy: vec![1.0 / moves.len() as f32; moves.len()],
-            played: s.policy_index(moves[0]) as u16,
-            root_q: 0.0,
-            result: 0.0,
-            score: 0.0,
-            full_search: true,
-            visits: 1,
-            model: "bench".into(),
-            end_reason: "bench".into(),
-            ..Default::default()
-        });
-    }
-    rows
-}
-
 fn bench_net() -> anyhow::Result<()> {
     use burn::module::Module;
     use burn::optim::GradientsParams;
     let game: engine::Game = "ataxx".parse()?;
-    let rows = random_rows(game, 512);
+    let rows = train::data::random_rows(game, 512);
     for preset in ["tiny", "small"] {
         let cfg = train::TrainConfig {
             net: preset.into(),

@@ -24,7 +24,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<()> {
     println!(
         "wrote {}, {} and elo.svg, elo_time.svg, loss.svg",
         a.run.join("report.md").display(),
-        a.run.join("metrics.csv").display()
+        rundir::RunDir::new(&a.run).metrics().display()
     );
     Ok(())
 }

@@ -395,4 +395,3 @@ pub fn random_rows(game: engine::Game, n: usize) -> Vec<selfplay::Sample> {
     }
     rows
 }
-

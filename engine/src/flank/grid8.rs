@@ -20,6 +20,7 @@
 //! Every level returns the same sets (tests compare them on random boards).
 
 use super::bits::{Bits, STRIDE};
+use super::rays::RAYS;
 #[cfg(target_arch = "x86_64")]
 use crate::isa::{Avx2, Avx512};
 use crate::isa::{Level, Portable};
@@ -100,41 +101,6 @@ pub(crate) fn moves_portable(own: u64, opp: u64, empty: u64) -> u64 {
     m & empty
 }
 
-/// For each cell and direction, the cells from the cell (excluded) to the box edge:
-/// directions 0–3 go towards higher bits (E, N, NW, NE: +1, +8, +7, +9), 4–7 towards
-/// lower bits (W, S, SE, SW: −1, −8, −7, −9).
-static RAYS: [[u64; 8]; 64] = {
-    let mut t = [[0u64; 8]; 64];
-    let steps: [(i32, i32); 8] = [
-        (1, 0),
-        (0, 1),
-        (-1, 1),
-        (1, 1),
-        (-1, 0),
-        (0, -1),
-        (1, -1),
-        (-1, -1),
-    ];
-    let mut sq = 0;
-    while sq < 64 {
-        let mut d = 0;
-        while d < 8 {
-            let (df, dr) = steps[d];
-            let (mut f, mut r) = ((sq % 8) as i32 + df, (sq / 8) as i32 + dr);
-            let mut ray = 0u64;
-            while f >= 0 && f < 8 && r >= 0 && r < 8 {
-                ray |= 1 << (r * 8 + f);
-                f += df;
-                r += dr;
-            }
-            t[sq][d] = ray;
-            d += 1;
-        }
-        sq += 1;
-    }
-    t
-};
-
 /// The opponent pieces a placement of `own`'s side on `sq` flips: the portable kernel.
 #[inline(always)]
 pub(crate) fn flips_portable(sq: usize, own: u64, opp: u64) -> u64 {
@@ -186,7 +152,7 @@ impl Grid8 for Portable {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::RAYS;
+    use crate::flank::rays::RAYS;
 
     /// OR of the four lanes.
     #[inline]

@@ -20,6 +20,7 @@ pub mod grid10;
 pub mod grid8;
 pub mod perft;
 pub mod position;
+mod rays;
 pub mod text;
 
 pub use bits::{Bits, DIRECTIONS, STRIDE};

@@ -49,11 +49,12 @@ pub fn resolve_net(path: &Path) -> Result<ResolvedNet, PlayerError> {
     if path.join("model.json").is_file() {
         return Ok(ResolvedNet::Model(path.to_path_buf()));
     }
-    let best = path.join("models").join("best");
+    let run = rundir::RunDir::new(path);
+    let best = run.best_pointer();
     match rundir::current_best(path).map_err(|e| PlayerError::Model(e.to_string()))? {
         Some(name) if name == BOOTSTRAP_BEST => Ok(ResolvedNet::Bootstrap),
         Some(name) => {
-            let dir = path.join("models").join(&name);
+            let dir = run.model(&name);
             if dir.join("model.json").is_file() {
                 return Ok(ResolvedNet::Model(dir));
             }
