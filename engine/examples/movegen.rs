@@ -72,36 +72,10 @@ fn main() {
     );
 }
 
-/// The search benchmark's positions: (game, position, depth), as in `flipzero bench search`.
-const SEARCH_BENCH: &[(&str, &str, u32)] = &[
-    ("ataxx", "x5o/7/7/7/7/7/o5x x 0 1", 8),
-    ("ataxx", "x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1", 8),
-    ("ataxx", "x2-2o/3-3/2---2/7/2---2/3-3/o2-2x x 0 1", 8),
-    ("ataxx", "x1oo3/1x1o3/2xxo2/3o3/1xxoo2/2x4/o5x o 4 9", 6),
-    (
-        "ataxx",
-        "xxxoo2/xxoooo1/xxxxoo1/xoxxooo/xooxxx1/1oo1xx1/3o3 x 0 20",
-        7,
-    ),
-    ("ataxx/assimilation", "startpos", 8),
-    ("hexxagon", "startpos", 7),
-    ("othello", "startpos", 11),
-    (
-        "othello",
-        "8/8/2ooo3/2oxxo2/2xxxo2/3ox3/8/8 x play - - 0",
-        9,
-    ),
-    (
-        "annexation64",
-        "4/4/4/10/4ox4/4xo4/10/4/4/4 x play 30 30 0",
-        9,
-    ),
-];
-
 fn search() -> u64 {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut nodes = 0;
-    for &(game, text, depth) in SEARCH_BENCH {
+    for &(game, text, depth) in engine::bench::SEARCH_BENCH {
         let game: Game = game.parse().expect("a game");
         let state = game.parse_position(text).expect("a position");
         let mut searcher = engine::search::Searcher::new(16);

@@ -8,6 +8,28 @@ use engine::{Game, State};
 
 use crate::error::{Context, bail};
 
+/// The evaluators self-play's threads use: one per call, of `net` (its model and the name
+/// its data carries) as `cfg` says (engine, device), or of `fallback` without a network.
+pub fn selfplay_evaluators(
+    net: Option<(&train::LoadedModel, &str)>,
+    cfg: &selfplay::SelfplayConfig,
+    fallback: selfplay::BuiltinEvaluator,
+) -> crate::Result<impl Fn() -> Box<dyn selfplay::Evaluator> + Sync + use<>> {
+    let nets = match net {
+        Some((m, name)) => Some(train::infer::evaluators(
+            m,
+            name,
+            cfg.net_engine,
+            &cfg.device,
+        )?),
+        None => None,
+    };
+    Ok(move || match &nets {
+        Some(make) => make(),
+        None => fallback.build(),
+    })
+}
+
 /// Reads a file of positions, one a line (`#` starts a comment); finished games are
 /// refused, naming the line.
 pub fn read_positions(path: &Path, game: Game) -> crate::Result<Vec<State>> {

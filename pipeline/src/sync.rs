@@ -114,22 +114,12 @@ impl Pipeline<'_> {
             "{name}: self-play, {} games with {best} ({} simulations)",
             cfg.games, cfg.simulations
         ));
-        let nets = match eval::load_network(&NetSource::Path(self.dir().to_path_buf()), self.game)?
-        {
-            Some((_, m)) => Some(train::infer::evaluators(
-                &m,
-                &best,
-                cfg.net_engine,
-                &cfg.device,
-            )?),
-            None => None,
-        };
-        let make = || -> Box<dyn selfplay::Evaluator> {
-            match &nets {
-                Some(make) => make(),
-                None => Box::new(selfplay::Bootstrap::new(2)),
-            }
-        };
+        let net = eval::load_network(&NetSource::Path(self.dir().to_path_buf()), self.game)?;
+        let make = crate::inputs::selfplay_evaluators(
+            net.as_ref().map(|(_, m)| (m, best.as_str())),
+            &cfg,
+            selfplay::BuiltinEvaluator::Bootstrap,
+        )?;
         let (openings, mut metadata) = crate::inputs::selfplay_inputs(&cfg, self.game)?;
         metadata.insert("flipzero.generation".to_string(), name.clone());
         let b = self.observer.task(Task::Selfplay, cfg.games);

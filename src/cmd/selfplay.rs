@@ -124,21 +124,11 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let nets = match &model {
-        Some((m, name)) => Some(train::infer::evaluators(
-            m,
-            name,
-            cfg.net_engine,
-            &cfg.device,
-        )?),
-        None => None,
-    };
-    let make = || -> Box<dyn selfplay::Evaluator> {
-        match &nets {
-            Some(make) => make(),
-            None => evaluator.build(),
-        }
-    };
+    let make = pipeline::inputs::selfplay_evaluators(
+        model.as_ref().map(|(m, name)| (m, name.as_str())),
+        &cfg,
+        evaluator,
+    )?;
     let report = selfplay::run_selfplay(&cfg, &openings, &make, &a.out, &metadata, &|g| {
         let p = positions.fetch_add(g.positions as u64, Ordering::Relaxed) + g.positions as u64;
         bar.set_message(format!(

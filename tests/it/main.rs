@@ -5,6 +5,7 @@ mod cli;
 mod hostile;
 mod modules;
 mod pipeline;
+mod probe;
 mod roles;
 mod serve;
 mod slurm;

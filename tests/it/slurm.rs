@@ -205,10 +205,14 @@ fn a_run_submitted_to_slurm_gates_candidates_and_a_cancelled_task_loses_only_unf
     // interrupted batch holds its finished games.
     let all = batches(&run);
     check_game_ids(&all);
-    let worker = format!("{}-{pid}", host());
+    // Workers are named `HOST-PID-nK` (K counts the worker's starts under that PID).
+    let worker = format!("{}-{pid}-n", host());
     let stopped: Vec<_> = all
         .iter()
-        .filter(|(s, _)| s["worker"] == worker.as_str() && s["stopped_early"] == true)
+        .filter(|(s, _)| {
+            s["worker"].as_str().is_some_and(|w| w.starts_with(&worker))
+                && s["stopped_early"] == true
+        })
         .collect();
     assert_eq!(stopped.len(), 1, "the cancelled task's interrupted batch");
     let games = stopped[0].0["games"].as_u64().unwrap();

@@ -131,21 +131,12 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> c
     } else {
         NetSource::Path(p.run.model(&model))
     };
-    let nets = match eval::load_network(&source, p.game)? {
-        Some((_, m)) => Some(train::infer::evaluators(
-            &m,
-            &model,
-            cfg.net_engine,
-            &cfg.device,
-        )?),
-        None => None,
-    };
-    let make = || -> Box<dyn selfplay::Evaluator> {
-        match &nets {
-            Some(make) => make(),
-            None => Box::new(selfplay::Bootstrap::new(2)),
-        }
-    };
+    let net = eval::load_network(&source, p.game)?;
+    let make = crate::inputs::selfplay_evaluators(
+        net.as_ref().map(|(_, m)| (m, model.as_str())),
+        &cfg,
+        selfplay::BuiltinEvaluator::Bootstrap,
+    )?;
     let (openings, mut metadata) = crate::inputs::selfplay_inputs(&p.cfg.selfplay, p.game)?;
     metadata.insert("flipzero.worker_batch".to_string(), name.clone());
     p.log(&format!(
