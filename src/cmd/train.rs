@@ -38,6 +38,10 @@ pub struct TrainArgs {
     /// exit without reading data (the game: --game, else the data's, else ataxx).
     #[arg(long)]
     dry_run: bool,
+    /// `fast`: train a CPU-shaped net (fastnet; `--set` keys: epochs, batch_size, lr,
+    /// final_lr_fraction, policy_weight, result_weight, holdout_every, seed, hidden).
+    #[arg(long, value_parser = ["fast"])]
+    net: Option<String>,
 }
 
 /// The `[train]` table of a config file (the whole file is validated), then `--set`
@@ -64,6 +68,20 @@ fn data_game(dirs: &[PathBuf]) -> anyhow::Result<engine::Game> {
 
 /// Runs training.
 pub fn run(a: TrainArgs) -> anyhow::Result<()> {
+    if a.net.is_some() {
+        let game = match &a.game {
+            Some(g) => g.parse()?,
+            None => data_game(&a.data)?,
+        };
+        let cfg = fastnet::train::TrainConfig::default().with_sets(&a.set)?;
+        let m = fastnet::train::train_to_dir(&a.data, game, &a.out, &cfg, |m| {
+            if !a.quiet {
+                eprintln!("{m}");
+            }
+        })?;
+        println!("{}", serde_json::to_string(&m)?);
+        return Ok(());
+    }
     let cfg = load_train_config(a.config.as_ref(), &a.set)?;
     if a.dry_run {
         let game: engine::Game = match &a.game {

@@ -87,6 +87,48 @@ fn load_cached(dir: &Path) -> Result<LoadedModel, PlayerError> {
     Ok(model)
 }
 
+/// The fast net (issue #29) `source` names, loaded, quantised (and cached) and checked
+/// to be a net of `game`; `None` when it names no fast net.
+pub fn load_fastnet(
+    source: &NetSource,
+    game: Game,
+) -> Result<Option<(PathBuf, Arc<fastnet::QuantNet>)>, PlayerError> {
+    let dir = match source {
+        NetSource::Path(p) => match resolve_net(p)? {
+            ResolvedNet::Model(dir) if fastnet::io::is_fastnet(&dir) => dir,
+            _ => return Ok(None),
+        },
+        NetSource::Bootstrap => return Ok(None),
+    };
+    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<fastnet::QuantNet>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let cached = cache.lock().expect("fast net cache").get(&dir).cloned();
+    let net = match cached {
+        Some(n) => n,
+        None => {
+            let load = |dir: &Path| -> Result<fastnet::QuantNet, fastnet::Error> {
+                fastnet::QuantNet::new(&fastnet::io::load(dir)?.0)
+            };
+            let net = Arc::new(load(&dir).map_err(|e| {
+                PlayerError::Model(format!("cannot load fast net {}: {e}", dir.display()))
+            })?);
+            cache
+                .lock()
+                .expect("fast net cache")
+                .insert(dir.clone(), net.clone());
+            net
+        }
+    };
+    if net.layout.game() != game {
+        return Err(PlayerError::WrongGame {
+            model: dir.display().to_string(),
+            model_game: net.layout.game().to_string(),
+            game: game.to_string(),
+        });
+    }
+    Ok(Some((dir, net)))
+}
+
 /// The network `source` names, loaded (and cached) and checked to be a model of `game`;
 /// `None` for the bootstrap evaluator.
 pub fn load_network(
@@ -130,6 +172,19 @@ pub fn build_evaluators(
     engine: NetEngine,
 ) -> Result<(Vec<Box<dyn Evaluator>>, bool), PlayerError> {
     let threads = threads.max(1);
+    if let Some((dir, net)) = load_fastnet(source, game)? {
+        // A fast net evaluates one position in about a microsecond: batches and the
+        // virtual loss they need buy nothing, so it reports itself as no batch network.
+        let name = dir.display().to_string();
+        return Ok((
+            (0..threads)
+                .map(|_| {
+                    Box::new(fastnet::FastEvaluator::new(net.clone(), &name)) as Box<dyn Evaluator>
+                })
+                .collect(),
+            false,
+        ));
+    }
     Ok(match load_network(source, game)? {
         None => (
             (0..threads)

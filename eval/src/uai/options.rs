@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use engine::Game;
 
-use crate::players::mcts::{NetSource, ResolvedNet, load_network, resolve_net};
+use crate::players::mcts::{NetSource, ResolvedNet, load_fastnet, load_network, resolve_net};
 use crate::players::spec::{DEFAULT_MCTS_SIMS, PlayerSpec};
 
 /// What plays: the clock-driven alpha-beta search, or a fixed ladder player.
@@ -61,7 +61,14 @@ pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
 }
 
 fn load(dir: &Path, game: Game) -> Result<(), String> {
-    load_network(&NetSource::Path(dir.to_path_buf()), game)
+    let source = NetSource::Path(dir.to_path_buf());
+    if load_fastnet(&source, game)
+        .map_err(|e| e.to_string())?
+        .is_some()
+    {
+        return Ok(());
+    }
+    load_network(&source, game)
         .map(drop)
         .map_err(|e| e.to_string())
 }
@@ -73,6 +80,11 @@ pub(super) fn check_net(path: &Path, game: Game) -> Result<(), String> {
         ResolvedNet::Bootstrap => return Ok(()),
         ResolvedNet::Model(d) => d,
     };
+    if fastnet::io::is_fastnet(&dir) {
+        return load_fastnet(&NetSource::Path(dir), game)
+            .map(drop)
+            .map_err(|e| e.to_string());
+    }
     let meta = train::read_metadata(&dir).map_err(|e| e.to_string())?;
     let model_game = meta.game()?;
     if model_game != game {

@@ -1,0 +1,148 @@
+//! Training examples from the pipeline's Parquet shards: the side to move's active
+//! features, the legal moves' policy slots with the search's visit distribution (rows
+//! played with a full search only), and a value target mixing the game's result with
+//! the search's root value.
+
+use std::path::{Path, PathBuf};
+
+use engine::{Game, Move};
+
+use crate::Error;
+use crate::features::Layout;
+use crate::net::move_slots;
+
+/// Examples in flat arrays (one entry per position, moves in ranges).
+#[derive(Clone, Debug, Default)]
+pub struct Examples {
+    /// Tuples per position.
+    pub tuples: usize,
+    /// `tuples` feature ids per position.
+    pub features: Vec<u32>,
+    /// Value target per position, in [−1, 1].
+    pub value: Vec<f32>,
+    /// Per position, the range of its moves in `slots`/`target` (empty: no policy target).
+    pub moves: Vec<(u32, u32)>,
+    /// (from, to) subnet of each move.
+    pub slots: Vec<(u16, u16)>,
+    /// Target probability of each move.
+    pub target: Vec<f32>,
+    /// The game id of each position (held-out splits go by game).
+    pub game_id: Vec<u64>,
+}
+
+impl Examples {
+    /// Number of positions.
+    pub fn len(&self) -> usize {
+        self.value.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.value.is_empty()
+    }
+
+    /// The features of position `i`.
+    pub fn features_of(&self, i: usize) -> &[u32] {
+        &self.features[i * self.tuples..(i + 1) * self.tuples]
+    }
+}
+
+/// Every Parquet shard under `root` (recursively), skipping hidden entries (batches
+/// being written, set-aside files), in name order.
+pub fn shard_paths(root: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        for e in entries {
+            let e = e.map_err(|e| Error::io(&dir, e))?;
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with('.') {
+                continue;
+            }
+            let ty = e.file_type().map_err(|er| Error::io(&e.path(), er))?;
+            if ty.is_dir() {
+                stack.push(e.path());
+            } else if ty.is_file() && name.ends_with(".parquet") {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads `paths` into examples of `game`; `result_weight` is the share of the game's
+/// result in the value target (the rest the search's root value). Rows of another game
+/// are an error naming the file; a shard that cannot be read is skipped with `warn`.
+pub fn read_examples(
+    paths: &[PathBuf],
+    game: Game,
+    result_weight: f32,
+    mut warn: impl FnMut(&str),
+) -> Result<Examples, Error> {
+    let layout = Layout::new(game);
+    let cells = layout.cells();
+    let mut ex = Examples {
+        tuples: layout.tuples(),
+        ..Examples::default()
+    };
+    let mut states = vec![0; cells];
+    let mut feats = Vec::new();
+    let mut legal: Vec<Move> = Vec::new();
+    for path in paths {
+        let rows = match selfplay::read_shard(path) {
+            Ok((rows, _)) => rows,
+            Err(e) => {
+                warn(&format!("{}: skipped: {e}", path.display()));
+                continue;
+            }
+        };
+        for r in rows {
+            if r.variant != game.to_string() {
+                return Err(Error::Format(format!(
+                    "{}: a row of game {}, training a net for {game}",
+                    path.display(),
+                    r.variant
+                )));
+            }
+            let s = game.parse_position(&r.fen).map_err(|e| {
+                Error::Format(format!(
+                    "{}: game {} ply {}: {e}",
+                    path.display(),
+                    r.game_id,
+                    r.ply
+                ))
+            })?;
+            layout.cell_states_into(&s, &mut states);
+            layout.active(&states, s.side_to_move(), &mut feats);
+            let start = ex.slots.len() as u32;
+            if r.full_search && r.legal.len() == r.policy.len() && r.legal.len() > 1 {
+                s.legal_moves_into(&mut legal);
+                for (&idx, &p) in r.legal.iter().zip(&r.policy) {
+                    let Some(&m) = legal
+                        .iter()
+                        .find(|&&m| s.policy_index(m) == usize::from(idx))
+                    else {
+                        return Err(Error::Format(format!(
+                            "{}: game {} ply {}: policy index {idx} is no legal move",
+                            path.display(),
+                            r.game_id,
+                            r.ply
+                        )));
+                    };
+                    if let Some((f, t)) = move_slots(m, cells) {
+                        ex.slots.push((f as u16, t as u16));
+                        ex.target.push(p);
+                    }
+                }
+            }
+            ex.moves.push((start, ex.slots.len() as u32));
+            ex.features.extend_from_slice(&feats);
+            let v = result_weight * r.result + (1.0 - result_weight) * r.root_q;
+            ex.value.push(v.clamp(-1.0, 1.0));
+            ex.game_id.push(r.game_id);
+        }
+    }
+    Ok(ex)
+}

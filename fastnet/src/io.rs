@@ -1,0 +1,226 @@
+//! A fast net's folder: `model.json` (what it is), `fastnet.safetensors` (the float
+//! weights, the trainer's and any other runtime's) and `fastnet-quant.safetensors` (the
+//! i16 weights the searchers run, for engines that load them as they are). Both weight
+//! files are plain safetensors (an 8-byte little-endian header length, a JSON header
+//! naming each tensor's dtype, shape and byte range, then the data), described in
+//! docs/export.md. Every file is written atomically.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+use crate::features::Layout;
+use crate::net::{FastNetConfig, FloatNet, tensor_shapes};
+
+/// `model.json`'s `format`.
+pub const FORMAT: &str = "flipzero-fastnet";
+/// `model.json`'s `version`.
+pub const VERSION: u32 = 1;
+/// The float weights' file.
+pub const WEIGHTS: &str = "fastnet.safetensors";
+/// The quantised weights' file.
+pub const QUANT: &str = "fastnet-quant.safetensors";
+
+/// `model.json` of a fast net.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FastNetMeta {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// [`VERSION`].
+    pub version: u32,
+    /// The network's description.
+    pub network: FastNetConfig,
+    /// How the quantised file reads: its scales.
+    pub quantisation: String,
+    /// What it was trained from and how (free-form: the trainer's summary).
+    #[serde(default)]
+    pub trained: serde_json::Value,
+}
+
+#[derive(Serialize, Deserialize)]
+struct TensorInfo {
+    dtype: String,
+    shape: Vec<usize>,
+    data_offsets: [usize; 2],
+}
+
+fn safetensors(tensors: &[(&str, Vec<usize>, &str, Vec<u8>)]) -> Vec<u8> {
+    let mut header = BTreeMap::new();
+    let mut offset = 0;
+    for (name, shape, dtype, bytes) in tensors {
+        header.insert(
+            name.to_string(),
+            TensorInfo {
+                dtype: dtype.to_string(),
+                shape: shape.clone(),
+                data_offsets: [offset, offset + bytes.len()],
+            },
+        );
+        offset += bytes.len();
+    }
+    let mut h = serde_json::to_vec(&header).expect("a map of plain values");
+    while h.len() % 8 != 0 {
+        h.push(b' ');
+    }
+    let mut out = (h.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&h);
+    for (_, _, _, bytes) in tensors {
+        out.extend_from_slice(bytes);
+    }
+    out
+}
+
+fn f32_bytes(x: &[f32]) -> Vec<u8> {
+    x.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn i16_bytes(x: &[i16]) -> Vec<u8> {
+    x.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Writes `net` into `dir` (created if missing): `model.json` last, so that a folder
+/// with a `model.json` is whole.
+pub fn save(net: &FloatNet, dir: &Path, trained: serde_json::Value) -> Result<(), Error> {
+    let game = net.cfg.check()?;
+    let layout = Layout::new(game);
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let shapes = tensor_shapes(&net.cfg, &layout);
+    let floats: Vec<_> = shapes
+        .iter()
+        .zip(net.tensors())
+        .map(|((name, shape), t)| (*name, shape.clone(), "F32", f32_bytes(t)))
+        .collect();
+    let path = dir.join(WEIGHTS);
+    rundir::write_atomic(&path, &safetensors(&floats)).map_err(|e| Error::io(&path, e))?;
+    let q = crate::quant::QuantNet::new(net)?;
+    let (l1_w, l1_b, v_w) = q.quantised();
+    let quant = vec![
+        ("l1.weight", shapes[0].1.clone(), "I16", i16_bytes(l1_w)),
+        ("l1.bias", shapes[1].1.clone(), "I16", i16_bytes(l1_b)),
+        ("value.weight", shapes[2].1.clone(), "I16", i16_bytes(v_w)),
+        ("value.bias", vec![1], "F32", f32_bytes(&[net.v_b])),
+        (
+            "policy.weight",
+            shapes[4].1.clone(),
+            "F32",
+            f32_bytes(&net.p_w),
+        ),
+        (
+            "policy.bias",
+            shapes[5].1.clone(),
+            "F32",
+            f32_bytes(&net.p_b),
+        ),
+    ];
+    let path = dir.join(QUANT);
+    rundir::write_atomic(&path, &safetensors(&quant)).map_err(|e| Error::io(&path, e))?;
+    let meta = FastNetMeta {
+        format: FORMAT.into(),
+        version: VERSION,
+        network: net.cfg.clone(),
+        quantisation: format!(
+            "l1.weight and l1.bias are round(w * {qa}) (i16), value.weight round(w * {qb}) \
+             (i16); value = tanh(sum(clamp(acc, 0, {qa})^2 * value.weight) / ({qa}^2 * {qb}) \
+             + value.bias), acc = l1.bias + the rows of the active features, of the side to \
+             move's perspective; the policy is in f32 on clamp(acc, 0, {qa}) / {qa}",
+            qa = net.cfg.qa,
+            qb = net.cfg.qb
+        ),
+        trained,
+    };
+    let path = dir.join("model.json");
+    let text = serde_json::to_vec_pretty(&meta).expect("plain values");
+    rundir::write_atomic(&path, &text).map_err(|e| Error::io(&path, e))?;
+    Ok(())
+}
+
+/// Whether `dir` holds a fast net (its `model.json` says so).
+pub fn is_fastnet(dir: &Path) -> bool {
+    rundir::read_regular(&dir.join("model.json"), rundir::Limit::SMALL)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|v| v["format"] == FORMAT)
+}
+
+/// Reads the fast net in `dir`, checking every tensor's name, dtype, shape and range.
+pub fn load(dir: &Path) -> Result<(FloatNet, FastNetMeta), Error> {
+    let path = dir.join("model.json");
+    let bytes =
+        rundir::read_regular(&path, rundir::Limit::SMALL).map_err(|e| Error::io(&path, e))?;
+    let meta: FastNetMeta = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+    if meta.format != FORMAT || meta.version != VERSION {
+        return Err(Error::Format(format!(
+            "{}: format {} version {} (this build reads {FORMAT} version {VERSION})",
+            path.display(),
+            meta.format,
+            meta.version
+        )));
+    }
+    let game = meta
+        .network
+        .check()
+        .map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+    let layout = Layout::new(game);
+    let path = dir.join(WEIGHTS);
+    let bytes =
+        rundir::read_regular(&path, rundir::Limit::RECORD).map_err(|e| Error::io(&path, e))?;
+    let bad = |m: String| Error::Format(format!("{}: {m}", path.display()));
+    if bytes.len() < 8 {
+        return Err(bad("shorter than its header".into()));
+    }
+    let n = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
+    if n > bytes.len() - 8 {
+        return Err(bad(format!(
+            "header of {n} bytes in a file of {}",
+            bytes.len()
+        )));
+    }
+    let header: BTreeMap<String, serde_json::Value> =
+        serde_json::from_slice(&bytes[8..8 + n]).map_err(|e| bad(format!("header: {e}")))?;
+    let data = &bytes[8 + n..];
+    let mut out = Vec::new();
+    for (name, shape) in tensor_shapes(&meta.network, &layout) {
+        let info: TensorInfo = header
+            .get(name)
+            .cloned()
+            .ok_or_else(|| bad(format!("no tensor `{name}`")))
+            .and_then(|v| serde_json::from_value(v).map_err(|e| bad(format!("`{name}`: {e}"))))?;
+        if info.dtype != "F32" || info.shape != shape {
+            return Err(bad(format!(
+                "`{name}` is {} {:?}, expected F32 {shape:?}",
+                info.dtype, info.shape
+            )));
+        }
+        let [a, b] = info.data_offsets;
+        let len: usize = shape.iter().product::<usize>() * 4;
+        if b < a || b - a != len || b > data.len() {
+            return Err(bad(format!(
+                "`{name}`: byte range {a}..{b} is not its {len} bytes"
+            )));
+        }
+        let v: Vec<f32> = data[a..b]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(bad(format!("`{name}` holds a value that is not finite")));
+        }
+        out.push(v);
+    }
+    let mut it = out.into_iter();
+    let mut next = || it.next().expect("six tensors");
+    let net = FloatNet {
+        cfg: meta.network.clone(),
+        l1_w: next(),
+        l1_b: next(),
+        v_w: next(),
+        v_b: next()[0],
+        p_w: next(),
+        p_b: next(),
+    };
+    Ok((net, meta))
+}

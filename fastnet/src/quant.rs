@@ -1,0 +1,268 @@
+//! The quantised net the searchers run: W₁ and b₁ as i16 scaled by `qa`, w₂ as i16 scaled
+//! by `qb`, the policy in f32 on the dequantised activations. The accumulator of each
+//! perspective follows make/unmake: a move changes a handful of cells, so only the
+//! tuples holding them are taken out and put back ([`Accumulator::apply`]).
+//!
+//! Against the float net (the same weights) the value differs by the rounding of the
+//! weights only: |Δh| ≤ (tuples + 1) / (2 qa) per accumulator lane, bounded in the tests.
+
+use engine::{Change, Isa, Move, Side, State};
+
+use crate::features::{CellState, Layout, PER_TUPLE};
+use crate::net::{FastNetConfig, FloatNet, move_slots};
+use crate::simd;
+
+/// The quantised weights and the layout of their game.
+#[derive(Clone, Debug)]
+pub struct QuantNet {
+    /// The description.
+    pub cfg: FastNetConfig,
+    /// The tuples.
+    pub layout: Layout,
+    isa: Isa,
+    l1_w: Vec<i16>,
+    l1_b: Vec<i16>,
+    v_w: Vec<i16>,
+    v_b: f32,
+    p_w: Vec<f32>,
+    p_b: Vec<f32>,
+}
+
+/// The accumulators of both perspectives, and what they were built from.
+#[derive(Clone, Debug)]
+pub struct Accumulator {
+    /// Per perspective (x, o): the i16 lanes.
+    vals: [Vec<i16>; 2],
+    /// Per perspective: each tuple's index.
+    idx: [Vec<u16>; 2],
+    /// The cells (x's view).
+    states: Vec<CellState>,
+}
+
+fn quantise(x: &[f32], scale: f32) -> Vec<i16> {
+    x.iter()
+        .map(|v| (v * scale).round().clamp(-32_767.0, 32_767.0) as i16)
+        .collect()
+}
+
+impl QuantNet {
+    /// Quantises a float net (its weights inside the clip bound, as training keeps them).
+    pub fn new(net: &FloatNet) -> Result<QuantNet, crate::Error> {
+        let game = net.cfg.check()?;
+        let cfg = net.cfg.clone();
+        let clip = cfg.clip * 1.0001;
+        if net
+            .l1_w
+            .iter()
+            .chain(&net.l1_b)
+            .chain(&net.v_w)
+            .any(|w| !w.is_finite() || w.abs() > clip)
+        {
+            return Err(crate::Error::Format(format!(
+                "a clipped weight lies outside ±{} or is not finite",
+                cfg.clip
+            )));
+        }
+        Ok(QuantNet {
+            layout: Layout::new(game),
+            isa: Isa::current(),
+            l1_w: quantise(&net.l1_w, f32::from(cfg.qa)),
+            l1_b: quantise(&net.l1_b, f32::from(cfg.qa)),
+            v_w: quantise(&net.v_w, f32::from(cfg.qb)),
+            v_b: net.v_b,
+            p_w: net.p_w.clone(),
+            p_b: net.p_b.clone(),
+            cfg,
+        })
+    }
+
+    /// The same net with another kernel build (the tests compare them).
+    pub fn with_isa(mut self, isa: Isa) -> QuantNet {
+        assert!(isa.is_supported());
+        self.isa = isa;
+        self
+    }
+
+    /// The i16 tensors: W₁, b₁, w₂.
+    pub fn quantised(&self) -> (&[i16], &[i16], &[i16]) {
+        (&self.l1_w, &self.l1_b, &self.v_w)
+    }
+
+    fn row(&self, t: usize, idx: u16) -> &[i16] {
+        let h = self.cfg.hidden;
+        let f = t * PER_TUPLE + usize::from(idx);
+        &self.l1_w[f * h..(f + 1) * h]
+    }
+
+    /// A fresh accumulator of `s`.
+    pub fn accumulator(&self, s: &State) -> Accumulator {
+        let mut acc = Accumulator {
+            vals: [self.l1_b.clone(), self.l1_b.clone()],
+            idx: [vec![0; self.layout.tuples()], vec![0; self.layout.tuples()]],
+            states: vec![0; self.layout.cells()],
+        };
+        self.refresh(&mut acc, s);
+        acc
+    }
+
+    /// Rebuilds `acc` from the position (a full recompute).
+    pub fn refresh(&self, acc: &mut Accumulator, s: &State) {
+        self.layout.cell_states_into(s, &mut acc.states);
+        for (p, persp) in [Side::X, Side::O].into_iter().enumerate() {
+            acc.vals[p].copy_from_slice(&self.l1_b);
+            for t in 0..self.layout.tuples() {
+                let i = self.layout.tuple_index(t, &acc.states, persp);
+                acc.idx[p][t] = i;
+                simd::add(self.isa, &mut acc.vals[p], self.row(t, i));
+            }
+        }
+    }
+
+    /// Follows a move: `change` is what [`engine::StateUndo::change`] reports for it.
+    pub fn apply(&self, acc: &mut Accumulator, change: &Change) {
+        let mover = match change.mover {
+            Side::X => 1,
+            Side::O => 2,
+        };
+        let mut touched = [0u16; 64];
+        let mut n = 0;
+        let mut touch = |c: usize, st: CellState, acc: &mut Accumulator| {
+            acc.states[c] = st;
+            for t in self.layout.tuples_of(c) {
+                if n < touched.len() && !touched[..n].contains(&(t as u16)) {
+                    touched[n] = t as u16;
+                    n += 1;
+                }
+            }
+        };
+        if let Some(c) = change.placed {
+            touch(c, mover, acc);
+        }
+        if let Some(c) = change.vacated {
+            touch(c, 0, acc);
+        }
+        for c in change.flipped.iter() {
+            touch(c, mover, acc);
+        }
+        if n == touched.len() {
+            // More tuples than the list holds (a move flipping most of a big board).
+            let states = acc.states.clone();
+            self.rebuild(acc, &states);
+            return;
+        }
+        for &t in &touched[..n] {
+            let t = usize::from(t);
+            for (p, persp) in [Side::X, Side::O].into_iter().enumerate() {
+                let new = self.layout.tuple_index(t, &acc.states, persp);
+                let old = acc.idx[p][t];
+                if new != old {
+                    simd::sub(self.isa, &mut acc.vals[p], self.row(t, old));
+                    simd::add(self.isa, &mut acc.vals[p], self.row(t, new));
+                    acc.idx[p][t] = new;
+                }
+            }
+        }
+    }
+
+    fn rebuild(&self, acc: &mut Accumulator, states: &[CellState]) {
+        for (p, persp) in [Side::X, Side::O].into_iter().enumerate() {
+            acc.vals[p].copy_from_slice(&self.l1_b);
+            for t in 0..self.layout.tuples() {
+                let i = self.layout.tuple_index(t, states, persp);
+                acc.idx[p][t] = i;
+                simd::add(self.isa, &mut acc.vals[p], self.row(t, i));
+            }
+        }
+    }
+
+    /// The value of the position whose accumulator is `acc`, from `stm`'s view, in
+    /// [−1, 1].
+    pub fn value(&self, acc: &Accumulator, stm: Side) -> f32 {
+        let (qa, qb) = (f32::from(self.cfg.qa), f32::from(self.cfg.qb));
+        let sum = simd::screlu_dot(self.isa, acc.lanes(stm), &self.v_w, self.cfg.qa);
+        (sum as f32 / (qa * qa * qb) + self.v_b).tanh()
+    }
+
+    /// The value in centipawn-like units for alpha-beta (±1000 at ±0.76, 400 · atanh-ish
+    /// scale: the net's output before tanh, times 400).
+    pub fn value_cp(&self, acc: &Accumulator, stm: Side) -> i32 {
+        let (qa, qb) = (i64::from(self.cfg.qa), i64::from(self.cfg.qb));
+        let sum = simd::screlu_dot(self.isa, acc.lanes(stm), &self.v_w, self.cfg.qa);
+        let bias = (self.v_b * (qa * qa * qb) as f32) as i64;
+        ((sum + bias) * 400 / (qa * qa * qb)) as i32
+    }
+
+    /// Policy probabilities over `moves` (softmax of the logits; the pass alone gets 1).
+    pub fn policy(&self, acc: &Accumulator, stm: Side, moves: &[Move], out: &mut Vec<f32>) {
+        out.clear();
+        let h = self.cfg.hidden;
+        let d = self.cfg.policy_dim;
+        let qa = f32::from(self.cfg.qa);
+        let a: Vec<f32> = acc
+            .lanes(stm)
+            .iter()
+            .map(|&v| f32::from(v.clamp(0, self.cfg.qa)) / qa)
+            .collect();
+        let cells = self.layout.cells();
+        // Each subnet at most once: slots in use and their outputs.
+        let mut done: Vec<Option<usize>> = vec![None; crate::net::subnets(cells)];
+        let mut outs: Vec<f32> = Vec::with_capacity(64 * d);
+        let mut eval = |k: usize, outs: &mut Vec<f32>| -> usize {
+            if let Some(i) = done[k] {
+                return i;
+            }
+            let i = outs.len();
+            outs.extend_from_slice(&self.p_b[k * d..(k + 1) * d]);
+            simd::matvec(
+                self.isa,
+                &self.p_w[k * d * h..(k + 1) * d * h],
+                &a,
+                &mut outs[i..i + d],
+            );
+            for o in &mut outs[i..i + d] {
+                *o = o.max(0.0);
+            }
+            done[k] = Some(i);
+            i
+        };
+        for &m in moves {
+            out.push(match move_slots(m, cells) {
+                None => 0.0,
+                Some((f, t)) => {
+                    let i = eval(f, &mut outs);
+                    let j = eval(t, &mut outs);
+                    (0..d).map(|k| outs[i + k] * outs[j + k]).sum()
+                }
+            });
+        }
+        softmax(out);
+    }
+}
+
+impl Accumulator {
+    /// The lanes of `persp`'s accumulator.
+    pub fn lanes(&self, persp: Side) -> &[i16] {
+        &self.vals[match persp {
+            Side::X => 0,
+            Side::O => 1,
+        }]
+    }
+
+    /// Whether two accumulators hold the same lanes and indices.
+    pub fn same(&self, other: &Accumulator) -> bool {
+        self.vals == other.vals && self.idx == other.idx
+    }
+}
+
+/// In-place softmax.
+pub fn softmax(x: &mut [f32]) {
+    let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut s = 0.0;
+    for v in x.iter_mut() {
+        *v = (*v - m).exp();
+        s += *v;
+    }
+    for v in x.iter_mut() {
+        *v /= s;
+    }
+}

@@ -1,0 +1,588 @@
+//! The fast nets' trainer: hand-written forward and backward passes (the layers are a
+//! sparse sum, SCReLU/CReLU and small projections, so there is nothing for a tensor
+//! library to win on a CPU), Adam with lazy updates of the feature rows a batch touched,
+//! the clip bound kept after every step, threads over each batch's positions.
+//!
+//! Losses: value (tanh(out) − target)², policy cross-entropy against the search's visit
+//! distribution over the legal moves (positions with a policy target only).
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::data::Examples;
+use crate::net::FloatNet;
+
+/// Training settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainConfig {
+    /// Passes over the data.
+    pub epochs: u32,
+    /// Positions per step.
+    pub batch_size: usize,
+    /// Adam's step size.
+    pub lr: f32,
+    /// The step size at the last epoch, as a fraction of `lr` (cosine in between).
+    pub final_lr_fraction: f32,
+    /// Weight of the policy loss against the value loss.
+    pub policy_weight: f32,
+    /// Share of the game's result in the value target (the rest the root value).
+    pub result_weight: f32,
+    /// Every n-th game (by id) is held out to measure the losses.
+    pub holdout_every: u64,
+    /// Seed of the initial weights and the order of the examples.
+    pub seed: u64,
+    /// Width of the accumulator of a fresh net.
+    pub hidden: usize,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig {
+            epochs: 10,
+            batch_size: 1024,
+            lr: 1e-3,
+            final_lr_fraction: 0.1,
+            policy_weight: 1.0,
+            result_weight: 0.5,
+            holdout_every: 20,
+            seed: 1,
+            hidden: 256,
+        }
+    }
+}
+
+/// Losses over a set of examples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Losses {
+    /// Mean squared value error.
+    pub value: f64,
+    /// Mean policy cross-entropy (positions with a target).
+    pub policy: f64,
+    /// Share of positions with a target whose most likely move is the target's.
+    pub policy_accuracy: f64,
+}
+
+/// The gradients of one batch.
+struct Grads {
+    v_w: Vec<f32>,
+    v_b: f32,
+    p_w: Vec<f32>,
+    p_b: Vec<f32>,
+    l1_b: Vec<f32>,
+    /// Per position: its features and the gradient of its accumulator.
+    rows: Vec<(usize, Vec<f32>)>,
+    loss: Losses,
+    with_policy: usize,
+}
+
+impl Grads {
+    fn zero(net: &FloatNet) -> Grads {
+        Grads {
+            v_w: vec![0.0; net.v_w.len()],
+            v_b: 0.0,
+            p_w: vec![0.0; net.p_w.len()],
+            p_b: vec![0.0; net.p_b.len()],
+            l1_b: vec![0.0; net.l1_b.len()],
+            rows: Vec::new(),
+            loss: Losses::default(),
+            with_policy: 0,
+        }
+    }
+
+    fn merge(mut self, o: Grads) -> Grads {
+        let add = |a: &mut [f32], b: &[f32]| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        add(&mut self.v_w, &o.v_w);
+        self.v_b += o.v_b;
+        add(&mut self.p_w, &o.p_w);
+        add(&mut self.p_b, &o.p_b);
+        add(&mut self.l1_b, &o.l1_b);
+        self.rows.extend(o.rows);
+        self.loss.value += o.loss.value;
+        self.loss.policy += o.loss.policy;
+        self.loss.policy_accuracy += o.loss.policy_accuracy;
+        self.with_policy += o.with_policy;
+        self
+    }
+}
+
+/// Forward and backward of one position; adds its gradients into `g` (scaled by
+/// `scale`), and its losses. With `backward` false only the losses.
+fn position(
+    net: &FloatNet,
+    ex: &Examples,
+    i: usize,
+    policy_weight: f32,
+    scale: f32,
+    backward: bool,
+    g: &mut Grads,
+) {
+    let (h, d) = (net.cfg.hidden, net.cfg.policy_dim);
+    let mut acc = vec![0f32; h];
+    net.accumulate(ex.features_of(i), &mut acc);
+    let a: Vec<f32> = acc.iter().map(|x| x.clamp(0.0, 1.0)).collect();
+    // Value.
+    let out: f32 = a.iter().zip(&net.v_w).map(|(c, w)| c * c * w).sum::<f32>() + net.v_b;
+    let v = out.tanh();
+    let err = v - ex.value[i];
+    g.loss.value += f64::from(err * err);
+    let mut dacc = vec![0f32; h];
+    if backward {
+        let dout = 2.0 * err * (1.0 - v * v) * scale;
+        g.v_b += dout;
+        for k in 0..h {
+            g.v_w[k] += dout * a[k] * a[k];
+            if acc[k] > 0.0 && acc[k] < 1.0 {
+                dacc[k] += dout * net.v_w[k] * 2.0 * a[k];
+            }
+        }
+    }
+    // Policy.
+    let (s, e) = ex.moves[i];
+    let (s, e) = (s as usize, e as usize);
+    if e > s {
+        g.with_policy += 1;
+        // The subnets this position names, each once.
+        let mut slot_of: Vec<(u16, usize)> = Vec::new();
+        let mut outs: Vec<f32> = Vec::new();
+        let index = |k: u16, outs: &mut Vec<f32>, slot_of: &mut Vec<(u16, usize)>| -> usize {
+            if let Some(&(_, j)) = slot_of.iter().find(|(kk, _)| *kk == k) {
+                return j;
+            }
+            let j = outs.len();
+            outs.resize(j + d, 0.0);
+            net.subnet(usize::from(k), &a, &mut outs[j..j + d]);
+            slot_of.push((k, j));
+            j
+        };
+        let mut logits = Vec::with_capacity(e - s);
+        let mut pairs = Vec::with_capacity(e - s);
+        for m in s..e {
+            let (f, t) = ex.slots[m];
+            let jf = index(f, &mut outs, &mut slot_of);
+            let jt = index(t, &mut outs, &mut slot_of);
+            let l: f32 = (0..d)
+                .map(|k| outs[jf + k].max(0.0) * outs[jt + k].max(0.0))
+                .sum();
+            logits.push(l);
+            pairs.push((jf, jt));
+        }
+        let mut p = logits.clone();
+        crate::quant::softmax(&mut p);
+        let target = &ex.target[s..e];
+        let ce: f64 = p
+            .iter()
+            .zip(target)
+            .map(|(q, t)| -f64::from(*t) * f64::from(q.max(1e-12)).ln())
+            .sum();
+        g.loss.policy += ce;
+        let best = |v: &[f32]| {
+            v.iter()
+                .enumerate()
+                .max_by(|x, y| x.1.total_cmp(y.1))
+                .map(|(i, _)| i)
+        };
+        g.loss.policy_accuracy += f64::from(u8::from(best(&p) == best(target)));
+        if backward {
+            let mut dout = vec![0f32; outs.len()];
+            for (m, &(jf, jt)) in pairs.iter().enumerate() {
+                let dl = (p[m] - target[m]) * policy_weight * scale;
+                for k in 0..d {
+                    let (uf, ut) = (outs[jf + k], outs[jt + k]);
+                    if uf > 0.0 {
+                        dout[jf + k] += dl * ut.max(0.0);
+                    }
+                    if ut > 0.0 {
+                        dout[jt + k] += dl * uf.max(0.0);
+                    }
+                }
+            }
+            let mut da = vec![0f32; h];
+            for &(k, j) in &slot_of {
+                let k = usize::from(k);
+                for r in 0..d {
+                    let go = dout[j + r];
+                    if go == 0.0 {
+                        continue;
+                    }
+                    g.p_b[k * d + r] += go;
+                    let row = (k * d + r) * h;
+                    let w = &net.p_w[row..row + h];
+                    let gw = &mut g.p_w[row..row + h];
+                    for c in 0..h {
+                        gw[c] += go * a[c];
+                        da[c] += go * w[c];
+                    }
+                }
+            }
+            for k in 0..h {
+                if acc[k] > 0.0 && acc[k] < 1.0 {
+                    dacc[k] += da[k];
+                }
+            }
+        }
+    }
+    if backward {
+        for (b, x) in g.l1_b.iter_mut().zip(&dacc) {
+            *b += x;
+        }
+        g.rows.push((i, dacc));
+    }
+}
+
+/// The losses of `net` over examples `which`.
+pub fn losses(net: &FloatNet, ex: &Examples, which: &[usize], policy_weight: f32) -> Losses {
+    let g = which
+        .par_chunks(256)
+        .map(|chunk| {
+            let mut g = Grads {
+                v_w: vec![],
+                v_b: 0.0,
+                p_w: vec![],
+                p_b: vec![],
+                l1_b: vec![],
+                rows: vec![],
+                loss: Losses::default(),
+                with_policy: 0,
+            };
+            for &i in chunk {
+                position(net, ex, i, policy_weight, 0.0, false, &mut g);
+            }
+            (g.loss, g.with_policy)
+        })
+        .reduce(
+            || (Losses::default(), 0),
+            |a, b| {
+                (
+                    Losses {
+                        value: a.0.value + b.0.value,
+                        policy: a.0.policy + b.0.policy,
+                        policy_accuracy: a.0.policy_accuracy + b.0.policy_accuracy,
+                    },
+                    a.1 + b.1,
+                )
+            },
+        );
+    let n = which.len().max(1) as f64;
+    let np = g.1.max(1) as f64;
+    Losses {
+        value: g.0.value / n,
+        policy: g.0.policy / np,
+        policy_accuracy: g.0.policy_accuracy / np,
+    }
+}
+
+/// The gradients of the mean loss over `batch` (for the tests: the same function the
+/// trainer steps with), as flat vectors in [`FloatNet::tensors`] order.
+pub fn gradients(
+    net: &FloatNet,
+    ex: &Examples,
+    batch: &[usize],
+    policy_weight: f32,
+) -> Vec<Vec<f32>> {
+    let g = batch_grads(net, ex, batch, policy_weight);
+    let mut l1 = vec![0f32; net.l1_w.len()];
+    let h = net.cfg.hidden;
+    for (i, dacc) in &g.rows {
+        for &f in ex.features_of(*i) {
+            let row = &mut l1[f as usize * h..(f as usize + 1) * h];
+            row.iter_mut().zip(dacc).for_each(|(x, y)| *x += y);
+        }
+    }
+    vec![l1, g.l1_b, g.v_w, vec![g.v_b], g.p_w, g.p_b]
+}
+
+fn batch_grads(net: &FloatNet, ex: &Examples, batch: &[usize], policy_weight: f32) -> Grads {
+    let scale = 1.0 / batch.len().max(1) as f32;
+    batch
+        .par_chunks(batch.len().div_ceil(rayon::current_num_threads()).max(16))
+        .map(|chunk| {
+            let mut g = Grads::zero(net);
+            for &i in chunk {
+                position(net, ex, i, policy_weight, scale, true, &mut g);
+            }
+            g
+        })
+        .reduce(|| Grads::zero(net), Grads::merge)
+}
+
+/// Adam's moments and step count.
+pub struct Adam {
+    m: Vec<Vec<f32>>,
+    v: Vec<Vec<f32>>,
+    /// Steps taken (for the bias correction).
+    step: u64,
+}
+
+const B1: f32 = 0.9;
+const B2: f32 = 0.999;
+const EPS: f32 = 1e-8;
+
+impl Adam {
+    /// Zero moments for `net`.
+    pub fn new(net: &FloatNet) -> Adam {
+        let m: Vec<Vec<f32>> = net.tensors().iter().map(|t| vec![0.0; t.len()]).collect();
+        Adam {
+            v: m.clone(),
+            m,
+            step: 0,
+        }
+    }
+
+    /// One step on `batch` at step size `lr`; returns the batch's losses.
+    pub fn step(
+        &mut self,
+        net: &mut FloatNet,
+        ex: &Examples,
+        batch: &[usize],
+        lr: f32,
+        policy_weight: f32,
+    ) -> Losses {
+        let g = batch_grads(net, ex, batch, policy_weight);
+        self.step += 1;
+        let t = self.step as i32;
+        let c1 = 1.0 - B1.powi(t);
+        let c2 = 1.0 - B2.powi(t);
+        let upd = |w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]| {
+            for k in 0..w.len() {
+                m[k] = B1 * m[k] + (1.0 - B1) * g[k];
+                v[k] = B2 * v[k] + (1.0 - B2) * g[k] * g[k];
+                w[k] -= lr * (m[k] / c1) / ((v[k] / c2).sqrt() + EPS);
+            }
+        };
+        // W₁: only the rows this batch touched (their gradient summed first).
+        let h = net.cfg.hidden;
+        let mut rows: Vec<(u32, Vec<f32>)> = Vec::new();
+        {
+            let mut at: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+            for (i, dacc) in &g.rows {
+                for &f in ex.features_of(*i) {
+                    let j = *at.entry(f).or_insert_with(|| {
+                        rows.push((f, vec![0.0; h]));
+                        rows.len() - 1
+                    });
+                    rows[j].1.iter_mut().zip(dacc).for_each(|(x, y)| *x += y);
+                }
+            }
+        }
+        let (m0, v0) = (&mut self.m[0], &mut self.v[0]);
+        for (f, gr) in &rows {
+            let r = *f as usize * h..(*f as usize + 1) * h;
+            upd(&mut net.l1_w[r.clone()], gr, &mut m0[r.clone()], &mut v0[r]);
+        }
+        upd(&mut net.l1_b, &g.l1_b, &mut self.m[1], &mut self.v[1]);
+        upd(&mut net.v_w, &g.v_w, &mut self.m[2], &mut self.v[2]);
+        upd(
+            std::slice::from_mut(&mut net.v_b),
+            &[g.v_b],
+            &mut self.m[3],
+            &mut self.v[3],
+        );
+        upd(&mut net.p_w, &g.p_w, &mut self.m[4], &mut self.v[4]);
+        upd(&mut net.p_b, &g.p_b, &mut self.m[5], &mut self.v[5]);
+        net.clip();
+        let n = batch.len().max(1) as f64;
+        let np = g.with_policy.max(1) as f64;
+        Losses {
+            value: g.loss.value / n,
+            policy: g.loss.policy / np,
+            policy_accuracy: g.loss.policy_accuracy / np,
+        }
+    }
+}
+
+/// One epoch's line of the metrics.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EpochMetrics {
+    /// The epoch, from 1.
+    pub epoch: u32,
+    /// Its step size.
+    pub lr: f32,
+    /// Mean of the batches' training losses.
+    pub train: Losses,
+    /// On the held-out games.
+    pub holdout: Losses,
+    /// Positions trained per second.
+    pub positions_per_s: f64,
+}
+
+/// Trains `net` on `ex` for `cfg.epochs`, calling `on_epoch` after each (the caller saves
+/// and reports). The order of examples is seeded; the held-out games are every
+/// `holdout_every`-th game id.
+pub fn train(
+    net: &mut FloatNet,
+    ex: &Examples,
+    cfg: &TrainConfig,
+    mut on_epoch: impl FnMut(&FloatNet, &EpochMetrics),
+) {
+    let (mut fit, mut held): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+    for i in 0..ex.len() {
+        if cfg.holdout_every > 0 && ex.game_id[i].is_multiple_of(cfg.holdout_every) {
+            held.push(i);
+        } else {
+            fit.push(i);
+        }
+    }
+    let mut adam = Adam::new(net);
+    let mut rng = engine::Rng::new(cfg.seed ^ 0x5eed);
+    for epoch in 1..=cfg.epochs {
+        let frac = if cfg.epochs > 1 {
+            f32::from(u16::try_from(epoch - 1).unwrap_or(u16::MAX)) / (cfg.epochs - 1) as f32
+        } else {
+            0.0
+        };
+        let lr = cfg.lr
+            * (cfg.final_lr_fraction
+                + (1.0 - cfg.final_lr_fraction)
+                    * 0.5
+                    * (1.0 + (std::f32::consts::PI * frac).cos()));
+        for i in (1..fit.len()).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            fit.swap(i, j);
+        }
+        let start = std::time::Instant::now();
+        let mut sum = Losses::default();
+        let mut batches = 0;
+        for batch in fit.chunks(cfg.batch_size.max(1)) {
+            let l = adam.step(net, ex, batch, lr, cfg.policy_weight);
+            sum.value += l.value;
+            sum.policy += l.policy;
+            sum.policy_accuracy += l.policy_accuracy;
+            batches += 1;
+        }
+        let b = f64::from(batches.max(1));
+        let m = EpochMetrics {
+            epoch,
+            lr,
+            train: Losses {
+                value: sum.value / b,
+                policy: sum.policy / b,
+                policy_accuracy: sum.policy_accuracy / b,
+            },
+            holdout: losses(net, ex, &held, cfg.policy_weight),
+            positions_per_s: fit.len() as f64 / start.elapsed().as_secs_f64().max(1e-9),
+        };
+        on_epoch(net, &m);
+    }
+}
+
+impl TrainConfig {
+    /// These settings with `key=value` overrides (numbers, `true`/`false`); an unknown
+    /// key or a value of the wrong type is an error naming it.
+    pub fn with_sets(&self, sets: &[String]) -> Result<TrainConfig, crate::Error> {
+        let mut v = serde_json::to_value(self).expect("plain values");
+        for s in sets {
+            let (k, val) = s
+                .split_once('=')
+                .ok_or_else(|| crate::Error::Format(format!("`{s}`: expected KEY=VALUE")))?;
+            let k = k.trim().trim_start_matches("train.");
+            if v.get(k).is_none() {
+                return Err(crate::Error::Format(format!(
+                    "`{k}` is no fast-net training setting (they are: {})",
+                    v.as_object()
+                        .expect("a struct")
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            v[k] = serde_json::from_str(val.trim()).map_err(|_| {
+                crate::Error::Format(format!("`{s}`: the value is not a number or boolean"))
+            })?;
+        }
+        let cfg: TrainConfig = serde_json::from_value(v)
+            .map_err(|e| crate::Error::Format(format!("fast-net training settings: {e}")))?;
+        if cfg.epochs == 0 || cfg.batch_size == 0 || !(cfg.lr > 0.0 && cfg.lr.is_finite()) {
+            return Err(crate::Error::Format(
+                "epochs and batch_size must be positive, lr a positive number".into(),
+            ));
+        }
+        Ok(cfg)
+    }
+}
+
+/// Trains a fresh fast net for `game` on the shards under `data` (each folder walked for
+/// `*.parquet`) and writes it to `out` after every epoch, with `metrics.csv` (one line an
+/// epoch); `progress` hears what happens. Returns the last epoch's metrics.
+pub fn train_to_dir(
+    data: &[std::path::PathBuf],
+    game: engine::Game,
+    out: &std::path::Path,
+    cfg: &TrainConfig,
+    mut progress: impl FnMut(&str),
+) -> Result<EpochMetrics, crate::Error> {
+    let cfg = &cfg.with_sets(&[])?;
+    let mut paths = Vec::new();
+    for d in data {
+        paths.extend(crate::data::shard_paths(d)?);
+    }
+    let ex = crate::data::read_examples(&paths, game, cfg.result_weight, &mut progress)?;
+    if ex.is_empty() {
+        return Err(crate::Error::Format(format!(
+            "no positions of {game} in {} shard(s)",
+            paths.len()
+        )));
+    }
+    progress(&format!(
+        "{} positions from {} shards; {} epochs of batches of {}",
+        ex.len(),
+        paths.len(),
+        cfg.epochs,
+        cfg.batch_size
+    ));
+    let mut net = FloatNet::init(crate::FastNetConfig::for_game(game, cfg.hidden), cfg.seed)?;
+    let mut csv = String::from(
+        "epoch,lr,train_value_loss,train_policy_loss,train_policy_accuracy,holdout_value_loss,holdout_policy_loss,holdout_policy_accuracy,positions_per_s\n",
+    );
+    let mut last = None;
+    let mut failed = None;
+    train(&mut net, &ex, cfg, |net, m| {
+        if failed.is_some() {
+            return;
+        }
+        csv.push_str(&format!(
+            "{},{:e},{:.6},{:.6},{:.4},{:.6},{:.6},{:.4},{:.0}\n",
+            m.epoch,
+            m.lr,
+            m.train.value,
+            m.train.policy,
+            m.train.policy_accuracy,
+            m.holdout.value,
+            m.holdout.policy,
+            m.holdout.policy_accuracy,
+            m.positions_per_s
+        ));
+        progress(&format!(
+            "epoch {}: value loss {:.4} (held out {:.4}), policy loss {:.4} (held out {:.4}, accuracy {:.3}), {:.0} positions/s",
+            m.epoch,
+            m.train.value,
+            m.holdout.value,
+            m.train.policy,
+            m.holdout.policy,
+            m.holdout.policy_accuracy,
+            m.positions_per_s
+        ));
+        let trained = serde_json::json!({
+            "positions": ex.len(),
+            "shards": paths.len(),
+            "data": data.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
+            "config": cfg,
+            "epochs_done": m.epoch,
+            "last": m,
+        });
+        let saved = crate::io::save(net, out, trained).and_then(|()| {
+            let p = out.join("metrics.csv");
+            rundir::write_atomic(&p, csv.as_bytes())
+                .map_err(|e| crate::Error::Io { path: p, source: e })
+        });
+        if let Err(e) = saved {
+            failed = Some(e);
+        }
+        last = Some(m.clone());
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(last.expect("at least one epoch"))
+}
