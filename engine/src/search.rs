@@ -62,9 +62,20 @@ enum Bound {
     Upper,
 }
 
+/// A static evaluation the search calls at its leaves in place of [`evaluate`] (e.g. a
+/// network's value): the side to move's view, in the units of [`evaluate`] (about 100 a
+/// piece), inside ±(MATE − 1000) (larger values are clamped there, so that no
+/// evaluation reads as a forced result).
+pub trait StaticEval: Send {
+    /// The evaluation of `s` (a position whose game is not over).
+    fn evaluate(&mut self, s: &State) -> i32;
+}
+
 /// An alpha-beta searcher with its transposition table and ordering tables, reused
 /// from move to move.
 pub struct Searcher {
+    /// The leaves' evaluation, when not the built-in one.
+    eval: Option<Box<dyn StaticEval>>,
     tt: Vec<TtEntry>,
     /// [`fastmod`]'s constant for `tt.len()`.
     tt_magic: u128,
@@ -87,6 +98,7 @@ impl Searcher {
     pub fn new(hash_mb: usize) -> Searcher {
         let entries = (hash_mb * 1024 * 1024 / std::mem::size_of::<TtEntry>()).max(1024);
         Searcher {
+            eval: None,
             tt: vec![TtEntry::default(); entries],
             tt_magic: fastmod_magic(entries as u64),
             killers: vec![[None; 2]; MAX_PLY],
@@ -99,6 +111,12 @@ impl Searcher {
             start: Instant::now(),
             aborted: false,
         }
+    }
+
+    /// This searcher with `eval` at its leaves instead of the built-in evaluation.
+    pub fn with_eval(mut self, eval: Box<dyn StaticEval>) -> Searcher {
+        self.eval = Some(eval);
+        self
     }
 
     /// Forgets everything learnt (a new game).
@@ -251,7 +269,10 @@ impl Searcher {
         }
         if !probe {
             self.moves[ply] = moves;
-            return evaluate(s);
+            return match &mut self.eval {
+                None => evaluate(s),
+                Some(e) => e.evaluate(s).clamp(-(MATE - 1000), MATE - 1000),
+            };
         }
         let pv_node = beta - alpha > 1;
         let mut tt_move = None;

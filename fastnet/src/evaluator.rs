@@ -7,38 +7,36 @@ use std::sync::Arc;
 use engine::{Move, State};
 use selfplay::{Evaluation, Evaluator};
 
-use crate::quant::{Accumulator, QuantNet};
+use crate::features::CellState;
+use crate::quant::{QuantNet, Scratch};
 
 /// Evaluates positions with a shared quantised net.
 pub struct FastEvaluator {
     net: Arc<QuantNet>,
     name: String,
-    acc: Option<Accumulator>,
+    states: Vec<CellState>,
+    lanes: Vec<i16>,
+    scratch: Scratch,
 }
 
 impl FastEvaluator {
     /// An evaluator of `net`, whose data carries `name`.
     pub fn new(net: Arc<QuantNet>, name: &str) -> FastEvaluator {
         FastEvaluator {
+            states: vec![0; net.layout.cells()],
             net,
             name: name.to_string(),
-            acc: None,
+            lanes: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
     /// One position: its policy over `moves` into `policy`, and its value.
     pub fn evaluate_one(&mut self, s: &State, moves: &[Move], policy: &mut Vec<f32>) -> f32 {
-        let net = &self.net;
-        let acc = match &mut self.acc {
-            Some(a) => {
-                net.refresh(a, s);
-                a
-            }
-            None => self.acc.insert(net.accumulator(s)),
-        };
-        let stm = s.side_to_move();
-        net.policy(acc, stm, moves, policy);
-        net.value(acc, stm)
+        self.net.side_lanes(s, &mut self.states, &mut self.lanes);
+        self.net
+            .policy_of(&self.lanes, moves, policy, &mut self.scratch);
+        self.net.value_of(&self.lanes)
     }
 }
 
@@ -62,5 +60,32 @@ impl Evaluator for FastEvaluator {
 
     fn name(&self) -> String {
         self.name.clone()
+    }
+}
+
+/// The fast net's value as the alpha-beta search's leaf evaluation
+/// ([`engine::search::StaticEval`]), in the search's units (400 per unit of the net's
+/// output before tanh).
+pub struct FastValue {
+    net: Arc<QuantNet>,
+    states: Vec<CellState>,
+    lanes: Vec<i16>,
+}
+
+impl FastValue {
+    /// The leaf evaluation of `net`.
+    pub fn new(net: Arc<QuantNet>) -> FastValue {
+        FastValue {
+            states: vec![0; net.layout.cells()],
+            net,
+            lanes: Vec::new(),
+        }
+    }
+}
+
+impl engine::search::StaticEval for FastValue {
+    fn evaluate(&mut self, s: &State) -> i32 {
+        self.net.side_lanes(s, &mut self.states, &mut self.lanes);
+        self.net.value_cp_of(&self.lanes)
     }
 }

@@ -103,14 +103,20 @@ pub fn save(net: &FloatNet, dir: &Path, trained: serde_json::Value) -> Result<()
         ("value.weight", shapes[2].1.clone(), "I16", i16_bytes(v_w)),
         ("value.bias", vec![1], "F32", f32_bytes(&[net.v_b])),
         (
-            "policy.weight",
+            "policy.proj",
             shapes[4].1.clone(),
+            "F32",
+            f32_bytes(&net.p_proj),
+        ),
+        (
+            "policy.weight",
+            shapes[5].1.clone(),
             "F32",
             f32_bytes(&net.p_w),
         ),
         (
             "policy.bias",
-            shapes[5].1.clone(),
+            shapes[6].1.clone(),
             "F32",
             f32_bytes(&net.p_b),
         ),
@@ -212,13 +218,14 @@ pub fn load(dir: &Path) -> Result<(FloatNet, FastNetMeta), Error> {
         out.push(v);
     }
     let mut it = out.into_iter();
-    let mut next = || it.next().expect("six tensors");
+    let mut next = || it.next().expect("seven tensors");
     let net = FloatNet {
         cfg: meta.network.clone(),
         l1_w: next(),
         l1_b: next(),
         v_w: next(),
         v_b: next()[0],
+        p_proj: next(),
         p_w: next(),
         p_b: next(),
     };

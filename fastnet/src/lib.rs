@@ -21,7 +21,7 @@ pub mod train;
 
 use std::path::{Path, PathBuf};
 
-pub use evaluator::FastEvaluator;
+pub use evaluator::{FastEvaluator, FastValue};
 pub use net::{FastNetConfig, FloatNet};
 pub use quant::{Accumulator, QuantNet};
 

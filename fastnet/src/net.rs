@@ -6,13 +6,16 @@
 //! features (one per tuple, per perspective; features.rs)
 //!   └─ accumulator  h = b₁ + Σ W₁[f]                       (hidden, per perspective)
 //!        ├─ value   v = tanh(w₂ · clamp(h, 0, 1)² + b₂)    (SCReLU, the side to move's h)
-//!        └─ policy  for a move from-slot f, to-slot t:
-//!                   logit = relu(P_f a + c_f) · relu(P_t a + c_t),  a = clamp(h, 0, 1)
+//!        └─ policy  z = B a, a = clamp(h, 0, 1)                  (policy_rank, shared)
+//!                   for a move from-slot f, to-slot t:
+//!                   logit = relu(P_f z + c_f) · relu(P_t z + c_t)
 //! ```
 //! The policy's "subnets" are Monty's: one small projection per from-slot (a jump's
 //! source; one shared slot for clones and placements) and per to-slot (the target cell),
 //! their dot product the move's score; a node evaluates only the subnets its legal moves
-//! name.
+//! name. The subnets read a shared low-rank projection `z` of the activations, so that a
+//! subnet costs `policy_dim × policy_rank` multiply-adds instead of
+//! `policy_dim × hidden` (the projection once per position).
 
 use engine::{Move, MoveKind, Rng};
 use serde::{Deserialize, Serialize};
@@ -31,6 +34,8 @@ pub struct FastNetConfig {
     pub hidden: usize,
     /// Width of each policy subnet's output.
     pub policy_dim: usize,
+    /// Width of the shared projection the policy subnets read.
+    pub policy_rank: usize,
     /// Accumulator scale of the quantised net (h · qa in i16).
     pub qa: i16,
     /// Output-weight scale of the quantised net (w₂ · qb in i16).
@@ -54,6 +59,7 @@ impl FastNetConfig {
             features: FEATURES.into(),
             hidden,
             policy_dim: 4,
+            policy_rank: 32,
             qa: 255,
             qb: 64,
             clip: bound.min(1.98),
@@ -78,10 +84,10 @@ impl FastNetConfig {
                 self.hidden
             )));
         }
-        if !(1..=64).contains(&self.policy_dim) {
+        if !(1..=64).contains(&self.policy_dim) || !(1..=self.hidden).contains(&self.policy_rank) {
             return Err(crate::Error::Format(format!(
-                "policy_dim {} (1 to 64)",
-                self.policy_dim
+                "policy_dim {} (1 to 64), policy_rank {} (1 to hidden)",
+                self.policy_dim, self.policy_rank
             )));
         }
         if !(1..=255).contains(&self.qa) || !(1..=128).contains(&self.qb) {
@@ -132,7 +138,9 @@ pub struct FloatNet {
     pub v_w: Vec<f32>,
     /// b₂.
     pub v_b: f32,
-    /// P: `subnets × policy_dim × hidden`.
+    /// B: `policy_rank × hidden`.
+    pub p_proj: Vec<f32>,
+    /// P: `subnets × policy_dim × policy_rank`.
     pub p_w: Vec<f32>,
     /// c: `subnets × policy_dim`.
     pub p_b: Vec<f32>,
@@ -146,7 +154,8 @@ pub fn tensor_shapes(cfg: &FastNetConfig, layout: &Layout) -> Vec<(&'static str,
         ("l1.bias", vec![cfg.hidden]),
         ("value.weight", vec![cfg.hidden]),
         ("value.bias", vec![1]),
-        ("policy.weight", vec![s, cfg.policy_dim, cfg.hidden]),
+        ("policy.proj", vec![cfg.policy_rank, cfg.hidden]),
+        ("policy.weight", vec![s, cfg.policy_dim, cfg.policy_rank]),
         ("policy.bias", vec![s, cfg.policy_dim]),
     ]
 }
@@ -171,7 +180,11 @@ impl FloatNet {
             l1_b: uni(h, 0.1).iter().map(|b| b + 0.25).collect(),
             v_w: uni(h, 1.0 / (h as f32).sqrt()),
             v_b: 0.0,
-            p_w: uni(s * cfg.policy_dim * h, 1.0 / (h as f32).sqrt()),
+            p_proj: uni(cfg.policy_rank * h, 1.0 / (h as f32).sqrt()),
+            p_w: uni(
+                s * cfg.policy_dim * cfg.policy_rank,
+                1.0 / (cfg.policy_rank as f32).sqrt(),
+            ),
             p_b: uni(s * cfg.policy_dim, 0.1)
                 .iter()
                 .map(|b| b + 0.1)
@@ -207,18 +220,33 @@ impl FloatNet {
         out.tanh()
     }
 
-    /// The output of subnet `k` on activations `a` (before its ReLU).
-    pub fn subnet(&self, k: usize, a: &[f32], out: &mut [f32]) {
-        let (d, h) = (self.cfg.policy_dim, self.cfg.hidden);
+    /// The policy's shared projection `z = B a` of activations `a`.
+    pub fn project(&self, a: &[f32]) -> Vec<f32> {
+        let h = self.cfg.hidden;
+        (0..self.cfg.policy_rank)
+            .map(|r| {
+                self.p_proj[r * h..(r + 1) * h]
+                    .iter()
+                    .zip(a)
+                    .map(|(w, x)| w * x)
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// The output of subnet `k` on the projection `z` (before its ReLU).
+    pub fn subnet(&self, k: usize, z: &[f32], out: &mut [f32]) {
+        let (d, r) = (self.cfg.policy_dim, self.cfg.policy_rank);
         for (j, o) in out.iter_mut().enumerate() {
-            let row = &self.p_w[(k * d + j) * h..(k * d + j + 1) * h];
-            *o = self.p_b[k * d + j] + row.iter().zip(a).map(|(w, x)| w * x).sum::<f32>();
+            let row = &self.p_w[(k * d + j) * r..(k * d + j + 1) * r];
+            *o = self.p_b[k * d + j] + row.iter().zip(z).map(|(w, x)| w * x).sum::<f32>();
         }
     }
 
     /// The policy logits of `moves` (0 for the pass) from the side to move's accumulator.
     pub fn logits(&self, acc: &[f32], moves: &[Move], cells: usize) -> Vec<f32> {
         let a: Vec<f32> = acc.iter().map(|x| x.clamp(0.0, 1.0)).collect();
+        let z = self.project(&a);
         let d = self.cfg.policy_dim;
         let mut ef = vec![0f32; d];
         let mut et = vec![0f32; d];
@@ -227,8 +255,8 @@ impl FloatNet {
             .map(|&m| match move_slots(m, cells) {
                 None => 0.0,
                 Some((f, t)) => {
-                    self.subnet(f, &a, &mut ef);
-                    self.subnet(t, &a, &mut et);
+                    self.subnet(f, &z, &mut ef);
+                    self.subnet(t, &z, &mut et);
                     ef.iter()
                         .zip(&et)
                         .map(|(x, y)| x.max(0.0) * y.max(0.0))
@@ -245,6 +273,7 @@ impl FloatNet {
             &self.l1_b,
             &self.v_w,
             std::slice::from_ref(&self.v_b),
+            &self.p_proj,
             &self.p_w,
             &self.p_b,
         ]

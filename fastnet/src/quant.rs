@@ -24,6 +24,7 @@ pub struct QuantNet {
     l1_b: Vec<i16>,
     v_w: Vec<i16>,
     v_b: f32,
+    p_proj: Vec<f32>,
     p_w: Vec<f32>,
     p_b: Vec<f32>,
 }
@@ -70,6 +71,7 @@ impl QuantNet {
             l1_b: quantise(&net.l1_b, f32::from(cfg.qa)),
             v_w: quantise(&net.v_w, f32::from(cfg.qb)),
             v_b: net.v_b,
+            p_proj: net.p_proj.clone(),
             p_w: net.p_w.clone(),
             p_b: net.p_b.clone(),
             cfg,
@@ -178,65 +180,124 @@ impl QuantNet {
     /// The value of the position whose accumulator is `acc`, from `stm`'s view, in
     /// [−1, 1].
     pub fn value(&self, acc: &Accumulator, stm: Side) -> f32 {
+        self.value_of(acc.lanes(stm))
+    }
+
+    /// The value of the side to move's accumulator lanes, in [−1, 1].
+    pub fn value_of(&self, lanes: &[i16]) -> f32 {
         let (qa, qb) = (f32::from(self.cfg.qa), f32::from(self.cfg.qb));
-        let sum = simd::screlu_dot(self.isa, acc.lanes(stm), &self.v_w, self.cfg.qa);
+        let sum = simd::screlu_dot(self.isa, lanes, &self.v_w, self.cfg.qa);
         (sum as f32 / (qa * qa * qb) + self.v_b).tanh()
     }
 
-    /// The value in centipawn-like units for alpha-beta (±1000 at ±0.76, 400 · atanh-ish
-    /// scale: the net's output before tanh, times 400).
+    /// The value for alpha-beta: the net's output before tanh, times 400 (so ±400 is
+    /// a value of ±0.76).
     pub fn value_cp(&self, acc: &Accumulator, stm: Side) -> i32 {
+        self.value_cp_of(acc.lanes(stm))
+    }
+
+    /// [`QuantNet::value_cp`] of the side to move's lanes.
+    pub fn value_cp_of(&self, lanes: &[i16]) -> i32 {
         let (qa, qb) = (i64::from(self.cfg.qa), i64::from(self.cfg.qb));
-        let sum = simd::screlu_dot(self.isa, acc.lanes(stm), &self.v_w, self.cfg.qa);
-        let bias = (self.v_b * (qa * qa * qb) as f32) as i64;
+        let sum = simd::screlu_dot(self.isa, lanes, &self.v_w, self.cfg.qa);
+        let bias = (f64::from(self.v_b) * (qa * qa * qb) as f64) as i64;
         ((sum + bias) * 400 / (qa * qa * qb)) as i32
+    }
+
+    /// The side to move's accumulator lanes of `s` alone (what MCTS needs at a leaf:
+    /// half the work of [`QuantNet::accumulator`]); `states` is scratch of
+    /// [`Layout::cells`] length.
+    pub fn side_lanes(&self, s: &State, states: &mut [CellState], lanes: &mut Vec<i16>) {
+        self.layout.cell_states_into(s, states);
+        lanes.clear();
+        lanes.extend_from_slice(&self.l1_b);
+        let stm = s.side_to_move();
+        let mut feats = [0u32; 128];
+        let n = self.layout.tuples().min(feats.len());
+        for (t, f) in feats[..n].iter_mut().enumerate() {
+            *f = (t * PER_TUPLE) as u32 + u32::from(self.layout.tuple_index(t, states, stm));
+        }
+        simd::add_rows(self.isa, lanes, &self.l1_w, &feats[..n]);
+        for t in n..self.layout.tuples() {
+            let i = self.layout.tuple_index(t, states, stm);
+            simd::add(self.isa, lanes, self.row(t, i));
+        }
     }
 
     /// Policy probabilities over `moves` (softmax of the logits; the pass alone gets 1).
     pub fn policy(&self, acc: &Accumulator, stm: Side, moves: &[Move], out: &mut Vec<f32>) {
+        self.policy_of(acc.lanes(stm), moves, out, &mut Scratch::default());
+    }
+
+    /// [`QuantNet::policy`] from the side to move's lanes, with reusable scratch.
+    pub fn policy_of(&self, lanes: &[i16], moves: &[Move], out: &mut Vec<f32>, sc: &mut Scratch) {
         out.clear();
-        let h = self.cfg.hidden;
+        let r = self.cfg.policy_rank;
         let d = self.cfg.policy_dim;
         let qa = f32::from(self.cfg.qa);
-        let a: Vec<f32> = acc
-            .lanes(stm)
-            .iter()
-            .map(|&v| f32::from(v.clamp(0, self.cfg.qa)) / qa)
-            .collect();
+        sc.a.resize(lanes.len(), 0.0);
+        for (a, &v) in sc.a.iter_mut().zip(lanes) {
+            *a = f32::from(v.clamp(0, self.cfg.qa)) / qa;
+        }
+        sc.z.clear();
+        sc.z.resize(r, 0.0);
+        simd::matvec(self.isa, &self.p_proj, &sc.a, &mut sc.z);
         let cells = self.layout.cells();
-        // Each subnet at most once: slots in use and their outputs.
-        let mut done: Vec<Option<usize>> = vec![None; crate::net::subnets(cells)];
-        let mut outs: Vec<f32> = Vec::with_capacity(64 * d);
+        // Each subnet at most once: where its output is, stamped with this call's number.
+        sc.call = sc.call.wrapping_add(1);
+        if sc.call == 0 {
+            sc.done.clear();
+            sc.call = 1;
+        }
+        sc.done.resize(crate::net::subnets(cells), (0, 0));
+        sc.outs.clear();
+        let Scratch {
+            z,
+            done,
+            outs,
+            call,
+            ..
+        } = sc;
         let mut eval = |k: usize, outs: &mut Vec<f32>| -> usize {
-            if let Some(i) = done[k] {
-                return i;
+            if done[k].0 == *call {
+                return done[k].1 as usize;
             }
             let i = outs.len();
             outs.extend_from_slice(&self.p_b[k * d..(k + 1) * d]);
             simd::matvec(
                 self.isa,
-                &self.p_w[k * d * h..(k + 1) * d * h],
-                &a,
+                &self.p_w[k * d * r..(k + 1) * d * r],
+                z,
                 &mut outs[i..i + d],
             );
             for o in &mut outs[i..i + d] {
                 *o = o.max(0.0);
             }
-            done[k] = Some(i);
+            done[k] = (*call, i as u32);
             i
         };
         for &m in moves {
             out.push(match move_slots(m, cells) {
                 None => 0.0,
                 Some((f, t)) => {
-                    let i = eval(f, &mut outs);
-                    let j = eval(t, &mut outs);
+                    let i = eval(f, outs);
+                    let j = eval(t, outs);
                     (0..d).map(|k| outs[i + k] * outs[j + k]).sum()
                 }
             });
         }
         softmax(out);
     }
+}
+
+/// Buffers the policy reuses from call to call.
+#[derive(Clone, Debug, Default)]
+pub struct Scratch {
+    a: Vec<f32>,
+    z: Vec<f32>,
+    done: Vec<(u32, u32)>,
+    outs: Vec<f32>,
+    call: u32,
 }
 
 impl Accumulator {

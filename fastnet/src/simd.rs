@@ -66,6 +66,47 @@ pub fn screlu_dot(isa: Isa, acc: &[i16], w: &[i16], qa: i16) -> i64 {
     }
 }
 
+/// Adds rows `features` of the row-major matrix `w` (rows of `acc.len()`) to `acc`: the
+/// accumulator refresh, in one call so that the loop runs inside one kernel build.
+#[inline]
+pub fn add_rows(isa: Isa, acc: &mut [i16], w: &[i16], features: &[u32]) {
+    let h = acc.len();
+    assert!(features.iter().all(|&f| (f as usize + 1) * h <= w.len()));
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => {
+            // SAFETY: see `add`; every row lies inside `w` (checked above).
+            unsafe { add_rows_avx512(acc, w, features) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => {
+            // SAFETY: see `add`; every row lies inside `w` (checked above).
+            unsafe { add_rows_avx2(acc, w, features) }
+        }
+        _ => add_rows_body(acc, w, features),
+    }
+}
+
+#[inline(always)]
+fn add_rows_body(acc: &mut [i16], w: &[i16], features: &[u32]) {
+    let h = acc.len();
+    for &f in features {
+        add_body(acc, &w[f as usize * h..(f as usize + 1) * h]);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn add_rows_avx2(acc: &mut [i16], w: &[i16], features: &[u32]) {
+    add_rows_body(acc, w, features)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+fn add_rows_avx512(acc: &mut [i16], w: &[i16], features: &[u32]) {
+    add_rows_body(acc, w, features)
+}
+
 #[inline(always)]
 fn add_body(acc: &mut [i16], w: &[i16]) {
     for (a, b) in acc.iter_mut().zip(w) {
@@ -241,6 +282,14 @@ mod tests {
                 let mut s = acc.clone();
                 sub(isa, &mut s, &w);
                 assert_eq!(s, taken, "{isa:?}");
+                let mut rows = acc.clone();
+                let two = [w.clone(), acc.clone()].concat();
+                add_rows(isa, &mut rows, &two, &[1, 0, 1]);
+                let mut want_rows = acc.clone();
+                for r in [&acc, &w, &acc] {
+                    add_body(&mut want_rows, r);
+                }
+                assert_eq!(rows, want_rows, "{isa:?}");
             }
         }
         // Saturated inputs and the largest weights: no lane overflows.

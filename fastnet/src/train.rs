@@ -67,6 +67,7 @@ pub struct Losses {
 struct Grads {
     v_w: Vec<f32>,
     v_b: f32,
+    p_proj: Vec<f32>,
     p_w: Vec<f32>,
     p_b: Vec<f32>,
     l1_b: Vec<f32>,
@@ -81,6 +82,7 @@ impl Grads {
         Grads {
             v_w: vec![0.0; net.v_w.len()],
             v_b: 0.0,
+            p_proj: vec![0.0; net.p_proj.len()],
             p_w: vec![0.0; net.p_w.len()],
             p_b: vec![0.0; net.p_b.len()],
             l1_b: vec![0.0; net.l1_b.len()],
@@ -94,6 +96,7 @@ impl Grads {
         let add = |a: &mut [f32], b: &[f32]| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
         add(&mut self.v_w, &o.v_w);
         self.v_b += o.v_b;
+        add(&mut self.p_proj, &o.p_proj);
         add(&mut self.p_w, &o.p_w);
         add(&mut self.p_b, &o.p_b);
         add(&mut self.l1_b, &o.l1_b);
@@ -143,6 +146,7 @@ fn position(
     if e > s {
         g.with_policy += 1;
         // The subnets this position names, each once.
+        let z = net.project(&a);
         let mut slot_of: Vec<(u16, usize)> = Vec::new();
         let mut outs: Vec<f32> = Vec::new();
         let index = |k: u16, outs: &mut Vec<f32>, slot_of: &mut Vec<(u16, usize)>| -> usize {
@@ -151,7 +155,7 @@ fn position(
             }
             let j = outs.len();
             outs.resize(j + d, 0.0);
-            net.subnet(usize::from(k), &a, &mut outs[j..j + d]);
+            net.subnet(usize::from(k), &z, &mut outs[j..j + d]);
             slot_of.push((k, j));
             j
         };
@@ -197,7 +201,8 @@ fn position(
                     }
                 }
             }
-            let mut da = vec![0f32; h];
+            let rank = net.cfg.policy_rank;
+            let mut dz = vec![0f32; rank];
             for &(k, j) in &slot_of {
                 let k = usize::from(k);
                 for r in 0..d {
@@ -206,13 +211,22 @@ fn position(
                         continue;
                     }
                     g.p_b[k * d + r] += go;
-                    let row = (k * d + r) * h;
-                    let w = &net.p_w[row..row + h];
-                    let gw = &mut g.p_w[row..row + h];
-                    for c in 0..h {
-                        gw[c] += go * a[c];
-                        da[c] += go * w[c];
+                    let row = (k * d + r) * rank;
+                    let w = &net.p_w[row..row + rank];
+                    let gw = &mut g.p_w[row..row + rank];
+                    for c in 0..rank {
+                        gw[c] += go * z[c];
+                        dz[c] += go * w[c];
                     }
+                }
+            }
+            let mut da = vec![0f32; h];
+            for (r, &gz) in dz.iter().enumerate() {
+                let b = &net.p_proj[r * h..(r + 1) * h];
+                let gb = &mut g.p_proj[r * h..(r + 1) * h];
+                for c in 0..h {
+                    gb[c] += gz * a[c];
+                    da[c] += gz * b[c];
                 }
             }
             for k in 0..h {
@@ -238,6 +252,7 @@ pub fn losses(net: &FloatNet, ex: &Examples, which: &[usize], policy_weight: f32
             let mut g = Grads {
                 v_w: vec![],
                 v_b: 0.0,
+                p_proj: vec![],
                 p_w: vec![],
                 p_b: vec![],
                 l1_b: vec![],
@@ -289,7 +304,7 @@ pub fn gradients(
             row.iter_mut().zip(dacc).for_each(|(x, y)| *x += y);
         }
     }
-    vec![l1, g.l1_b, g.v_w, vec![g.v_b], g.p_w, g.p_b]
+    vec![l1, g.l1_b, g.v_w, vec![g.v_b], g.p_proj, g.p_w, g.p_b]
 }
 
 fn batch_grads(net: &FloatNet, ex: &Examples, batch: &[usize], policy_weight: f32) -> Grads {
@@ -378,8 +393,9 @@ impl Adam {
             &mut self.m[3],
             &mut self.v[3],
         );
-        upd(&mut net.p_w, &g.p_w, &mut self.m[4], &mut self.v[4]);
-        upd(&mut net.p_b, &g.p_b, &mut self.m[5], &mut self.v[5]);
+        upd(&mut net.p_proj, &g.p_proj, &mut self.m[4], &mut self.v[4]);
+        upd(&mut net.p_w, &g.p_w, &mut self.m[5], &mut self.v[5]);
+        upd(&mut net.p_b, &g.p_b, &mut self.m[6], &mut self.v[6]);
         net.clip();
         let n = batch.len().max(1) as f64;
         let np = g.with_policy.max(1) as f64;

@@ -44,16 +44,24 @@ fn random_game(game: Game, seed: u64, mut each: impl FnMut(&State, &engine::Stat
 
 #[test]
 fn the_incremental_accumulator_equals_a_full_recompute_after_every_move() {
+    // Annexation 132's board has more than 128 tuples: the refresh's second loop runs.
+    let tuples = Layout::new("annexation132".parse().unwrap()).tuples();
+    assert!(tuples > 128, "{tuples}");
     for name in GAMES {
         let game: Game = name.parse().unwrap();
         let q = QuantNet::new(&random_net(game, 64, 1)).unwrap();
         for seed in 0..4 {
             let mut acc = q.accumulator(&game.startpos());
             let mut moves = 0;
+            let mut states = vec![0; q.layout.cells()];
+            let mut lanes = Vec::new();
             random_game(game, seed, |s, undo| {
                 q.apply(&mut acc, &undo.change());
                 let full = q.accumulator(s);
                 assert!(acc.same(&full), "{name} seed {seed}: after move {moves}");
+                // The side to move's lanes alone (what MCTS leaves use) are the same.
+                q.side_lanes(s, &mut states, &mut lanes);
+                assert_eq!(&lanes[..], full.lanes(s.side_to_move()), "{name}");
                 moves += 1;
             });
             assert!(moves > 10, "{name}: {moves} moves");
@@ -189,7 +197,8 @@ fn param(n: &mut FloatNet, t: usize, k: usize) -> &mut f32 {
         1 => &mut n.l1_b[k],
         2 => &mut n.v_w[k],
         3 => &mut n.v_b,
-        4 => &mut n.p_w[k],
+        4 => &mut n.p_proj[k],
+        5 => &mut n.p_w[k],
         _ => &mut n.p_b[k],
     }
 }
@@ -210,14 +219,18 @@ fn gradients_equal_finite_differences_of_the_loss() {
     let ex = examples(game, 24, 9);
     let batch: Vec<usize> = (0..ex.len()).collect();
     let grads = fastnet::train::gradients(&net, &ex, &batch, 1.0);
-    let eps = 1e-3f32;
+    let eps = 5e-3f32;
     let mut r = Rng::new(11);
     let mut checked = 0;
     for (t, g) in grads.iter().enumerate() {
-        let nonzero: Vec<usize> = (0..g.len()).filter(|&k| g[k].abs() > 1e-4).collect();
-        assert!(!nonzero.is_empty(), "tensor {t} has no gradient");
+        // The largest gradients of each tensor: there the finite differences (of a loss
+        // summed in f32) are far above their rounding noise.
+        let mut order: Vec<usize> = (0..g.len()).filter(|&k| g[k] != 0.0).collect();
+        assert!(!order.is_empty(), "tensor {t} has no gradient");
+        order.sort_by(|&x, &y| g[y].abs().total_cmp(&g[x].abs()));
+        order.truncate(40);
         for _ in 0..12 {
-            let k = nonzero[r.below(nonzero.len() as u64) as usize];
+            let k = order[r.below(order.len() as u64) as usize];
             let orig = *param(&mut net, t, k);
             let at = |net: &mut FloatNet, x: f32| {
                 *param(net, t, k) = x;
@@ -229,21 +242,24 @@ fn gradients_equal_finite_differences_of_the_loss() {
             let down = at(&mut net, orig - eps);
             let fd = ((up - down) / (2.0 * f64::from(eps))) as f32;
             let an = g[k];
-            let tol = 2e-3 + 0.05 * an.abs().max(fd.abs());
+            let tol = 2e-5 + 0.03 * an.abs();
             if (fd - an).abs() > tol {
                 // A kink (a lane at 0 or 1, a ReLU at 0) between ±eps: a one-sided
-                // difference closer in must then agree.
+                // difference closer in, on the side away from it, must then agree.
                 let base = mean_loss(&net, &ex, &batch);
-                let fd2 = ((at(&mut net, orig + eps / 10.0) - base) / f64::from(eps / 10.0)) as f32;
+                let fd_up =
+                    ((at(&mut net, orig + eps / 10.0) - base) / f64::from(eps / 10.0)) as f32;
+                let fd_down =
+                    ((base - at(&mut net, orig - eps / 10.0)) / f64::from(eps / 10.0)) as f32;
                 assert!(
-                    (fd2 - an).abs() <= tol * 2.0,
-                    "tensor {t}[{k}]: analytic {an}, finite differences {fd} / {fd2}"
+                    (fd_up - an).abs() <= 3.0 * tol || (fd_down - an).abs() <= 3.0 * tol,
+                    "tensor {t}[{k}]: analytic {an}, finite differences {fd} / {fd_up} / {fd_down}"
                 );
             }
             checked += 1;
         }
     }
-    assert_eq!(checked, 72);
+    assert_eq!(checked, 84);
 }
 
 #[test]

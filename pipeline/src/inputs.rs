@@ -8,25 +8,40 @@ use engine::{Game, State};
 
 use crate::error::{Context, bail};
 
-/// The evaluators self-play's threads use: one per call, of `net` (its model and the name
-/// its data carries) as `cfg` says (engine, device), or of `fallback` without a network.
+/// Makes one evaluator per call, for self-play's threads.
+pub type EvaluatorFactory = Box<dyn Fn() -> Box<dyn selfplay::Evaluator> + Sync>;
+
+/// The evaluators self-play's threads use: of the network in `model` (a model folder of
+/// either family, or a run whose best it is; checked to be of `game`; its data carries
+/// the folder's name), run as `cfg` says (engine, device), or of `fallback` without one.
 pub fn selfplay_evaluators(
-    net: Option<(&train::LoadedModel, &str)>,
+    model: Option<&Path>,
+    game: Game,
     cfg: &selfplay::SelfplayConfig,
     fallback: selfplay::BuiltinEvaluator,
-) -> crate::Result<impl Fn() -> Box<dyn selfplay::Evaluator> + Sync + use<>> {
-    let nets = match net {
-        Some((m, name)) => Some(train::infer::evaluators(
-            m,
-            name,
+) -> crate::Result<EvaluatorFactory> {
+    let Some(dir) = model else {
+        return Ok(Box::new(move || fallback.build()));
+    };
+    let source = eval::NetSource::Path(dir.to_path_buf());
+    let name_of = |d: &Path| {
+        d.file_name()
+            .map_or("model".into(), |n| n.to_string_lossy().to_string())
+    };
+    if let Some((d, net)) = eval::load_fastnet(&source, game)? {
+        let name = name_of(&d);
+        return Ok(Box::new(move || {
+            Box::new(fastnet::FastEvaluator::new(net.clone(), &name))
+        }));
+    }
+    Ok(match eval::load_network(&source, game)? {
+        None => Box::new(move || fallback.build()),
+        Some((d, m)) => Box::new(train::infer::evaluators(
+            &m,
+            &name_of(&d),
             cfg.net_engine,
             &cfg.device,
         )?),
-        None => None,
-    };
-    Ok(move || match &nets {
-        Some(make) => make(),
-        None => fallback.build(),
     })
 }
 

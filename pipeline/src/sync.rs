@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use eval::NetSource;
 use rundir::{RunDir, RunLock};
 
 use crate::config::RunConfig;
@@ -114,9 +113,9 @@ impl Pipeline<'_> {
             "{name}: self-play, {} games with {best} ({} simulations)",
             cfg.games, cfg.simulations
         ));
-        let net = eval::load_network(&NetSource::Path(self.dir().to_path_buf()), self.game)?;
         let make = crate::inputs::selfplay_evaluators(
-            net.as_ref().map(|(_, m)| (m, best.as_str())),
+            Some(self.dir()),
+            self.game,
             &cfg,
             selfplay::BuiltinEvaluator::Bootstrap,
         )?;

@@ -463,6 +463,15 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
             limits.time = Some(limits.time.map_or(MAX_THINK, |t| t.min(MAX_THINK)));
             PlayerSpec::AlphaBeta(limits)
         }
+        PlayerSpec::NetAlphaBeta { net, mut limits } => {
+            let NetSource::Path(net) = net_source(s, &net.to_string_lossy())? else {
+                return Err(ApiError::BadRequest(
+                    "abnet: plays a fast net, not the bootstrap evaluator".into(),
+                ));
+            };
+            limits.time = Some(limits.time.map_or(MAX_THINK, |t| t.min(MAX_THINK)));
+            PlayerSpec::NetAlphaBeta { net, limits }
+        }
         other => other,
     })
 }

@@ -75,7 +75,7 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
         None => None,
     };
     if let (Some(dir), None, None) = (&model_dir, &a.game, &a.config) {
-        cfg.game = train::read_metadata(dir)?.game;
+        cfg.game = eval::model_game(dir)?.to_string();
     }
     if let Some(g) = a.game {
         cfg.game = g;
@@ -111,24 +111,7 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
     let positions = AtomicU64::new(0);
     let start = Instant::now();
     let evaluator = cfg.evaluator;
-    let model = match &model_dir {
-        Some(dir) => {
-            let m = train::load_model(dir)?;
-            if m.game != game {
-                anyhow::bail!("model {} is for game {}, not {game}", dir.display(), m.game);
-            }
-            let name = dir
-                .file_name()
-                .map_or("model".into(), |n| n.to_string_lossy().to_string());
-            Some((m, name))
-        }
-        None => None,
-    };
-    let make = pipeline::inputs::selfplay_evaluators(
-        model.as_ref().map(|(m, name)| (m, name.as_str())),
-        &cfg,
-        evaluator,
-    )?;
+    let make = pipeline::inputs::selfplay_evaluators(model_dir.as_deref(), game, &cfg, evaluator)?;
     let report = selfplay::run_selfplay(&cfg, &openings, &make, &a.out, &metadata, &|g| {
         let p = positions.fetch_add(g.positions as u64, Ordering::Relaxed) + g.positions as u64;
         bar.set_message(format!(
@@ -141,8 +124,8 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
     let secs = start.elapsed().as_secs_f64();
     let [x, o, d] = report.results;
     let eval_share = report.eval_time.as_secs_f64() / report.worker_time.as_secs_f64().max(1e-9);
-    let who = match &model {
-        Some((_, name)) => format!("model {name}"),
+    let who = match model_dir.as_deref().and_then(|d| d.file_name()) {
+        Some(name) => format!("model {}", name.to_string_lossy()),
         None => format!("evaluator {}", evaluator_name(cfg.evaluator)),
     };
     println!("game {}  {who}  seed {}", cfg.game, cfg.seed);

@@ -2,6 +2,7 @@
 
 mod browser;
 mod cli;
+mod fastnet;
 mod hostile;
 mod modules;
 mod pipeline;

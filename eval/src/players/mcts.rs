@@ -87,6 +87,22 @@ fn load_cached(dir: &Path) -> Result<LoadedModel, PlayerError> {
     Ok(model)
 }
 
+/// The game a model folder of either family plays, as its `model.json` says.
+pub fn model_game(dir: &Path) -> Result<Game, PlayerError> {
+    if fastnet::io::is_fastnet(dir) {
+        let (net, _) = fastnet::io::load(dir).map_err(|e| {
+            PlayerError::Model(format!("cannot load fast net {}: {e}", dir.display()))
+        })?;
+        return net
+            .cfg
+            .check()
+            .map_err(|e| PlayerError::Model(e.to_string()));
+    }
+    let meta = train::read_metadata(dir)
+        .map_err(|e| PlayerError::Model(format!("cannot read model {}: {e}", dir.display())))?;
+    meta.game().map_err(|e| PlayerError::Model(e.to_string()))
+}
+
 /// The fast net (issue #29) `source` names, loaded, quantised (and cached) and checked
 /// to be a net of `game`; `None` when it names no fast net.
 pub fn load_fastnet(

@@ -68,6 +68,14 @@ pub enum PlayerSpec {
         /// docs/strength.md.
         basic: bool,
     },
+    /// Alpha-beta with a fast net's value at the leaves (`abnet:DIR[:depth=N,nodes=N,
+    /// time=MS]`; no limit: a match's clock only).
+    NetAlphaBeta {
+        /// The fast net's folder (or a run whose best is one).
+        net: PathBuf,
+        /// The search's limits.
+        limits: Limits,
+    },
     /// An external UAI engine.
     Uai {
         /// The program.
@@ -80,7 +88,7 @@ pub enum PlayerSpec {
 /// A player name that names no player.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic], or uai:<path>[:name=value,...]"
+    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], or uai:<path>[:name=value,...]"
 )]
 pub struct BadPlayerName(pub String);
 
@@ -116,6 +124,24 @@ impl FromStr for PlayerSpec {
             return Ok(PlayerSpec::Uai {
                 path: PathBuf::from(path),
                 options,
+            });
+        }
+        if let Some(rest) = s.strip_prefix("abnet:") {
+            let (net, options) = match rest.rsplit_once(':') {
+                Some((p, o)) if o.contains('=') && !p.is_empty() => (p, o),
+                _ => (rest, ""),
+            };
+            if net.is_empty() {
+                return Err(bad());
+            }
+            let limits = if options.is_empty() {
+                Limits::default()
+            } else {
+                ab_limits(options).ok_or_else(bad)?
+            };
+            return Ok(PlayerSpec::NetAlphaBeta {
+                net: PathBuf::from(net),
+                limits,
             });
         }
         if let Some(rest) = s.strip_prefix("mcts:") {
@@ -174,21 +200,41 @@ impl FromStr for PlayerSpec {
             }));
         }
         if let Some(rest) = s.strip_prefix("ab:") {
-            let mut limits = Limits::default();
-            for part in rest.split(',') {
-                let (k, v) = part.split_once('=').ok_or_else(bad)?;
-                let n: u64 = v.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?;
-                match k {
-                    "depth" if n <= 64 => limits.depth = Some(n as u32),
-                    "nodes" => limits.nodes = Some(n),
-                    "time" => limits.time = Some(Duration::from_millis(n)),
-                    _ => return Err(bad()),
-                }
-            }
-            return Ok(PlayerSpec::AlphaBeta(limits));
+            return Ok(PlayerSpec::AlphaBeta(ab_limits(rest).ok_or_else(bad)?));
         }
         Err(bad())
     }
+}
+
+/// The limits `depth=N,nodes=N,time=MS` (at least one) of an alpha-beta player.
+fn ab_limits(text: &str) -> Option<Limits> {
+    let mut limits = Limits::default();
+    for part in text.split(',') {
+        let (k, v) = part.split_once('=')?;
+        let n: u64 = v.parse().ok().filter(|&n| n > 0)?;
+        match k {
+            "depth" if n <= 64 => limits.depth = Some(n as u32),
+            "nodes" => limits.nodes = Some(n),
+            "time" => limits.time = Some(Duration::from_millis(n)),
+            _ => return None,
+        }
+    }
+    Some(limits)
+}
+
+/// `depth=N,nodes=N,time=MS` of the limits that are set.
+fn limit_parts(l: &Limits) -> Vec<String> {
+    let mut parts = vec![];
+    if let Some(d) = l.depth {
+        parts.push(format!("depth={d}"));
+    }
+    if let Some(n) = l.nodes {
+        parts.push(format!("nodes={n}"));
+    }
+    if let Some(t) = l.time {
+        parts.push(format!("time={}", t.as_millis()));
+    }
+    parts
 }
 
 impl fmt::Display for PlayerSpec {
@@ -202,17 +248,15 @@ impl fmt::Display for PlayerSpec {
                     (None, None, None) => return f.write_str("ab"),
                     _ => {}
                 }
-                let mut parts = vec![];
-                if let Some(d) = l.depth {
-                    parts.push(format!("depth={d}"));
+                write!(f, "ab:{}", limit_parts(l).join(","))
+            }
+            PlayerSpec::NetAlphaBeta { net, limits } => {
+                write!(f, "abnet:{}", net.display())?;
+                let parts = limit_parts(limits);
+                if !parts.is_empty() {
+                    write!(f, ":{}", parts.join(","))?;
                 }
-                if let Some(n) = l.nodes {
-                    parts.push(format!("nodes={n}"));
-                }
-                if let Some(t) = l.time {
-                    parts.push(format!("time={}", t.as_millis()));
-                }
-                write!(f, "ab:{}", parts.join(","))
+                Ok(())
             }
             PlayerSpec::Mcts {
                 net,
@@ -268,6 +312,7 @@ impl PlayerSpec {
             PlayerSpec::Uai { path, options } => {
                 UaiPlayer::start(path.clone(), options.clone(), game, timeouts).map(drop)
             }
+            PlayerSpec::NetAlphaBeta { net, .. } => fast_value(net, game).map(drop),
             _ => Ok(()),
         }
     }
@@ -299,7 +344,8 @@ impl PlayerSpec {
 
     /// Whether this player has no limit of its own (`ab`): it can only play on a clock.
     pub fn needs_clock(&self) -> bool {
-        matches!(self, PlayerSpec::AlphaBeta(l) if *l == Limits::default())
+        matches!(self, PlayerSpec::AlphaBeta(l) | PlayerSpec::NetAlphaBeta { limits: l, .. }
+            if *l == Limits::default())
     }
 
     /// A fresh player for `game`; `seed` drives its random choices (tie-breaks, random
@@ -330,6 +376,10 @@ impl PlayerSpec {
                 searcher: Searcher::new(16),
                 limits: *limits,
             }),
+            PlayerSpec::NetAlphaBeta { net, limits } => Box::new(AlphaBetaPlayer {
+                searcher: Searcher::new(16).with_eval(fast_value(net, game)?),
+                limits: *limits,
+            }),
             PlayerSpec::Mcts {
                 net,
                 sims,
@@ -352,5 +402,19 @@ impl PlayerSpec {
                 timeouts,
             )?),
         })
+    }
+}
+
+/// The leaf evaluation of the fast net `net` names, for `game`.
+pub(crate) fn fast_value(
+    net: &std::path::Path,
+    game: Game,
+) -> Result<Box<dyn engine::search::StaticEval>, PlayerError> {
+    match super::mcts::load_fastnet(&NetSource::Path(net.to_path_buf()), game)? {
+        Some((_, q)) => Ok(Box::new(fastnet::FastValue::new(q))),
+        None => Err(PlayerError::Model(format!(
+            "{} holds no fast net (abnet: plays a folder written by `flipzero train --net fast`)",
+            net.display()
+        ))),
     }
 }

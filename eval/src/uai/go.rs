@@ -180,6 +180,16 @@ fn choose(
         Choice::Ladder(PlayerSpec::AlphaBeta(own)) => {
             return search(searcher, pos, merge(*own, limits), stop, out);
         }
+        // The GUI's limits and `stop` hold as for `ab`; the fast net evaluates the leaves.
+        Choice::Ladder(PlayerSpec::NetAlphaBeta { net, limits: own }) => {
+            match crate::players::spec::fast_value(net, pos.game()) {
+                Ok(eval) => {
+                    let mut with_net = Searcher::new(16).with_eval(eval);
+                    return search(&mut with_net, pos, merge(*own, limits), stop, out);
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        }
         Choice::Ladder(PlayerSpec::Mcts {
             net,
             sims,

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Context;
 use crate::report::write_record;
-use eval::{BOOTSTRAP_BEST, NetSource};
+use eval::BOOTSTRAP_BEST;
 
 use super::common::{RoleOptions, open_run, role, run_finished};
 use super::shards::{
@@ -126,14 +126,11 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> c
     // One file per finished game, so that a stop can publish exactly the finished ones.
     cfg.rows_per_shard = 1;
     cfg.seed = engine::splitmix64(p.cfg.selfplay.seed ^ engine::splitmix64(first).1).1;
-    let source = if model == BOOTSTRAP_BEST {
-        NetSource::Bootstrap
-    } else {
-        NetSource::Path(p.run.model(&model))
-    };
-    let net = eval::load_network(&source, p.game)?;
     let make = crate::inputs::selfplay_evaluators(
-        net.as_ref().map(|(_, m)| (m, model.as_str())),
+        (model != BOOTSTRAP_BEST)
+            .then(|| p.run.model(&model))
+            .as_deref(),
+        p.game,
         &cfg,
         selfplay::BuiltinEvaluator::Bootstrap,
     )?;

@@ -121,9 +121,20 @@ pub fn read_metadata(dir: &Path) -> Result<ModelMeta, TrainError> {
             source,
         }
     })?;
-    let meta: ModelMeta = serde_json::from_str(&text).map_err(|e| TrainError::Checkpoint {
-        path: path.clone(),
-        message: format!("not valid model metadata: {e}"),
+    let meta: ModelMeta = serde_json::from_str(&text).map_err(|e| {
+        // A folder of the other family (fastnet) names itself rather than a field.
+        let format = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v["format"].as_str().map(str::to_string));
+        TrainError::Checkpoint {
+            path: path.clone(),
+            message: match format.as_deref() {
+                Some(f) if f != "flipzero-model" => format!(
+                    "a model of format {f}, not a flipzero-model network (fast nets play as                      mcts:DIR and abnet:DIR players)"
+                ),
+                _ => format!("not valid model metadata: {e}"),
+            },
+        }
     })?;
     if meta.format != "flipzero-model" || !(1..=MODEL_FORMAT_VERSION).contains(&meta.version) {
         return Err(TrainError::Checkpoint {

@@ -1,0 +1,142 @@
+//! A fast net end to end through the binary: trained from self-play shards, reloaded,
+//! playing both searchers in a match, playing self-play itself, and refused with a clear
+//! error where it does not belong.
+
+use std::process::Command;
+
+fn flipzero(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
+    let dir = std::env::temp_dir().join(format!("flipzero-fastnet-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let data = dir.join("data");
+    let net = dir.join("net");
+    let (d, n) = (data.to_str().unwrap(), net.to_str().unwrap());
+    let sp = [
+        "selfplay",
+        "--game",
+        "ataxx",
+        "--games",
+        "6",
+        "--threads",
+        "2",
+        "--quiet",
+    ];
+    let (ok, _, err) = flipzero(&[&sp[..], &["--evaluator", "bootstrap", "--out", d]].concat());
+    assert!(ok, "{err}");
+    let (ok, out, err) = flipzero(&[
+        "train",
+        "--net",
+        "fast",
+        "--data",
+        d,
+        "--out",
+        n,
+        "--game",
+        "ataxx",
+        "--set",
+        "epochs=2",
+        "--set",
+        "hidden=64",
+        "--set",
+        "batch_size=64",
+        "--quiet",
+    ]);
+    assert!(ok, "{err}");
+    let last: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(last["epoch"], 2);
+    for f in [
+        "model.json",
+        "fastnet.safetensors",
+        "fastnet-quant.safetensors",
+        "metrics.csv",
+    ] {
+        assert!(net.join(f).is_file(), "{f}");
+    }
+    let csv = std::fs::read_to_string(net.join("metrics.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+
+    // Both searchers, reloaded from the folder, play a whole match.
+    let pgn = dir.join("m.pgn");
+    let (ok, out, err) = flipzero(&[
+        "match",
+        "--a",
+        &format!("mcts:{n}:sims=32"),
+        "--b",
+        &format!("abnet:{n}:depth=2"),
+        "--games",
+        "2",
+        "--pgn",
+        pgn.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("games 2"), "{out}");
+
+    // Self-play with the fast net: its game comes from its model.json.
+    let more = dir.join("more");
+    let (ok, out, err) =
+        flipzero(&[&sp[..], &["--model", n, "--out", more.to_str().unwrap()]].concat());
+    assert!(ok, "{err}");
+    assert!(out.contains("model net"), "{out}");
+
+    // A fast net of Ataxx does not play Othello; an unknown setting is named.
+    let (ok, _, err) = flipzero(&[
+        "match",
+        "--game",
+        "othello",
+        "--a",
+        &format!("abnet:{n}:depth=1"),
+        "--b",
+        "random",
+        "--games",
+        "2",
+    ]);
+    assert!(
+        !ok && err.contains("ataxx") && err.contains("othello"),
+        "{err}"
+    );
+    let (ok, _, err) = flipzero(&[
+        "train", "--net", "fast", "--data", d, "--out", n, "--game", "ataxx", "--set", "epoch=2",
+    ]);
+    assert!(
+        !ok && err.contains("`epoch` is no fast-net training setting"),
+        "{err}"
+    );
+    // A fast-net player on a folder that holds no model.
+    let (ok, _, err) = flipzero(&[
+        "match",
+        "--a",
+        &format!("abnet:{d}:depth=1"),
+        "--b",
+        "random",
+    ]);
+    assert!(!ok && err.contains("neither a model directory"), "{err}");
+    // In `flipzero uai`, the fast-net alpha-beta player keeps to the GUI's limits and
+    // stops at `stop` (it searched without end before).
+    let start = std::time::Instant::now();
+    let input = format!(
+        "uai\nsetoption name Player value abnet:{n}\nisready\nposition startpos\n\
+         go movetime 200\nisready\nposition startpos moves f2\ngo infinite\nstop\nisready\nquit\n"
+    );
+    let out = crate::with_input(&["uai"], input.as_bytes());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("bestmove").count(), 2, "{text}");
+    assert!(!text.contains("plays instead"), "{text}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+
+    // The commands of the other family name the format.
+    let (ok, _, err) = flipzero(&["infer", "--model", n, "--position", "startpos"]);
+    assert!(!ok && err.contains("flipzero-fastnet"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
