@@ -104,14 +104,7 @@ impl FromStr for PlayerSpec {
             _ => {}
         }
         if let Some(rest) = s.strip_prefix("uai:") {
-            // Options follow the last `:` when what follows it looks like name=value pairs.
-            let (path, options) = match rest.rsplit_once(':') {
-                Some((p, o)) if o.contains('=') && !p.is_empty() => (p, o),
-                _ => (rest, ""),
-            };
-            if path.is_empty() {
-                return Err(bad());
-            }
+            let (path, options) = path_and_options(rest).ok_or_else(bad)?;
             let options = options
                 .split(',')
                 .filter(|o| !o.is_empty())
@@ -127,13 +120,7 @@ impl FromStr for PlayerSpec {
             });
         }
         if let Some(rest) = s.strip_prefix("abnet:") {
-            let (net, options) = match rest.rsplit_once(':') {
-                Some((p, o)) if o.contains('=') && !p.is_empty() => (p, o),
-                _ => (rest, ""),
-            };
-            if net.is_empty() {
-                return Err(bad());
-            }
+            let (net, options) = path_and_options(rest).ok_or_else(bad)?;
             let limits = if options.is_empty() {
                 Limits::default()
             } else {
@@ -145,13 +132,7 @@ impl FromStr for PlayerSpec {
             });
         }
         if let Some(rest) = s.strip_prefix("mcts:") {
-            let (source, options) = match rest.rsplit_once(':') {
-                Some((p, o)) if o.contains('=') && !p.is_empty() => (p, o),
-                _ => (rest, ""),
-            };
-            if source.is_empty() {
-                return Err(bad());
-            }
+            let (source, options) = path_and_options(rest).ok_or_else(bad)?;
             let (mut sims, mut time, mut engine) = (DEFAULT_MCTS_SIMS, None, NetEngine::Fast);
             let mut basic = false;
             for part in options.split(',').filter(|o| !o.is_empty()) {
@@ -204,6 +185,16 @@ impl FromStr for PlayerSpec {
         }
         Err(bad())
     }
+}
+
+/// `PATH[:OPTIONS]`: options follow the last `:` when what follows it looks like
+/// name=value pairs (paths may hold colons); `None` for an empty path.
+fn path_and_options(rest: &str) -> Option<(&str, &str)> {
+    let (path, options) = match rest.rsplit_once(':') {
+        Some((p, o)) if o.contains('=') && !p.is_empty() => (p, o),
+        _ => (rest, ""),
+    };
+    (!path.is_empty()).then_some((path, options))
 }
 
 /// The limits `depth=N,nodes=N,time=MS` (at least one) of an alpha-beta player.
