@@ -7,15 +7,13 @@ use std::sync::Arc;
 use engine::{Move, State};
 use selfplay::{Evaluation, Evaluator};
 
-use crate::features::CellState;
-use crate::quant::{QuantNet, Scratch};
+use crate::quant::{Leaf, QuantNet, Scratch};
 
 /// Evaluates positions with a shared quantised net.
 pub struct FastEvaluator {
     net: Arc<QuantNet>,
     name: String,
-    states: Vec<CellState>,
-    lanes: Vec<i16>,
+    leaf: Leaf,
     scratch: Scratch,
 }
 
@@ -23,20 +21,19 @@ impl FastEvaluator {
     /// An evaluator of `net`, whose data carries `name`.
     pub fn new(net: Arc<QuantNet>, name: &str) -> FastEvaluator {
         FastEvaluator {
-            states: vec![0; net.layout.cells()],
+            leaf: Leaf::new(&net),
             net,
             name: name.to_string(),
-            lanes: Vec::new(),
             scratch: Scratch::default(),
         }
     }
 
     /// One position: its policy over `moves` into `policy`, and its value.
     pub fn evaluate_one(&mut self, s: &State, moves: &[Move], policy: &mut Vec<f32>) -> f32 {
-        self.net.side_lanes(s, &mut self.states, &mut self.lanes);
+        self.net.side_lanes(s, &mut self.leaf);
         self.net
-            .policy_of(&self.lanes, moves, policy, &mut self.scratch);
-        self.net.value_of(&self.lanes)
+            .policy_of(&self.leaf.lanes, moves, policy, &mut self.scratch);
+        self.net.value_of(&self.leaf.lanes)
     }
 }
 
@@ -68,24 +65,22 @@ impl Evaluator for FastEvaluator {
 /// output before tanh).
 pub struct FastValue {
     net: Arc<QuantNet>,
-    states: Vec<CellState>,
-    lanes: Vec<i16>,
+    leaf: Leaf,
 }
 
 impl FastValue {
     /// The leaf evaluation of `net`.
     pub fn new(net: Arc<QuantNet>) -> FastValue {
         FastValue {
-            states: vec![0; net.layout.cells()],
+            leaf: Leaf::new(&net),
             net,
-            lanes: Vec::new(),
         }
     }
 }
 
 impl engine::search::StaticEval for FastValue {
     fn evaluate(&mut self, s: &State) -> i32 {
-        self.net.side_lanes(s, &mut self.states, &mut self.lanes);
-        self.net.value_cp_of(&self.lanes)
+        self.net.side_lanes(s, &mut self.leaf);
+        self.net.value_cp_of(&self.leaf.lanes)
     }
 }

@@ -110,14 +110,7 @@ impl QuantNet {
     /// Rebuilds `acc` from the position (a full recompute).
     pub fn refresh(&self, acc: &mut Accumulator, s: &State) {
         self.layout.cell_states_into(s, &mut acc.states);
-        for (p, persp) in [Side::X, Side::O].into_iter().enumerate() {
-            acc.vals[p].copy_from_slice(&self.l1_b);
-            for t in 0..self.layout.tuples() {
-                let i = self.layout.tuple_index(t, &acc.states, persp);
-                acc.idx[p][t] = i;
-                simd::add(self.isa, &mut acc.vals[p], self.row(t, i));
-            }
-        }
+        self.rebuild(acc);
     }
 
     /// Follows a move: `change` is what [`engine::StateUndo::change`] reports for it.
@@ -148,8 +141,7 @@ impl QuantNet {
         }
         if n == touched.len() {
             // More tuples than the list holds (a move flipping most of a big board).
-            let states = acc.states.clone();
-            self.rebuild(acc, &states);
+            self.rebuild(acc);
             return;
         }
         for &t in &touched[..n] {
@@ -166,13 +158,14 @@ impl QuantNet {
         }
     }
 
-    fn rebuild(&self, acc: &mut Accumulator, states: &[CellState]) {
+    /// Recomputes both perspectives' lanes and indices from `acc`'s cells.
+    fn rebuild(&self, acc: &mut Accumulator) {
+        let Accumulator { vals, idx, states } = acc;
         for (p, persp) in [Side::X, Side::O].into_iter().enumerate() {
-            acc.vals[p].copy_from_slice(&self.l1_b);
-            for t in 0..self.layout.tuples() {
-                let i = self.layout.tuple_index(t, states, persp);
-                acc.idx[p][t] = i;
-                simd::add(self.isa, &mut acc.vals[p], self.row(t, i));
+            vals[p].copy_from_slice(&self.l1_b);
+            for (t, slot) in idx[p].iter_mut().enumerate() {
+                *slot = self.layout.tuple_index(t, states, persp);
+                simd::add(self.isa, &mut vals[p], self.row(t, *slot));
             }
         }
     }
@@ -204,24 +197,16 @@ impl QuantNet {
         ((sum + bias) * 400 / (qa * qa * qb)) as i32
     }
 
-    /// The side to move's accumulator lanes of `s` alone (what MCTS needs at a leaf:
-    /// half the work of [`QuantNet::accumulator`]); `states` is scratch of
-    /// [`Layout::cells`] length.
-    pub fn side_lanes(&self, s: &State, states: &mut [CellState], lanes: &mut Vec<i16>) {
-        self.layout.cell_states_into(s, states);
-        lanes.clear();
-        lanes.extend_from_slice(&self.l1_b);
-        let stm = s.side_to_move();
-        let mut feats = [0u32; 128];
-        let n = self.layout.tuples().min(feats.len());
-        for (t, f) in feats[..n].iter_mut().enumerate() {
-            *f = (t * PER_TUPLE) as u32 + u32::from(self.layout.tuple_index(t, states, stm));
-        }
-        simd::add_rows(self.isa, lanes, &self.l1_w, &feats[..n]);
-        for t in n..self.layout.tuples() {
-            let i = self.layout.tuple_index(t, states, stm);
-            simd::add(self.isa, lanes, self.row(t, i));
-        }
+    /// The side to move's accumulator lanes of `s` alone, into `leaf.lanes` (what a
+    /// search needs at a leaf it reached without following make/unmake: half the work
+    /// of [`QuantNet::accumulator`]).
+    pub fn side_lanes(&self, s: &State, leaf: &mut Leaf) {
+        self.layout.cell_states_into(s, &mut leaf.states);
+        self.layout
+            .active(&leaf.states, s.side_to_move(), &mut leaf.feats);
+        leaf.lanes.clear();
+        leaf.lanes.extend_from_slice(&self.l1_b);
+        simd::add_rows(self.isa, &mut leaf.lanes, &self.l1_w, &leaf.feats);
     }
 
     /// Policy probabilities over `moves` (softmax of the logits; the pass alone gets 1).
@@ -287,6 +272,27 @@ impl QuantNet {
             });
         }
         softmax(out);
+    }
+}
+
+/// Buffers a leaf evaluation reuses from call to call: the cells, the active features,
+/// and the side to move's lanes ([`QuantNet::side_lanes`]).
+#[derive(Clone, Debug)]
+pub struct Leaf {
+    states: Vec<CellState>,
+    feats: Vec<u32>,
+    /// The lanes of the last position given to [`QuantNet::side_lanes`].
+    pub lanes: Vec<i16>,
+}
+
+impl Leaf {
+    /// Buffers for positions of `net`'s game.
+    pub fn new(net: &QuantNet) -> Leaf {
+        Leaf {
+            states: vec![0; net.layout.cells()],
+            feats: Vec::with_capacity(net.layout.tuples()),
+            lanes: Vec::with_capacity(net.cfg.hidden),
+        }
     }
 }
 

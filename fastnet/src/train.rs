@@ -63,7 +63,28 @@ pub struct Losses {
     pub policy_accuracy: f64,
 }
 
-/// The gradients of one batch.
+impl std::ops::AddAssign for Losses {
+    fn add_assign(&mut self, o: Losses) {
+        self.value += o.value;
+        self.policy += o.policy;
+        self.policy_accuracy += o.policy_accuracy;
+    }
+}
+
+impl Losses {
+    /// Sums over `n` positions (`with_policy` of them with a policy target) as means.
+    fn per(self, n: usize, with_policy: usize) -> Losses {
+        let (n, np) = (n.max(1) as f64, with_policy.max(1) as f64);
+        Losses {
+            value: self.value / n,
+            policy: self.policy / np,
+            policy_accuracy: self.policy_accuracy / np,
+        }
+    }
+}
+
+/// The gradients of one batch (empty tensors when only the losses are wanted).
+#[derive(Default)]
 struct Grads {
     v_w: Vec<f32>,
     v_b: f32,
@@ -86,9 +107,7 @@ impl Grads {
             p_w: vec![0.0; net.p_w.len()],
             p_b: vec![0.0; net.p_b.len()],
             l1_b: vec![0.0; net.l1_b.len()],
-            rows: Vec::new(),
-            loss: Losses::default(),
-            with_policy: 0,
+            ..Grads::default()
         }
     }
 
@@ -101,9 +120,7 @@ impl Grads {
         add(&mut self.p_b, &o.p_b);
         add(&mut self.l1_b, &o.l1_b);
         self.rows.extend(o.rows);
-        self.loss.value += o.loss.value;
-        self.loss.policy += o.loss.policy;
-        self.loss.policy_accuracy += o.loss.policy_accuracy;
+        self.loss += o.loss;
         self.with_policy += o.with_policy;
         self
     }
@@ -249,42 +266,14 @@ pub fn losses(net: &FloatNet, ex: &Examples, which: &[usize], policy_weight: f32
     let g = which
         .par_chunks(256)
         .map(|chunk| {
-            let mut g = Grads {
-                v_w: vec![],
-                v_b: 0.0,
-                p_proj: vec![],
-                p_w: vec![],
-                p_b: vec![],
-                l1_b: vec![],
-                rows: vec![],
-                loss: Losses::default(),
-                with_policy: 0,
-            };
+            let mut g = Grads::default();
             for &i in chunk {
                 position(net, ex, i, policy_weight, 0.0, false, &mut g);
             }
-            (g.loss, g.with_policy)
+            g
         })
-        .reduce(
-            || (Losses::default(), 0),
-            |a, b| {
-                (
-                    Losses {
-                        value: a.0.value + b.0.value,
-                        policy: a.0.policy + b.0.policy,
-                        policy_accuracy: a.0.policy_accuracy + b.0.policy_accuracy,
-                    },
-                    a.1 + b.1,
-                )
-            },
-        );
-    let n = which.len().max(1) as f64;
-    let np = g.1.max(1) as f64;
-    Losses {
-        value: g.0.value / n,
-        policy: g.0.policy / np,
-        policy_accuracy: g.0.policy_accuracy / np,
-    }
+        .reduce(Grads::default, Grads::merge);
+    g.loss.per(which.len(), g.with_policy)
 }
 
 /// The gradients of the mean loss over `batch` (for the tests: the same function the
@@ -397,13 +386,7 @@ impl Adam {
         upd(&mut net.p_w, &g.p_w, &mut self.m[5], &mut self.v[5]);
         upd(&mut net.p_b, &g.p_b, &mut self.m[6], &mut self.v[6]);
         net.clip();
-        let n = batch.len().max(1) as f64;
-        let np = g.with_policy.max(1) as f64;
-        Losses {
-            value: g.loss.value / n,
-            policy: g.loss.policy / np,
-            policy_accuracy: g.loss.policy_accuracy / np,
-        }
+        g.loss.per(batch.len(), g.with_policy)
     }
 }
 
@@ -460,21 +443,13 @@ pub fn train(
         let mut sum = Losses::default();
         let mut batches = 0;
         for batch in fit.chunks(cfg.batch_size.max(1)) {
-            let l = adam.step(net, ex, batch, lr, cfg.policy_weight);
-            sum.value += l.value;
-            sum.policy += l.policy;
-            sum.policy_accuracy += l.policy_accuracy;
+            sum += adam.step(net, ex, batch, lr, cfg.policy_weight);
             batches += 1;
         }
-        let b = f64::from(batches.max(1));
         let m = EpochMetrics {
             epoch,
             lr,
-            train: Losses {
-                value: sum.value / b,
-                policy: sum.policy / b,
-                policy_accuracy: sum.policy_accuracy / b,
-            },
+            train: sum.per(batches, batches),
             holdout: losses(net, ex, &held, cfg.policy_weight),
             positions_per_s: fit.len() as f64 / start.elapsed().as_secs_f64().max(1e-9),
         };

@@ -44,7 +44,7 @@ fn random_game(game: Game, seed: u64, mut each: impl FnMut(&State, &engine::Stat
 
 #[test]
 fn the_incremental_accumulator_equals_a_full_recompute_after_every_move() {
-    // Annexation 132's board has more than 128 tuples: the refresh's second loop runs.
+    // Annexation 132's board, the largest here, has more than 128 tuples.
     let tuples = Layout::new("annexation132".parse().unwrap()).tuples();
     assert!(tuples > 128, "{tuples}");
     for name in GAMES {
@@ -53,15 +53,14 @@ fn the_incremental_accumulator_equals_a_full_recompute_after_every_move() {
         for seed in 0..4 {
             let mut acc = q.accumulator(&game.startpos());
             let mut moves = 0;
-            let mut states = vec![0; q.layout.cells()];
-            let mut lanes = Vec::new();
+            let mut leaf = fastnet::quant::Leaf::new(&q);
             random_game(game, seed, |s, undo| {
                 q.apply(&mut acc, &undo.change());
                 let full = q.accumulator(s);
                 assert!(acc.same(&full), "{name} seed {seed}: after move {moves}");
                 // The side to move's lanes alone (what MCTS leaves use) are the same.
-                q.side_lanes(s, &mut states, &mut lanes);
-                assert_eq!(&lanes[..], full.lanes(s.side_to_move()), "{name}");
+                q.side_lanes(s, &mut leaf);
+                assert_eq!(&leaf.lanes[..], full.lanes(s.side_to_move()), "{name}");
                 moves += 1;
             });
             assert!(moves > 10, "{name}: {moves} moves");

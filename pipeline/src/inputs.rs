@@ -20,8 +20,9 @@ pub fn selfplay_evaluators(
     cfg: &selfplay::SelfplayConfig,
     fallback: selfplay::BuiltinEvaluator,
 ) -> crate::Result<EvaluatorFactory> {
+    let without = move || -> EvaluatorFactory { Box::new(move || fallback.build()) };
     let Some(dir) = model else {
-        return Ok(Box::new(move || fallback.build()));
+        return Ok(without());
     };
     let source = eval::NetSource::Path(dir.to_path_buf());
     let name_of = |d: &Path| {
@@ -35,7 +36,7 @@ pub fn selfplay_evaluators(
         }));
     }
     Ok(match eval::load_network(&source, game)? {
-        None => Box::new(move || fallback.build()),
+        None => without(),
         Some((d, m)) => Box::new(train::infer::evaluators(
             &m,
             &name_of(&d),

@@ -73,17 +73,32 @@ pub fn resolve_net(path: &Path) -> Result<ResolvedNet, PlayerError> {
 
 /// Loaded models, shared by every player of the process (a match builds players per game).
 fn load_cached(dir: &Path) -> Result<LoadedModel, PlayerError> {
-    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<LoadedModel>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
+    static CACHE: Cache<LoadedModel> = OnceLock::new();
+    let model = cached(&CACHE, dir, || {
+        train::load_model(dir)
+            .map_err(|e| PlayerError::Model(format!("cannot load model {}: {e}", dir.display())))
+    })?;
+    Ok((*model).clone())
+}
+
+/// Loaded networks by folder.
+type Cache<T> = OnceLock<Mutex<HashMap<PathBuf, Arc<T>>>>;
+
+/// `dir`'s entry of `cache`, loaded by `load` the first time.
+fn cached<T>(
+    cache: &Cache<T>,
+    dir: &Path,
+    load: impl FnOnce() -> Result<T, PlayerError>,
+) -> Result<Arc<T>, PlayerError> {
+    let cache = cache.get_or_init(Default::default);
     if let Some(m) = cache.lock().expect("model cache").get(dir) {
-        return Ok((**m).clone());
+        return Ok(m.clone());
     }
-    let model = train::load_model(dir)
-        .map_err(|e| PlayerError::Model(format!("cannot load model {}: {e}", dir.display())))?;
+    let model = Arc::new(load()?);
     cache
         .lock()
         .expect("model cache")
-        .insert(dir.to_path_buf(), Arc::new(model.clone()));
+        .insert(dir.to_path_buf(), model.clone());
     Ok(model)
 }
 
@@ -116,25 +131,12 @@ pub fn load_fastnet(
         },
         NetSource::Bootstrap => return Ok(None),
     };
-    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<fastnet::QuantNet>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    let cached = cache.lock().expect("fast net cache").get(&dir).cloned();
-    let net = match cached {
-        Some(n) => n,
-        None => {
-            let load = |dir: &Path| -> Result<fastnet::QuantNet, fastnet::Error> {
-                fastnet::QuantNet::new(&fastnet::io::load(dir)?.0)
-            };
-            let net = Arc::new(load(&dir).map_err(|e| {
-                PlayerError::Model(format!("cannot load fast net {}: {e}", dir.display()))
-            })?);
-            cache
-                .lock()
-                .expect("fast net cache")
-                .insert(dir.clone(), net.clone());
-            net
-        }
-    };
+    static CACHE: Cache<fastnet::QuantNet> = OnceLock::new();
+    let net = cached(&CACHE, &dir, || {
+        fastnet::io::load(&dir)
+            .and_then(|(f, _)| fastnet::QuantNet::new(&f))
+            .map_err(|e| PlayerError::Model(format!("cannot load fast net {}: {e}", dir.display())))
+    })?;
     if net.layout.game() != game {
         return Err(PlayerError::WrongGame {
             model: dir.display().to_string(),
