@@ -115,8 +115,14 @@ impl Searcher {
 
     /// This searcher with `eval` at its leaves instead of the built-in evaluation.
     pub fn with_eval(mut self, eval: Box<dyn StaticEval>) -> Searcher {
-        self.eval = Some(eval);
+        self.set_eval(Some(eval));
         self
+    }
+
+    /// Sets the leaves' evaluation (`None`: the built-in one). The tables are kept: a
+    /// caller that changes what the scores mean calls [`Searcher::clear`].
+    pub fn set_eval(&mut self, eval: Option<Box<dyn StaticEval>>) {
+        self.eval = eval;
     }
 
     /// Forgets everything learnt (a new game).

@@ -180,12 +180,15 @@ fn choose(
         Choice::Ladder(PlayerSpec::AlphaBeta(own)) => {
             return search(searcher, pos, merge(*own, limits), stop, out);
         }
-        // The GUI's limits and `stop` hold as for `ab`; the fast net evaluates the leaves.
+        // The kept searcher (its tables, the `Hash` size) with the fast net at its
+        // leaves; the GUI's limits and `stop` hold as for `ab`.
         Choice::Ladder(PlayerSpec::NetAlphaBeta { net, limits: own }) => {
             match crate::players::spec::fast_value(net, pos.game()) {
                 Ok(eval) => {
-                    let mut with_net = Searcher::new(16).with_eval(eval);
-                    return search(&mut with_net, pos, merge(*own, limits), stop, out);
+                    searcher.set_eval(Some(eval));
+                    let mv = search(searcher, pos, merge(*own, limits), stop, out);
+                    searcher.set_eval(None);
+                    return mv;
                 }
                 Err(e) => Err(e.to_string()),
             }

@@ -332,7 +332,15 @@ impl Engine {
                 )),
             },
             "player" => match parse_player(value, self.game) {
-                Ok(p) => self.player = p,
+                Ok(p) => {
+                    // The table's scores are the old player's evaluation.
+                    if p != self.player
+                        && let Some(s) = self.searcher.as_mut()
+                    {
+                        s.clear();
+                    }
+                    self.player = p;
+                }
                 Err(msg) => self.out.error(msg),
             },
             "game" => match value.parse::<Game>() {

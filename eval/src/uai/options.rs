@@ -8,7 +8,7 @@ use crate::players::mcts::{NetSource, ResolvedNet, load_fastnet, load_network, r
 use crate::players::spec::{DEFAULT_MCTS_SIMS, PlayerSpec};
 
 /// What plays: the clock-driven alpha-beta search, or a fixed ladder player.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Choice {
     Search,
     Ladder(PlayerSpec),
