@@ -308,9 +308,9 @@ impl PlayerSpec {
         }
     }
 
-    /// This player with a run directory replaced by the network that is its best now,
-    /// so that every game of a match plays that network even if the run promotes
-    /// another meanwhile.
+    /// This player with a run directory replaced by the network that is its best now
+    /// (`mcts:` and `abnet:` players), so that every game of a match plays that network
+    /// even if the run promotes another meanwhile.
     pub fn pinned(&self) -> Result<PlayerSpec, PlayerError> {
         Ok(match self {
             PlayerSpec::Mcts {
@@ -328,6 +328,15 @@ impl PlayerSpec {
                 time: *time,
                 engine: *engine,
                 basic: *basic,
+            },
+            // A run whose best is still the bootstrap evaluator stays as named: building
+            // the player then says that it holds no fast net.
+            PlayerSpec::NetAlphaBeta { net, limits } => PlayerSpec::NetAlphaBeta {
+                net: match resolve_net(net)? {
+                    ResolvedNet::Model(dir) => dir,
+                    ResolvedNet::Bootstrap => net.clone(),
+                },
+                limits: *limits,
             },
             other => other.clone(),
         })
