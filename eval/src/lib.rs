@@ -28,7 +28,7 @@ pub use pgn::to_pgn;
 pub use players::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
 pub use players::mcts::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluator,
-    build_evaluators, load_fastnet, load_network, model_game, resolve_net,
+    build_evaluators, check_loads, load_fastnet, load_network, model_game, resolve_net,
 };
 pub use players::spec::{BadPlayerName, DEFAULT_MCTS_SIMS, PlayerSpec};
 pub use players::uai::UaiPlayer;

@@ -72,13 +72,16 @@ pub fn shard_paths(root: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(out)
 }
 
-/// Reads `paths` into examples of `game`; `result_weight` is the share of the game's
+/// Reads `paths` (oldest first) into examples of `game`: all their rows, or with
+/// `newest = Some(n)` the newest `n` (the training window: shards read newest first, the
+/// oldest one read cut to what is left). `result_weight` is the share of the game's
 /// result in the value target (the rest the search's root value). Rows of another game
 /// are an error naming the file; a shard that cannot be read is skipped with `warn`.
 pub fn read_examples(
     paths: &[PathBuf],
     game: Game,
     result_weight: f32,
+    newest: Option<usize>,
     mut warn: impl FnMut(&str),
 ) -> Result<Examples, Error> {
     let layout = Layout::new(game);
@@ -90,14 +93,26 @@ pub fn read_examples(
     let mut states = vec![0; cells];
     let mut feats = Vec::new();
     let mut legal: Vec<Move> = Vec::new();
-    for path in paths {
-        let rows = match selfplay::read_shard(path) {
+    let mut left = newest.unwrap_or(usize::MAX);
+    let order: Vec<&PathBuf> = match newest {
+        Some(_) => paths.iter().rev().collect(),
+        None => paths.iter().collect(),
+    };
+    for path in order {
+        if left == 0 {
+            break;
+        }
+        let mut rows = match selfplay::read_shard(path) {
             Ok((rows, _)) => rows,
             Err(e) => {
                 warn(&format!("{}: skipped: {e}", path.display()));
                 continue;
             }
         };
+        if rows.len() > left {
+            rows.drain(..rows.len() - left);
+        }
+        left -= rows.len();
         for r in rows {
             if r.variant != game.to_string() {
                 return Err(Error::Format(format!(

@@ -72,6 +72,11 @@ impl std::ops::AddAssign for Losses {
 }
 
 impl Losses {
+    /// The loss the trainer minimises: value plus `policy_weight` × policy.
+    pub fn total(&self, policy_weight: f32) -> f64 {
+        self.value + f64::from(policy_weight) * self.policy
+    }
+
     /// Sums over `n` positions (`with_policy` of them with a policy target) as means.
     fn per(self, n: usize, with_policy: usize) -> Losses {
         let (n, np) = (n.max(1) as f64, with_policy.max(1) as f64);
@@ -272,7 +277,9 @@ pub fn losses(net: &FloatNet, ex: &Examples, which: &[usize], policy_weight: f32
             }
             g
         })
-        .reduce(Grads::default, Grads::merge);
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(Grads::default(), Grads::merge);
     g.loss.per(which.len(), g.with_policy)
 }
 
@@ -296,10 +303,14 @@ pub fn gradients(
     vec![l1, g.l1_b, g.v_w, vec![g.v_b], g.p_proj, g.p_w, g.p_b]
 }
 
+/// Parts a batch's gradient is summed in: a fixed count, and merged in order, so that
+/// the sums (and so a run) are the same bit for bit whatever the threads.
+const PARTS: usize = 16;
+
 fn batch_grads(net: &FloatNet, ex: &Examples, batch: &[usize], policy_weight: f32) -> Grads {
     let scale = 1.0 / batch.len().max(1) as f32;
-    batch
-        .par_chunks(batch.len().div_ceil(rayon::current_num_threads()).max(16))
+    let parts: Vec<Grads> = batch
+        .par_chunks(batch.len().div_ceil(PARTS).max(1))
         .map(|chunk| {
             let mut g = Grads::zero(net);
             for &i in chunk {
@@ -307,7 +318,8 @@ fn batch_grads(net: &FloatNet, ex: &Examples, batch: &[usize], policy_weight: f3
             }
             g
         })
-        .reduce(|| Grads::zero(net), Grads::merge)
+        .collect();
+    parts.into_iter().fold(Grads::zero(net), Grads::merge)
 }
 
 /// Adam's moments and step count.
@@ -403,6 +415,8 @@ pub struct EpochMetrics {
     pub holdout: Losses,
     /// Positions trained per second.
     pub positions_per_s: f64,
+    /// Positions read: trained on, and held out.
+    pub positions: usize,
 }
 
 /// Trains `net` on `ex` for `cfg.epochs`, calling `on_epoch` after each (the caller saves
@@ -452,6 +466,7 @@ pub fn train(
             train: sum.per(batches, batches),
             holdout: losses(net, ex, &held, cfg.policy_weight),
             positions_per_s: fit.len() as f64 / start.elapsed().as_secs_f64().max(1e-9),
+            positions: ex.len(),
         };
         on_epoch(net, &m);
     }
@@ -489,26 +504,60 @@ impl TrainConfig {
                 "epochs and batch_size must be positive, lr a positive number".into(),
             ));
         }
+        if cfg.hidden == 0 || !cfg.hidden.is_multiple_of(32) || cfg.hidden > 2048 {
+            return Err(crate::Error::Format(format!(
+                "hidden = {}: a multiple of 32, at most 2048",
+                cfg.hidden
+            )));
+        }
+        if !(0.0..=1.0).contains(&cfg.result_weight)
+            || !(0.0..=1.0).contains(&cfg.final_lr_fraction)
+        {
+            return Err(crate::Error::Format(
+                "result_weight and final_lr_fraction must be in [0, 1]".into(),
+            ));
+        }
+        if !(cfg.policy_weight >= 0.0 && cfg.policy_weight.is_finite()) {
+            return Err(crate::Error::Format(
+                "policy_weight must be a number of 0 or more".into(),
+            ));
+        }
         Ok(cfg)
     }
 }
 
-/// Trains a fresh fast net for `game` on the shards under `data` (each folder walked for
-/// `*.parquet`) and writes it to `out` after every epoch, with `metrics.csv` (one line an
-/// epoch); `progress` hears what happens. Returns the last epoch's metrics.
+/// What [`train_to_dir`] trains on and from.
+#[derive(Clone, Debug)]
+pub struct Job<'a> {
+    /// Shard folders (each walked for `*.parquet`), oldest first.
+    pub data: &'a [std::path::PathBuf],
+    /// The game.
+    pub game: engine::Game,
+    /// The model folder written after every epoch.
+    pub out: &'a std::path::Path,
+    /// Train on the newest this many positions only (`None`: all).
+    pub window: Option<usize>,
+    /// A fast-net folder whose float weights start the training (of the same shape as
+    /// the settings give), instead of fresh ones.
+    pub init: Option<&'a std::path::Path>,
+}
+
+/// Trains a fast net for `job.game` on `job.data` and writes it to `job.out` after every
+/// epoch, with `metrics.csv` (one line an epoch); `progress` hears what happens. Returns
+/// the last epoch's metrics.
 pub fn train_to_dir(
-    data: &[std::path::PathBuf],
-    game: engine::Game,
-    out: &std::path::Path,
+    job: &Job,
     cfg: &TrainConfig,
     mut progress: impl FnMut(&str),
 ) -> Result<EpochMetrics, crate::Error> {
+    let (data, game, out) = (job.data, job.game, job.out);
     let cfg = &cfg.with_sets(&[])?;
     let mut paths = Vec::new();
     for d in data {
         paths.extend(crate::data::shard_paths(d)?);
     }
-    let ex = crate::data::read_examples(&paths, game, cfg.result_weight, &mut progress)?;
+    let ex =
+        crate::data::read_examples(&paths, game, cfg.result_weight, job.window, &mut progress)?;
     if ex.is_empty() {
         return Err(crate::Error::Format(format!(
             "no positions of {game} in {} shard(s)",
@@ -522,9 +571,29 @@ pub fn train_to_dir(
         cfg.epochs,
         cfg.batch_size
     ));
-    let mut net = FloatNet::init(crate::FastNetConfig::for_game(game, cfg.hidden), cfg.seed)?;
+    let shape = crate::FastNetConfig::for_game(game, cfg.hidden);
+    let mut net = match job.init {
+        None => FloatNet::init(shape, cfg.seed)?,
+        Some(dir) => {
+            let (net, _) = crate::io::load(dir)?;
+            if net.cfg != shape {
+                return Err(crate::Error::Format(format!(
+                    "{}: its net ({} hidden, {}) is not the shape these settings train ({} hidden, {})",
+                    dir.display(),
+                    net.cfg.hidden,
+                    net.cfg.game,
+                    shape.hidden,
+                    shape.game
+                )));
+            }
+            progress(&format!("starting from {}", dir.display()));
+            net
+        }
+    };
+    // The columns `loss`, `policy_loss` and `value_loss` are named as the CNN trainer's
+    // are, so that a run's report plots either family's curve.
     let mut csv = String::from(
-        "epoch,lr,train_value_loss,train_policy_loss,train_policy_accuracy,holdout_value_loss,holdout_policy_loss,holdout_policy_accuracy,positions_per_s\n",
+        "epoch,lr,loss,policy_loss,value_loss,policy_accuracy,holdout_loss,holdout_policy_loss,holdout_value_loss,holdout_policy_accuracy,positions_per_s\n",
     );
     let mut last = None;
     let mut failed = None;
@@ -533,14 +602,16 @@ pub fn train_to_dir(
             return;
         }
         csv.push_str(&format!(
-            "{},{:e},{:.6},{:.6},{:.4},{:.6},{:.6},{:.4},{:.0}\n",
+            "{},{:e},{:.6},{:.6},{:.6},{:.4},{:.6},{:.6},{:.6},{:.4},{:.0}\n",
             m.epoch,
             m.lr,
-            m.train.value,
+            m.train.total(cfg.policy_weight),
             m.train.policy,
+            m.train.value,
             m.train.policy_accuracy,
-            m.holdout.value,
+            m.holdout.total(cfg.policy_weight),
             m.holdout.policy,
+            m.holdout.value,
             m.holdout.policy_accuracy,
             m.positions_per_s
         ));
@@ -558,6 +629,7 @@ pub fn train_to_dir(
             "positions": ex.len(),
             "shards": paths.len(),
             "data": data.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
+            "init": job.init.map(|d| d.display().to_string()),
             "config": cfg,
             "epochs_done": m.epoch,
             "last": m,

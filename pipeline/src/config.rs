@@ -43,19 +43,31 @@ pub struct AnchorConfig {
     pub pairs: usize,
 }
 
-/// The `[train]` keys of the pipeline that the training library does not read: those of
-/// the asynchronous trainer (`flipzero worker train`). They sit in `[train]` beside
-/// [`TrainConfig`]'s keys.
+/// The `[train]` keys of the pipeline that the CNN training library does not read: the
+/// network family, and the asynchronous trainer's (`flipzero worker train`). They sit in
+/// `[train]` beside [`TrainConfig`]'s keys.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainRoleConfig {
+    /// The family of the networks the run trains.
+    pub family: NetFamily,
     /// New self-play positions (beyond those the previous candidate saw) that make the
     /// asynchronous trainer train the next candidate.
     pub rows_per_candidate: u64,
 }
 
 /// The names of [`TrainRoleConfig`]'s keys in the `[train]` table.
-const TRAIN_ROLE_KEYS: [&str; 1] = ["rows_per_candidate"];
+const TRAIN_ROLE_KEYS: [&str; 2] = ["family", "rows_per_candidate"];
+
+/// The networks a run trains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetFamily {
+    /// The residual CNN of `[train]` (policy, WDL, score and auxiliary heads).
+    Cnn,
+    /// The CPU-shaped sparse-input nets of `[fastnet]` (crate `fastnet`).
+    Fast,
+}
 
 /// A whole pipeline config: one table per stage.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,8 +76,10 @@ pub struct RunConfig {
     pub run: LoopConfig,
     /// Self-play (its `game` is the run's game).
     pub selfplay: SelfplayConfig,
-    /// Training of each generation.
+    /// Training of each generation (the CNN's).
     pub train: TrainConfig,
+    /// Training of each generation's fast net (`train.family = "fast"`).
+    pub fastnet: fastnet::train::TrainConfig,
     /// The asynchronous trainer's keys of the `[train]` table.
     pub train_role: TrainRoleConfig,
     /// Gating.
@@ -80,6 +94,7 @@ struct RunConfigOut<'a> {
     run: &'a LoopConfig,
     selfplay: &'a SelfplayConfig,
     train: TrainOut<'a>,
+    fastnet: &'a fastnet::train::TrainConfig,
     gate: &'a GateConfig,
     anchor: &'a AnchorConfig,
 }
@@ -101,6 +116,7 @@ impl Serialize for RunConfig {
                 lib: &self.train,
                 role: &self.train_role,
             },
+            fastnet: &self.fastnet,
             gate: &self.gate,
             anchor: &self.anchor,
         }
@@ -108,7 +124,7 @@ impl Serialize for RunConfig {
     }
 }
 
-const TABLES: [&str; 5] = ["run", "selfplay", "train", "gate", "anchor"];
+const TABLES: [&str; 6] = ["run", "selfplay", "train", "fastnet", "gate", "anchor"];
 
 /// A TOML syntax error on one line: `FILE:LINE:COLUMN: not valid TOML: why`.
 fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> crate::Error {
@@ -293,6 +309,7 @@ impl RunConfig {
             selfplay: section(all, "selfplay", origin)?,
             train: section(all, "train", origin)?,
             train_role: section(&roles, "train", origin)?,
+            fastnet: section(all, "fastnet", origin)?,
             gate: section(all, "gate", origin)?,
             anchor: section(all, "anchor", origin)?,
         };
@@ -305,6 +322,7 @@ impl RunConfig {
     pub fn validate(&self) -> crate::Result<()> {
         self.selfplay.validate()?;
         self.train.validate()?;
+        self.fastnet.with_sets(&[]).context("in [fastnet]")?;
         self.gate.validate()?;
         if !(1..=100_000).contains(&self.run.generations) {
             bail!(
@@ -585,6 +603,22 @@ mod tests {
         assert_eq!(cfg.train.blocks, None);
         let cfg = load_config(None, &["train.net=\"standard\"".into()]).unwrap();
         assert_eq!(cfg.train.blocks, None);
+    }
+
+    /// The fast-net trainer's library defaults are the built-in config's `[fastnet]`.
+    #[test]
+    fn fastnet_defaults_are_the_built_in_table() {
+        let cfg = load_config(None, &[]).unwrap();
+        assert_eq!(cfg.fastnet, fastnet::train::TrainConfig::default());
+        assert_eq!(cfg.train_role.family, NetFamily::Cnn);
+        let e = load_config(None, &["fastnet.hidden=100".into()])
+            .unwrap_err()
+            .chain();
+        assert!(e.contains("[fastnet]") && e.contains("hidden"), "{e}");
+        let e = load_config(None, &["train.family=\"nnue\"".into()])
+            .unwrap_err()
+            .chain();
+        assert!(e.contains("family") && e.contains("nnue"), "{e}");
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub enum Error {
     /// Training, export or a model's files.
     #[error(transparent)]
     Train(#[from] train::TrainError),
+    /// A fast net's training or files.
+    #[error(transparent)]
+    FastNet(#[from] fastnet::Error),
     /// Self-play.
     #[error(transparent)]
     Selfplay(#[from] selfplay::SelfplayError),

@@ -9,7 +9,7 @@ use std::time::Instant;
 use eval::{BOOTSTRAP_BEST, NetSource, PlayerSpec};
 use rundir::RunDir;
 
-use crate::config::RunConfig;
+use crate::config::{NetFamily, RunConfig};
 use crate::error::{Context, bail};
 use crate::observer::{Observer, Task};
 use crate::report::{EvalRecord, TrainSummary, generation_name, read_record, write_record};
@@ -138,7 +138,7 @@ impl<'o> Pipeline<'o> {
         if best == BOOTSTRAP_BEST {
             return Ok(best);
         }
-        let Err(e) = eval::load_network(&NetSource::Path(self.run.model(&best)), self.game) else {
+        let Err(e) = eval::check_loads(&NetSource::Path(self.run.model(&best)), self.game) else {
             return Ok(best);
         };
         let moved = set_aside(&self.run.model(&best))?;
@@ -150,7 +150,7 @@ impl<'o> Pipeline<'o> {
             .filter(|e| e.promoted && e.candidate != best)
             .map(|e| e.candidate.clone())
             .find(|name| {
-                eval::load_network(&NetSource::Path(self.run.model(name)), self.game).is_ok()
+                eval::check_loads(&NetSource::Path(self.run.model(name)), self.game).is_ok()
             })
             .unwrap_or_else(|| BOOTSTRAP_BEST.to_string());
         rundir::promote(self.dir(), &fallback)
@@ -196,8 +196,10 @@ impl<'o> Pipeline<'o> {
         produced: u64,
         extra: &[(&str, String)],
     ) -> crate::Result<TrainSummary> {
+        if self.cfg.train_role.family == NetFamily::Fast {
+            return self.train_fast(g, data, init, produced, extra);
+        }
         let name = generation_name(g);
-        let done = self.run.generation_model(g);
         let partial = self.run.model_partial(g);
         let mut cfg = self.cfg.train.clone();
         cfg.seed = engine::splitmix64(self.cfg.train.seed ^ (u64::from(g) << 32)).1;
@@ -251,18 +253,93 @@ impl<'o> Pipeline<'o> {
             score_loss: means[3],
             seconds: t.elapsed().as_secs_f64(),
         };
+        self.publish_model(&summary, extra)?;
+        Ok(summary)
+    }
+
+    /// Writes `summary` and the `extra` files into generation `summary.generation`'s
+    /// partial folder and publishes it with one rename.
+    fn publish_model(&self, summary: &TrainSummary, extra: &[(&str, String)]) -> crate::Result<()> {
+        let g = summary.generation;
+        let (partial, done) = (self.run.model_partial(g), self.run.generation_model(g));
         for (file, text) in extra {
             rundir::write_atomic(&partial.join(file), text.as_bytes())
                 .with_context(|| format!("cannot write {}", partial.join(file).display()))?;
         }
-        write_record(&partial.join(rundir::TRAIN_RECORD), &summary)?;
+        write_record(&partial.join(rundir::TRAIN_RECORD), summary)?;
         self.observer.checkpoint("train-publish");
         remove_dir(&done)?;
         publish(&partial, &done)?;
         self.log(&format!(
-            "{name}: trained on {} positions, loss {:.3} (policy {:.3}, value {:.3})",
-            summary.window_rows, summary.loss, summary.policy_loss, summary.value_loss
+            "{}: trained on {} positions, loss {:.3} (policy {:.3}, value {:.3})",
+            generation_name(g),
+            summary.window_rows,
+            summary.loss,
+            summary.policy_loss,
+            summary.value_loss
         ));
+        Ok(())
+    }
+
+    /// [`Pipeline::train_model`] for a fast net: `fastnet.epochs` passes over the newest
+    /// window of positions, from `init` when it is a fast net (a run switched from the
+    /// CNN starts afresh). A killed training starts over: it takes seconds to minutes.
+    fn train_fast(
+        &self,
+        g: u32,
+        data: Vec<PathBuf>,
+        init: Option<(String, PathBuf)>,
+        produced: u64,
+        extra: &[(&str, String)],
+    ) -> crate::Result<TrainSummary> {
+        let name = generation_name(g);
+        let partial = self.run.model_partial(g);
+        let mut cfg = self.cfg.fastnet.clone();
+        cfg.seed = engine::splitmix64(cfg.seed ^ (u64::from(g) << 32)).1;
+        let window = self.cfg.train.window_for(produced);
+        let init = init.filter(|(_, dir)| fastnet::io::is_fastnet(dir));
+        self.log(&format!(
+            "{name}: training a fast net, {} epochs of batches of {} on the newest {window} of {produced} positions, from {}",
+            cfg.epochs,
+            cfg.batch_size,
+            init.as_ref().map_or("fresh weights", |(n, _)| n.as_str())
+        ));
+        let b = self.observer.task(Task::Train, u64::from(cfg.epochs));
+        let t = Instant::now();
+        let job = fastnet::train::Job {
+            data: &data,
+            game: self.game,
+            out: &partial,
+            window: Some(window),
+            init: init.as_ref().map(|(_, d)| d.as_path()),
+        };
+        let mut epochs = 0;
+        let m = fastnet::train::train_to_dir(&job, &cfg, |line| {
+            if line.contains(": skipped: ") {
+                self.warn(&format!("{name}: {line}"));
+            } else if line.starts_with("epoch ") {
+                epochs += 1;
+                b.set(epochs);
+                b.message(line.to_string());
+                if epochs == 1 {
+                    self.observer.checkpoint("train");
+                }
+            }
+        })?;
+        b.finish();
+        let summary = TrainSummary {
+            generation: g,
+            steps: u64::from(cfg.epochs)
+                * (m.positions as u64).div_ceil(cfg.batch_size.max(1) as u64),
+            window_rows: m.positions,
+            init: init.map_or("random".into(), |(n, _)| n),
+            loss: m.train.total(cfg.policy_weight) as f32,
+            policy_loss: m.train.policy as f32,
+            value_loss: m.train.value as f32,
+            score_loss: 0.0,
+            seconds: t.elapsed().as_secs_f64(),
+        };
+        self.publish_model(&summary, extra)?;
         Ok(summary)
     }
 

@@ -5,31 +5,31 @@
 
 use pipeline::{RunConfig, Silent, SyncRun};
 
-fn micro() -> RunConfig {
-    RunConfig::builtin(
-        &[
-            "run.generations=3",
-            "selfplay.games=8",
-            "selfplay.threads=2",
-            "selfplay.games_per_thread=4",
-            "selfplay.simulations=16",
-            "selfplay.fast_simulations=8",
-            "train.steps=12",
-            "train.batch_size=16",
-            "train.checkpoint_every=6",
-            "train.warmup_steps=3",
-            "train.blocks=1",
-            "run.export=false",
-            "gate.max_pairs=2",
-            "gate.batch_pairs=1",
-            "gate.simulations=8",
-            "gate.threads=2",
-            "anchor.pairs=1",
-            "anchor.ladder=[\"random\", \"greedy\"]",
-        ]
-        .map(String::from),
-    )
-    .unwrap()
+fn micro(extra: &[&str]) -> RunConfig {
+    let mut sets: Vec<String> = [
+        "run.generations=3",
+        "selfplay.games=8",
+        "selfplay.threads=2",
+        "selfplay.games_per_thread=4",
+        "selfplay.simulations=16",
+        "selfplay.fast_simulations=8",
+        "train.steps=12",
+        "train.batch_size=16",
+        "train.checkpoint_every=6",
+        "train.warmup_steps=3",
+        "train.blocks=1",
+        "run.export=false",
+        "gate.max_pairs=2",
+        "gate.batch_pairs=1",
+        "gate.simulations=8",
+        "gate.threads=2",
+        "anchor.pairs=1",
+        "anchor.ladder=[\"random\", \"greedy\"]",
+    ]
+    .map(String::from)
+    .to_vec();
+    sets.extend(extra.iter().map(|s| s.to_string()));
+    RunConfig::builtin(&sets).unwrap()
 }
 
 /// The metrics table without its columns of times and rates.
@@ -59,7 +59,7 @@ fn the_same_config_and_seed_give_the_same_run() {
     let mut weights = vec![];
     for k in 0..2 {
         let dir = base.join(format!("run-{k}"));
-        let run = SyncRun::open(&dir, micro(), false, &Silent).unwrap();
+        let run = SyncRun::open(&dir, micro(&[]), false, &Silent).unwrap();
         run.run().unwrap();
         tables.push(timeless(
             &std::fs::read_to_string(dir.join("metrics.csv")).unwrap(),
@@ -86,4 +86,63 @@ fn the_same_config_and_seed_give_the_same_run() {
     if !keep {
         let _ = std::fs::remove_dir_all(&base);
     }
+}
+
+/// The loop with the fast nets (train.family = "fast"): every generation trains a fast
+/// net (the next from the previous one's weights), the promoted one plays the next
+/// generation's self-play, and the same config and seed give the same run, bit for bit.
+#[test]
+fn a_fast_net_run_trains_plays_and_repeats() {
+    let base = std::env::temp_dir().join(format!("pipeline-fast-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let mut tables = vec![];
+    let mut weights = vec![];
+    for k in 0..2 {
+        let dir = base.join(format!("run-{k}"));
+        let cfg = micro(&[
+            "train.family=\"fast\"",
+            "fastnet.epochs=2",
+            "fastnet.hidden=32",
+            "fastnet.batch_size=64",
+        ]);
+        let run = SyncRun::open(&dir, cfg, false, &Silent).unwrap();
+        run.run().unwrap();
+        tables.push(timeless(
+            &std::fs::read_to_string(dir.join("metrics.csv")).unwrap(),
+        ));
+        for g in 0..3 {
+            let model = dir.join(format!("models/gen-{g:04}"));
+            assert!(fastnet::io::is_fastnet(&model), "{}", model.display());
+            let train: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(model.join("train.json")).unwrap())
+                    .unwrap();
+            let init = if g == 0 {
+                "random".to_string()
+            } else {
+                format!("gen-{:04}", g - 1)
+            };
+            assert_eq!(train["init"], init.as_str());
+            assert!(train["window_rows"].as_u64().unwrap() > 0);
+            // Its loss curve is a metrics file the report reads.
+            let csv = std::fs::read_to_string(model.join("metrics.csv")).unwrap();
+            assert!(
+                csv.starts_with("epoch,lr,loss,policy_loss,value_loss,"),
+                "{csv}"
+            );
+            assert_eq!(csv.lines().count(), 3);
+        }
+        // The first network is promoted without a match; generation 1's self-play is
+        // played by it (its shards name it as the evaluator).
+        let best = std::fs::read_to_string(dir.join("models/best")).unwrap();
+        assert!(best.trim().starts_with("gen-"), "{best}");
+        let shards = fastnet::data::shard_paths(&dir.join("selfplay/gen-0001")).unwrap();
+        assert!(!shards.is_empty());
+        let (rows, _) = selfplay::read_shard(&shards[0]).unwrap();
+        assert!(rows[0].model.contains("gen-0000"), "{}", rows[0].model);
+        weights.push(std::fs::read(dir.join("models/gen-0002/fastnet.safetensors")).unwrap());
+    }
+    assert_eq!(tables[0].len(), 1 + 3);
+    assert_eq!(tables[0], tables[1]);
+    assert!(weights[0] == weights[1], "the last networks differ");
+    let _ = std::fs::remove_dir_all(&base);
 }

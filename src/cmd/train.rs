@@ -38,8 +38,10 @@ pub struct TrainArgs {
     /// exit without reading data (the game: --game, else the data's, else ataxx).
     #[arg(long)]
     dry_run: bool,
-    /// `fast`: train a CPU-shaped net (fastnet; `--set` keys: epochs, batch_size, lr,
-    /// final_lr_fraction, policy_weight, result_weight, holdout_every, seed, hidden).
+    /// `fast`: train a CPU-shaped net (fastnet), with the `[fastnet]` table of --config
+    /// (or the built-in one) and `--set` keys of that table (epochs, batch_size, lr,
+    /// final_lr_fraction, policy_weight, result_weight, holdout_every, seed, hidden);
+    /// --init names a fast net to train further.
     #[arg(long, value_parser = ["fast"])]
     net: Option<String>,
 }
@@ -73,8 +75,20 @@ pub fn run(a: TrainArgs) -> anyhow::Result<()> {
             Some(g) => g.parse()?,
             None => data_game(&a.data)?,
         };
-        let cfg = fastnet::train::TrainConfig::default().with_sets(&a.set)?;
-        let m = fastnet::train::train_to_dir(&a.data, game, &a.out, &cfg, |m| {
+        if a.resume || a.dry_run {
+            bail!(
+                "--net fast takes no --resume or --dry-run: a fast net trains in seconds to minutes, from scratch or from --init"
+            );
+        }
+        let cfg = pipeline::load_table(a.config.as_deref(), &a.set, "fastnet")?.fastnet;
+        let job = fastnet::train::Job {
+            data: &a.data,
+            game,
+            out: &a.out,
+            window: None,
+            init: a.init.as_deref(),
+        };
+        let m = fastnet::train::train_to_dir(&job, &cfg, |m| {
             if !a.quiet {
                 eprintln!("{m}");
             }

@@ -110,7 +110,8 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
         "train", "--net", "fast", "--data", d, "--out", n, "--game", "ataxx", "--set", "epoch=2",
     ]);
     assert!(
-        !ok && err.contains("`epoch` is no fast-net training setting"),
+        !ok && err.contains("epoch=2")
+            && err.contains("unknown field `epoch`, expected one of `epochs`"),
         "{err}"
     );
     // A fast-net player on a folder that holds no model.

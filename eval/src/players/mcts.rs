@@ -171,6 +171,14 @@ pub fn load_network(
     Ok(Some((dir, model)))
 }
 
+/// Checks that the network `source` names, of either family, loads and plays `game`.
+pub fn check_loads(source: &NetSource, game: Game) -> Result<(), PlayerError> {
+    if load_fastnet(source, game)?.is_some() {
+        return Ok(());
+    }
+    load_network(source, game).map(drop)
+}
+
 /// A fresh evaluator for `source` playing `game`; a model of another game is refused.
 pub fn build_evaluator(
     source: &NetSource,

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use engine::Game;
 
-use crate::players::mcts::{NetSource, ResolvedNet, load_fastnet, load_network, resolve_net};
+use crate::players::mcts::{NetSource, ResolvedNet, check_loads, load_fastnet, resolve_net};
 use crate::players::spec::{DEFAULT_MCTS_SIMS, PlayerSpec};
 
 /// What plays: the clock-driven alpha-beta search, or a fixed ladder player.
@@ -61,16 +61,7 @@ pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
 }
 
 fn load(dir: &Path, game: Game) -> Result<(), String> {
-    let source = NetSource::Path(dir.to_path_buf());
-    if load_fastnet(&source, game)
-        .map_err(|e| e.to_string())?
-        .is_some()
-    {
-        return Ok(());
-    }
-    load_network(&source, game)
-        .map(drop)
-        .map_err(|e| e.to_string())
+    check_loads(&NetSource::Path(dir.to_path_buf()), game).map_err(|e| e.to_string())
 }
 
 /// Checks that the network `path` names now (a model, or a run's current best) is for
