@@ -603,6 +603,12 @@ impl State {
         }
     }
 
+    /// Cells that can hold a piece and hold none.
+    pub fn empty_cells(&self) -> u32 {
+        let [x, o] = self.counts();
+        self.playable_cells().saturating_sub(x + o)
+    }
+
     /// What stands on a cell: `Some(side)`, or `None` for an empty or blocked cell.
     pub fn piece_at(&self, cell: usize) -> Option<Side> {
         match self {

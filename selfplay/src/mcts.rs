@@ -85,8 +85,11 @@ struct Node {
     visits: u32,
     /// Sum of values from the view of the player who moved into this node.
     value_sum: f32,
-    /// For finished games: the value for the side to move here.
-    terminal: Option<f32>,
+    /// The exact value for the side to move here, when it is known: a finished game, a
+    /// position the tree has proven (MCTS-solver: a move to a proven loss of the
+    /// opponent wins; all moves proven, the best of them), or one the endgame solver
+    /// solved. Descents stop at such a node and back its exact value up.
+    exact: Option<f32>,
     expanded: bool,
     /// Simulations through this node whose leaf awaits its evaluation (virtual loss:
     /// each counts as a visit lost by the player who moved into this node).
@@ -150,6 +153,11 @@ pub struct SearchOutcome {
     pub root_q: f32,
     /// The evaluator's prior over `moves`, before any root noise.
     pub prior: Vec<f32>,
+    /// The root's exact value for its side to move, when the search proved it.
+    pub proven: Option<f32>,
+    /// For each of `moves`, its exact value for the side that plays it, when proven
+    /// (1 a win, −1 a loss, 0 a draw).
+    pub move_proofs: Vec<Option<f32>>,
 }
 
 impl SearchOutcome {
@@ -230,7 +238,7 @@ impl Search {
             num_edges: 0,
             visits: 0,
             value_sum: 0.0,
-            terminal: terminal_value(&state),
+            exact: terminal_value(&state),
             expanded: false,
             in_flight: 0,
         });
@@ -261,9 +269,67 @@ impl Search {
         }
     }
 
-    /// Whether the current search has used its simulations.
+    /// Whether the current search has used its simulations, or has proven the root.
     pub fn finished(&self) -> bool {
-        self.nodes[self.root as usize].expanded && self.sims_done >= self.sims_target
+        let root = &self.nodes[self.root as usize];
+        root.expanded && (self.sims_done >= self.sims_target || root.exact.is_some())
+    }
+
+    /// The root's exact value for its side to move, once the tree has proven it.
+    pub fn proven(&self) -> Option<f32> {
+        let root = &self.nodes[self.root as usize];
+        root.exact.filter(|_| root.expanded)
+    }
+
+    /// Proves what it can of the nodes of `path` above its last one (whose value is
+    /// exact), from the bottom up, stopping at the first that stays unproven.
+    fn prove_path(&mut self, path: &[u32]) {
+        for &id in path.iter().rev().skip(1) {
+            if !self.prove(id) {
+                break;
+            }
+        }
+    }
+
+    /// Proves node `id` from its children when they allow it: a move to a position lost
+    /// for the opponent wins; when every move leads to a proven position, the node is
+    /// worth the best of them. Returns whether the node is proven.
+    fn prove(&mut self, id: u32) -> bool {
+        let n = &self.nodes[id as usize];
+        if n.exact.is_some() {
+            return true;
+        }
+        if !n.expanded || n.num_edges == 0 {
+            return false;
+        }
+        let mut best = f32::NEG_INFINITY;
+        let mut all = true;
+        for e in &self.edges[n.first_edge as usize..(n.first_edge + n.num_edges) as usize] {
+            match (e.child != NONE)
+                .then(|| self.nodes[e.child as usize].exact)
+                .flatten()
+            {
+                Some(v) if -v >= 1.0 => {
+                    best = 1.0;
+                    all = true;
+                    break;
+                }
+                Some(v) => best = best.max(-v),
+                None => all = false,
+            }
+        }
+        if all {
+            self.nodes[id as usize].exact = Some(best);
+        }
+        all
+    }
+
+    /// The proven value of the move of edge `e` for the side that plays it, if any.
+    fn edge_proof(&self, e: &Edge) -> Option<f32> {
+        (e.child != NONE)
+            .then(|| self.nodes[e.child as usize].exact)
+            .flatten()
+            .map(|v| -v)
     }
 
     /// Simulations run in the current search.
@@ -365,7 +431,9 @@ impl Search {
         // Descents that found no leaf to evaluate, less those that did.
         let mut misses = 0;
         while batch.requests.len() < max && misses < max {
-            if self.sims_done + self.in_flight >= self.sims_target {
+            if self.sims_done + self.in_flight >= self.sims_target
+                || self.nodes[self.root as usize].exact.is_some()
+            {
                 break;
             }
             misses += 1;
@@ -373,8 +441,9 @@ impl Search {
             let mut node = self.root;
             loop {
                 let n = &self.nodes[node as usize];
-                if let Some(v) = n.terminal {
+                if let Some(v) = n.exact {
                     self.backup(&path, v);
+                    self.prove_path(&path);
                     self.sims_done += 1;
                     break;
                 }
@@ -509,12 +578,21 @@ impl Search {
 
     /// A child's value and visits, each simulation in flight through it counted as a
     /// visit lost (virtual loss); `None` while it has neither.
+    /// A proven child's value is its exact one.
     fn q_and_visits(&self, e: &Edge) -> Option<(f32, u32)> {
-        (e.child != NONE)
-            .then(|| &self.nodes[e.child as usize])
-            .map(|c| (c.value_sum - c.in_flight as f32, c.visits + c.in_flight))
-            .filter(|&(_, n)| n > 0)
-            .map(|(sum, n)| (sum / n as f32, n))
+        if e.child == NONE {
+            return None;
+        }
+        let c = &self.nodes[e.child as usize];
+        let n = c.visits + c.in_flight;
+        if n == 0 {
+            return None;
+        }
+        let q = match c.exact {
+            Some(v) => -v,
+            None => (c.value_sum - c.in_flight as f32) / n as f32,
+        };
+        Some((q, n))
     }
 
     fn pick_puct(&self, node: u32, cfg: &MctsConfig, forced: bool) -> usize {
@@ -541,6 +619,13 @@ impl Search {
         let mut best_score = f32::NEG_INFINITY;
         for i in range {
             let e = &self.edges[i];
+            match self.edge_proof(e) {
+                // A proven win is taken; a proven loss is never searched again (the node
+                // would be proven lost if every move were).
+                Some(p) if p >= 1.0 => return i,
+                Some(p) if p <= -1.0 => continue,
+                _ => {}
+            }
             let (q, nv) = self.q_and_visits(e).unwrap_or((fpu, 0));
             if forced && (nv as f32) < (2.0 * e.prior * child_total as f32).sqrt() {
                 return i;
@@ -611,12 +696,16 @@ impl Search {
         let range = r.first_edge as usize..(r.first_edge + r.num_edges) as usize;
         let moves: Vec<Move> = self.edges[range.clone()].iter().map(|e| e.mv).collect();
         let visits = self.root_child_visits();
-        let root_q = if r.visits > 0 {
-            -r.value_sum / r.visits as f32
-        } else {
-            0.0
+        let root_q = match r.exact {
+            Some(v) => v,
+            None if r.visits > 0 => -r.value_sum / r.visits as f32,
+            None => 0.0,
         };
-        let (policy, best) = if let Some(g) = &self.gumbel {
+        let proofs: Vec<Option<f32>> = self.edges[range.clone()]
+            .iter()
+            .map(|e| self.edge_proof(e))
+            .collect();
+        let (mut policy, best) = if let Some(g) = &self.gumbel {
             let best = *g
                 .remaining
                 .iter()
@@ -643,6 +732,23 @@ impl Search {
             };
             (policy, best)
         };
+        // The solver's word over the visits: a proven win is played (and is the policy
+        // target), a proven loss only when every move loses.
+        let most_visited = |keep: &dyn Fn(Option<f32>) -> bool| {
+            (0..visits.len())
+                .filter(|&i| keep(proofs[i]))
+                .max_by_key(|&i| (visits[i], std::cmp::Reverse(i)))
+        };
+        let best = if let Some(win) = most_visited(&|p| p.is_some_and(|p| p >= 1.0)) {
+            policy = (0..visits.len())
+                .map(|i| f32::from(u8::from(i == win)))
+                .collect();
+            win
+        } else if proofs[best].is_some_and(|p| p <= -1.0) {
+            most_visited(&|p| p.is_none_or(|p| p > -1.0)).unwrap_or(best)
+        } else {
+            best
+        };
         SearchOutcome {
             best: moves[best],
             moves,
@@ -650,6 +756,8 @@ impl Search {
             visits,
             root_q,
             prior: self.root_prior.clone(),
+            proven: r.exact.filter(|_| r.expanded),
+            move_proofs: proofs,
         }
     }
 

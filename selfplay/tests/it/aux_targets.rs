@@ -168,7 +168,8 @@ fn games_not_ended_by_the_rules_have_no_ownership() {
     };
     let rows = play(&cfg, &temp("cap"));
     let capped = rows.iter().filter(|r| r.end_reason == "move-cap").count();
-    assert!(capped > 40, "{capped} of {} rows", rows.len());
+    // (Most games reach the cap; the solver ends a few by a wipe-out first.)
+    assert!(capped * 2 > rows.len(), "{capped} of {} rows", rows.len());
     let mut seen = Seen::default();
     check(&rows, "ataxx".parse().unwrap(), &mut seen);
     // (A quick wipe-out within the cap is a real ending, with its ownership.)

@@ -3,4 +3,5 @@
 mod aux_targets;
 mod mcts;
 mod play;
+mod solver;
 mod workers;

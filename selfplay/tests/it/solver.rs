@@ -1,0 +1,170 @@
+//! The MCTS-solver: finished games met in the tree prove their parents, a proven win at
+//! the root ends the search and is played, a proven loss is never chosen while another
+//! move does not lose, and short forced wins found by alpha-beta are proven by the tree.
+
+use engine::search::{Limits, MATE, Searcher};
+use engine::{Move, Rng, State};
+use selfplay::{Evaluation, Evaluator, MctsConfig, Search, SearchOutcome, Uniform};
+
+use crate::mcts::{find, wins_now};
+
+fn cfg() -> MctsConfig {
+    MctsConfig {
+        dirichlet_epsilon: 0.0,
+        ..MctsConfig::default()
+    }
+}
+
+fn run(root: State, sims: u32, eval: &mut dyn Evaluator) -> (Search, SearchOutcome) {
+    let cfg = cfg();
+    let mut rng = Rng::new(3);
+    let mut search = Search::new(root);
+    search.start(sims, true, &cfg, &mut rng);
+    while let Some(req) = search.next_request(&cfg, &mut rng) {
+        let e = eval.evaluate(
+            std::slice::from_ref(&req.state),
+            std::slice::from_ref(&req.moves),
+        );
+        search.apply(&e[0], &cfg, &mut rng);
+    }
+    let out = search.outcome(&cfg);
+    (search, out)
+}
+
+/// Puts nearly all its prior on the moves `lure` picks and values every position as won
+/// for the side to move there: a net that walks into losses.
+struct Lure(fn(&State, Move) -> bool);
+
+impl Evaluator for Lure {
+    fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+        states
+            .iter()
+            .zip(moves)
+            .map(|(s, ms)| {
+                let w: Vec<f32> = ms
+                    .iter()
+                    .map(|&m| if (self.0)(s, m) { 100.0 } else { 0.01 })
+                    .collect();
+                let sum: f32 = w.iter().sum();
+                Evaluation {
+                    policy: w.iter().map(|x| x / sum).collect(),
+                    value: 0.9,
+                    wdl: None,
+                    score: None,
+                }
+            })
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        "lure".into()
+    }
+}
+
+/// Whether the opponent can wipe the mover out right after `m`.
+fn loses_next(s: &State, m: Move) -> bool {
+    let child = s.after(m);
+    !child.is_game_over() && child.legal_moves().into_iter().any(|r| wins_now(&child, r))
+}
+
+#[test]
+fn a_wipe_out_is_proven_at_the_root_ends_the_search_and_is_played() {
+    let positions = find(10, |s| {
+        let m = s.legal_moves();
+        let w = m.iter().filter(|&&x| wins_now(s, x)).count();
+        w >= 1 && w * 4 <= m.len()
+    });
+    for s in positions {
+        let (search, out) = run(s, 2000, &mut Uniform);
+        let best = out.moves.iter().position(|&m| m == out.best).unwrap();
+        assert_eq!(out.proven, Some(1.0), "{}", s.text());
+        assert_eq!(out.move_proofs[best], Some(1.0), "{}", s.text());
+        assert!(wins_now(&s, out.best), "{}", s.text());
+        assert_eq!(out.root_q, 1.0);
+        // The winning move is the policy target, and the search stopped once it knew.
+        assert_eq!(out.policy[best], 1.0);
+        assert!(search.simulations() < 2000, "{}", search.simulations());
+        // Every move the tree proved is a real win or loss.
+        for (m, p) in out.moves.iter().zip(&out.move_proofs) {
+            match p {
+                Some(1.0) => assert!(wins_now(&s, *m)),
+                Some(-1.0) => assert!(loses_next(&s, *m)),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn a_proven_loss_is_never_chosen_over_a_move_that_does_not_lose() {
+    let positions = find(10, |s| {
+        let m = s.legal_moves();
+        let losing = m.iter().filter(|&&x| loses_next(s, x)).count();
+        let winning = m.iter().filter(|&&x| wins_now(s, x)).count();
+        winning == 0 && losing * 2 >= m.len() && losing < m.len()
+    });
+    for s in positions {
+        // The evaluator lures the search into the losing moves (and into the
+        // opponent's wipe-outs after them, which prove those moves lost).
+        let mut lure = Lure(|s, m| loses_next(s, m) || wins_now(s, m));
+        let (_, out) = run(s, 400, &mut lure);
+        assert!(
+            !loses_next(&s, out.best),
+            "{}: chose {}",
+            s.text(),
+            s.move_to_string(out.best)
+        );
+        let best = out.moves.iter().position(|&m| m == out.best).unwrap();
+        assert_ne!(out.move_proofs[best], Some(-1.0));
+        assert_ne!(out.proven, Some(-1.0));
+        // The lure made the search visit losing moves, and it proved them lost.
+        let proven_lost = out.move_proofs.iter().filter(|p| **p == Some(-1.0)).count();
+        assert!(proven_lost >= 1, "{}", s.text());
+    }
+}
+
+#[test]
+fn short_forced_wins_of_alpha_beta_are_proven_by_the_tree() {
+    // Positions near the end of random games where a 3-ply alpha-beta search proves a
+    // win for the side to move.
+    let game: engine::Game = "ataxx".parse().unwrap();
+    let mut rng = Rng::new(17);
+    let mut searcher = Searcher::new(1);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut found = 0;
+    for _ in 0..4000 {
+        if found == 6 {
+            break;
+        }
+        let mut s = game.startpos();
+        while !s.is_game_over() && s.empty_cells() > 3 {
+            let m = s.legal_moves();
+            s.play(m[rng.below(m.len() as u64) as usize]);
+        }
+        if s.is_game_over() || s.legal_moves().iter().any(|&m| wins_now(&s, m)) {
+            continue;
+        }
+        let limits = Limits {
+            depth: Some(3),
+            ..Limits::default()
+        };
+        let Some(r) = searcher.search(&s, limits, &stop, |_| {}) else {
+            continue;
+        };
+        if r.score < MATE - 3 {
+            continue;
+        }
+        found += 1;
+        let (_, out) = run(s, 20_000, &mut Uniform);
+        assert_eq!(out.proven, Some(1.0), "{}", s.text());
+        // The move played wins: alpha-beta proves the opponent lost after it.
+        let after = s.after(out.best);
+        if !after.is_game_over() {
+            let r = searcher.search(&after, limits, &stop, |_| {}).unwrap();
+            assert!(r.score <= -(MATE - 3), "{}: {}", s.text(), r.score);
+        } else {
+            assert!(wins_now(&s, out.best));
+        }
+    }
+    assert_eq!(found, 6, "not enough positions");
+}
