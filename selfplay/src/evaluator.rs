@@ -28,6 +28,14 @@ pub trait Evaluator: Send {
 
     /// A name for the data this evaluator produces (the `model` column).
     fn name(&self) -> String;
+
+    /// Positions per call at which this evaluator is efficient: a network whose cost per
+    /// position falls with the batch says how large a batch pays; 1 (the default) for
+    /// an evaluator whose cost does not (a batch then only spreads a search thin under
+    /// virtual loss).
+    fn preferred_batch(&self) -> usize {
+        1
+    }
 }
 
 /// Which built-in evaluator to use.

@@ -13,6 +13,7 @@ use engine::{Move, Rng, State, Symmetry};
 
 use crate::evaluator::Evaluation;
 
+pub mod cache;
 mod gumbel;
 mod noise;
 pub mod play;
@@ -110,6 +111,9 @@ pub struct LeafRequest {
     pub state: State,
     /// Its legal moves, transformed the same way and in the tree's order.
     pub moves: Vec<Move>,
+    /// The tree's position (untransformed): an evaluation of `state` is one of this
+    /// position with its legal moves in the order [`State::legal_moves`] gives.
+    pub position: State,
 }
 
 /// A leaf handed out by [`Search::gather`] and not yet evaluated.
@@ -490,11 +494,13 @@ impl Search {
             LeafRequest {
                 state: state.transform(sym),
                 moves: moves.iter().map(|&m| sym.apply(m)).collect(),
+                position: state,
             }
         } else {
             LeafRequest {
                 state,
                 moves: moves.clone(),
+                position: state,
             }
         };
         (req, moves)

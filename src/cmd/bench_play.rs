@@ -101,6 +101,7 @@ pub fn run(dir: Option<&std::path::Path>, threads: usize, secs: f64) -> anyhow::
         let raw_n = raw(&model, threads, batch, secs);
         let (mut evals, mut batches, mut elapsed, mut busy, mut waits) =
             (0u64, 0u64, Duration::ZERO, Duration::ZERO, 0u64);
+        let (mut lookups, mut hits) = (0u64, 0u64);
         for (i, root) in roots.iter().enumerate() {
             let mut evaluators: Vec<Box<dyn Evaluator>> = (0..threads)
                 .map(|_| {
@@ -127,17 +128,20 @@ pub fn run(dir: Option<&std::path::Path>, threads: usize, secs: f64) -> anyhow::
             elapsed += stats.elapsed;
             busy += stats.eval_time;
             waits += stats.waits;
+            lookups += stats.cache_lookups;
+            hits += stats.cache_hits;
         }
         let play = evals as f64 / elapsed.as_secs_f64();
         println!(
             "batch {batch:>2}: raw fast path {raw1:>8.0} positions/s on 1 thread, {raw_n:>8.0} on {threads}; \
              in play {play:>8.0} evaluations/s on {threads} (mean batch {:.1}, evaluators busy {:.0}% of the time, {} waits): \
-             {:.2} of raw on {threads} threads, {:.2} of raw on 1",
+             {:.2} of raw on {threads} threads, {:.2} of raw on 1; evaluation cache: {hits} of {lookups} leaves found ({:.1}%)",
             evals as f64 / batches.max(1) as f64,
             100.0 * busy.as_secs_f64() / (elapsed.as_secs_f64() * threads as f64),
             waits,
             play / raw_n,
-            play / raw1
+            play / raw1,
+            100.0 * hits as f64 / lookups.max(1) as f64
         );
     }
     Ok(())

@@ -12,9 +12,12 @@ fn mcts_info(lines: &[String]) -> (u64, u64) {
         .unwrap_or_else(|| panic!("no MCTS info line: {lines:?}"));
     let words: Vec<&str> = l.split_whitespace().collect();
     let sims = words[2].parse().unwrap();
-    let reused = words[words.len() - 3].parse().unwrap();
-    assert_eq!(words[words.len() - 2..], ["visits", "reused"], "{l}");
-    (sims, reused)
+    let at = words
+        .iter()
+        .position(|w| *w == "visits")
+        .unwrap_or_else(|| panic!("{l}"));
+    assert_eq!(words[at + 1].trim_end_matches(','), "reused", "{l}");
+    (sims, words[at - 1].parse().unwrap())
 }
 
 #[test]

@@ -13,7 +13,6 @@ use engine::{Game, Move, State};
 use selfplay::NetEngine;
 use selfplay::evaluator::{Bootstrap, Evaluator};
 use selfplay::mcts::MctsConfig;
-use selfplay::mcts::play::DEFAULT_BATCH;
 use selfplay::{
     ClockState, PlayError, PlayLimits, PlaySearch, PlayStats, TimeBudget, TimeManager,
     expected_moves_left,
@@ -185,56 +184,48 @@ pub fn build_evaluator(
     game: Game,
     engine: NetEngine,
 ) -> Result<Box<dyn Evaluator>, PlayerError> {
-    Ok(build_evaluators(source, game, 1, engine)?.0.remove(0))
+    Ok(build_evaluators(source, game, 1, engine)?.remove(0))
 }
 
 /// `threads` fresh evaluators for `source` playing `game` (one per search thread; the
-/// model is loaded once), and whether they are a network, whose throughput grows with
-/// the batch (the bootstrap evaluator's does not).
+/// model is loaded once).
 pub fn build_evaluators(
     source: &NetSource,
     game: Game,
     threads: usize,
     engine: NetEngine,
-) -> Result<(Vec<Box<dyn Evaluator>>, bool), PlayerError> {
+) -> Result<Vec<Box<dyn Evaluator>>, PlayerError> {
     let threads = threads.max(1);
     if let Some((dir, net)) = load_fastnet(source, game)? {
-        // A fast net evaluates one position in about a microsecond: batches and the
-        // virtual loss they need buy nothing, so it reports itself as no batch network.
         let name = dir.display().to_string();
-        return Ok((
-            (0..threads)
-                .map(|_| {
-                    Box::new(fastnet::FastEvaluator::new(net.clone(), &name)) as Box<dyn Evaluator>
-                })
-                .collect(),
-            false,
-        ));
+        return Ok((0..threads)
+            .map(|_| {
+                Box::new(fastnet::FastEvaluator::new(net.clone(), &name)) as Box<dyn Evaluator>
+            })
+            .collect());
     }
     Ok(match load_network(source, game)? {
-        None => (
-            (0..threads)
-                .map(|_| Box::new(Bootstrap::new(2)) as Box<dyn Evaluator>)
-                .collect(),
-            false,
-        ),
+        None => (0..threads)
+            .map(|_| Box::new(Bootstrap::new(2)) as Box<dyn Evaluator>)
+            .collect(),
         Some((dir, model)) => {
             // The fast path is checked against Burn here, before any game.
             let make = train::infer::evaluators(&model, &dir.display().to_string(), engine, "cpu")
                 .map_err(|e| PlayerError::Model(format!("model {}: {e}", dir.display())))?;
-            ((0..threads).map(|_| make()).collect(), true)
+            (0..threads).map(|_| make()).collect()
         }
     })
 }
 
 /// Leaves per evaluator call for a search of `sims` simulations (`None`: a timed one)
-/// with a network: enough for the fast path to be efficient, few enough that virtual
-/// loss does not spread a short search thin (a 64-simulation search gathers 4 at a time).
-pub fn batch_for(sims: Option<u32>, network: bool) -> usize {
-    match (network, sims) {
-        (false, _) => 1,
-        (true, None) => DEFAULT_BATCH,
-        (true, Some(n)) => (n as usize / 16).clamp(1, DEFAULT_BATCH),
+/// with evaluators whose [`Evaluator::preferred_batch`] is `preferred`: that batch,
+/// but few enough leaves that virtual loss does not spread a short search thin (a
+/// 64-simulation search gathers 4 at a time).
+pub fn batch_for(sims: Option<u32>, preferred: usize) -> usize {
+    let preferred = preferred.max(1);
+    match sims {
+        None => preferred,
+        Some(n) => (n as usize / 16).clamp(1, preferred),
     }
 }
 

@@ -387,10 +387,15 @@ impl PlayerSpec {
                 engine,
                 basic,
             } => {
-                let (evaluators, network) = build_evaluators(net, game, search_threads, *engine)?;
+                let evaluators = build_evaluators(net, game, search_threads, *engine)?;
+                let preferred = evaluators[0].preferred_batch();
                 let thinking = time.map_or(Thinking::Sims(*sims), Thinking::Time);
                 let fixed = (!clocked && time.is_none()).then_some(*sims);
-                let batch = if *basic { 1 } else { batch_for(fixed, network) };
+                let batch = if *basic {
+                    1
+                } else {
+                    batch_for(fixed, preferred)
+                };
                 let mut player = MctsPlayer::new(evaluators, thinking, batch, seed)?;
                 player.set_tree_reuse(!basic);
                 Box::new(player)

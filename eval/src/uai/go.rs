@@ -24,8 +24,8 @@ use crate::players::{Player, Timeouts};
 pub(super) struct KeptMcts {
     /// The model directory (`None`: the bootstrap evaluator) and the search threads.
     key: (Option<PathBuf>, NetEngine, usize),
-    /// Whether the evaluators are a network (batches help).
-    network: bool,
+    /// The evaluators' preferred batch.
+    preferred_batch: usize,
     player: MctsPlayer,
 }
 
@@ -266,18 +266,20 @@ fn run_mcts(
     let key = (model, net_engine, threads);
     if kept.as_ref().is_none_or(|k| k.key != key) {
         *kept = None;
-        let (evaluators, network) =
+        let evaluators =
             build_evaluators(net, pos.game(), threads, net_engine).map_err(|e| e.to_string())?;
+        let preferred_batch = evaluators[0].preferred_batch();
         let player = MctsPlayer::new(evaluators, Thinking::Sims(1), 1, pos.hash())
             .map_err(|e| e.to_string())?;
         *kept = Some(KeptMcts {
             key,
-            network,
+            preferred_batch,
             player,
         });
     }
     let k = kept.as_mut().expect("built above");
-    k.player.set_batch(batch_for(limits.sims, k.network));
+    k.player
+        .set_batch(batch_for(limits.sims, k.preferred_batch));
     let mv = k
         .player
         .search(pos, limits, stop)
@@ -289,8 +291,8 @@ fn run_mcts(
             nps: Some(saturating(u128::from(st.simulations) * 1000 / ms)),
             time: Some(saturating(ms)),
             string: Some(format!(
-                "{} evaluations in {} batches, {} visits reused",
-                st.evaluations, st.batches, st.reused_visits
+                "{} evaluations in {} batches, {} visits reused, {} of {} leaves from the evaluation cache",
+                st.evaluations, st.batches, st.reused_visits, st.cache_hits, st.cache_lookups
             )),
             ..Info::default()
         }));

@@ -21,16 +21,14 @@ use std::time::{Duration, Instant};
 
 use engine::{Move, Rng, State};
 
+use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache};
 use super::time::TimeBudget;
 use super::{MctsConfig, RootKind, Search, SearchOutcome};
-use crate::evaluator::Evaluator;
+use crate::evaluator::{Evaluation, Evaluator};
 
 /// When the runner-up has at least this share of the leader's visits at the soft limit,
 /// the search goes on towards the hard limit.
 pub const CLOSE_RATIO: f32 = 0.7;
-
-/// Leaves per evaluator call when none is set: where the fast path is efficient.
-pub const DEFAULT_BATCH: usize = 32;
 
 /// What ends one search (besides the stop flag).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,6 +56,10 @@ pub struct PlayStats {
     pub reused_visits: u32,
     /// Times a thread found nothing to gather and waited for another's batch.
     pub waits: u64,
+    /// Leaves looked up in the evaluation cache, and those found there (not evaluated).
+    pub cache_lookups: u64,
+    /// See `cache_lookups`.
+    pub cache_hits: u64,
 }
 
 /// Why a search could not run.
@@ -77,12 +79,14 @@ pub struct PlaySearch {
     cfg: MctsConfig,
     rng: Rng,
     batch: usize,
+    cache: EvalCache,
 }
 
 /// The tree and what every thread changes, under the mutex.
 struct Shared<'a> {
     search: &'a mut Search,
     rng: &'a mut Rng,
+    cache: &'a mut EvalCache,
     stats: PlayStats,
     /// Set by the first thread that decides to stop; the others stop too.
     done: bool,
@@ -92,14 +96,21 @@ struct Shared<'a> {
 
 impl PlaySearch {
     /// A search of `root` gathering up to `batch` leaves per evaluator call; `seed` drives
-    /// its random choices (symmetries).
+    /// its random choices (symmetries). Its evaluation cache holds
+    /// [`DEFAULT_CACHE_ENTRIES`].
     pub fn new(root: State, cfg: MctsConfig, batch: usize, seed: u64) -> PlaySearch {
         PlaySearch {
             search: Search::new(root),
             cfg,
             rng: Rng::new(seed),
             batch: batch.max(1),
+            cache: EvalCache::new(DEFAULT_CACHE_ENTRIES),
         }
+    }
+
+    /// Replaces the evaluation cache by an empty one of `entries` (0: no cache).
+    pub fn set_cache(&mut self, entries: usize) {
+        self.cache = EvalCache::new(entries);
     }
 
     /// Sets the leaves gathered per evaluator call.
@@ -139,11 +150,13 @@ impl PlaySearch {
             cfg.root = RootKind::Puct;
         }
         let reused_visits = self.search.visits_at(&[]).map_or(0, |(v, _)| v);
+        let cache_before = self.cache.counts();
         self.search
             .start(limits.sims.unwrap_or(u32::MAX), false, &cfg, &mut self.rng);
         let shared = Mutex::new(Shared {
             search: &mut self.search,
             rng: &mut self.rng,
+            cache: &mut self.cache,
             stats: PlayStats {
                 reused_visits,
                 ..PlayStats::default()
@@ -168,6 +181,9 @@ impl PlaySearch {
         });
         let mut stats = shared.into_inner().unwrap_or_else(|p| p.into_inner()).stats;
         stats.simulations = self.search.simulations();
+        let cache_after = self.cache.counts();
+        stats.cache_lookups = cache_after.0 - cache_before.0;
+        stats.cache_hits = cache_after.1 - cache_before.1;
         stats.elapsed = start.elapsed();
         Ok((self.search.outcome(&cfg), stats))
     }
@@ -188,20 +204,27 @@ impl Context<'_> {
         let mut states: Vec<State> = Vec::with_capacity(self.batch);
         let mut moves: Vec<Vec<Move>> = Vec::with_capacity(self.batch);
         loop {
-            let batch = {
+            let (batch, mut cached) = {
                 let mut g = lock();
                 if g.done || self.should_stop(&g) {
                     g.done = true;
                     return;
                 }
-                let Shared { search, rng, .. } = &mut *g;
+                let Shared {
+                    search, rng, cache, ..
+                } = &mut *g;
                 let before = search.simulations();
                 let batch = search.gather(self.batch, self.cfg, rng);
                 if batch.is_empty() && search.simulations() > before {
                     // Only finished games were met: scored already, no wait.
                     continue;
                 }
-                batch
+                let cached: Vec<Option<Evaluation>> = batch
+                    .requests
+                    .iter()
+                    .map(|r| cache.get(&r.position))
+                    .collect();
+                (batch, cached)
             };
             if batch.is_empty() {
                 // Every simulation left is in flight on another thread, or the root
@@ -212,12 +235,14 @@ impl Context<'_> {
             }
             states.clear();
             moves.clear();
-            for r in &batch.requests {
-                states.push(r.state);
-                moves.push(r.moves.clone());
+            for (r, c) in batch.requests.iter().zip(&cached) {
+                if c.is_none() {
+                    states.push(r.state);
+                    moves.push(r.moves.clone());
+                }
             }
             let t = Instant::now();
-            let evals = if states.is_empty() {
+            let fresh = if states.is_empty() {
                 Vec::new()
             } else {
                 evaluator.evaluate(&states, &moves)
@@ -230,6 +255,15 @@ impl Context<'_> {
                 g.stats.eval_time += took;
                 g.last_eval = took;
             }
+            let mut fresh = fresh.into_iter();
+            for (r, c) in batch.requests.iter().zip(cached.iter_mut()) {
+                if c.is_none() {
+                    let e = fresh.next().expect("an evaluation for every miss");
+                    g.cache.put(r.position, &e);
+                    *c = Some(e);
+                }
+            }
+            let evals: Vec<Evaluation> = cached.into_iter().flatten().collect();
             let Shared { search, rng, .. } = &mut *g;
             search.apply_batch(batch, &evals, self.cfg, rng);
         }

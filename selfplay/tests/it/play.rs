@@ -156,3 +156,55 @@ fn no_evaluator_or_a_finished_game_is_an_error() {
         Some(PlayError::GameOver)
     );
 }
+
+/// Plays `moves` moves of a game from the start with one search kept between them (tree
+/// reuse, the opponent's replies fixed by a side rule), returning every search's visits
+/// and stats.
+fn game_with_cache(entries: usize, moves: usize) -> (Vec<Vec<u32>>, Vec<selfplay::PlayStats>) {
+    let cfg = MctsConfig {
+        symmetry: false,
+        ..play_cfg()
+    };
+    let mut s: State = "ataxx".parse::<Game>().unwrap().startpos();
+    let mut search = PlaySearch::new(s, cfg, 4, 5);
+    search.set_cache(entries);
+    let mut evs = evaluators(1, true);
+    let stop = AtomicBool::new(false);
+    let (mut visits, mut stats) = (vec![], vec![]);
+    for ply in 0..moves {
+        if s.is_game_over() {
+            break;
+        }
+        search.set_position(&s);
+        let (out, st) = search.run(&mut evs, sims(300), &stop).unwrap();
+        visits.push(out.visits.clone());
+        stats.push(st);
+        s.play(out.best);
+        // The opponent: a fixed choice, so that the next root is in the tree or not.
+        let replies = s.legal_moves();
+        if !replies.is_empty() {
+            s.play(replies[ply * 7 % replies.len()]);
+        }
+    }
+    (visits, stats)
+}
+
+#[test]
+fn the_evaluation_cache_changes_no_search_and_is_hit() {
+    let (plain, plain_stats) = game_with_cache(0, 12);
+    let (cached, cached_stats) = game_with_cache(1 << 12, 12);
+    // With a deterministic evaluator and one thread, the same moves and visits.
+    assert_eq!(plain, cached);
+    assert!(
+        plain_stats
+            .iter()
+            .all(|s| s.cache_hits == 0 && s.cache_lookups == 0)
+    );
+    let hits: u64 = cached_stats.iter().map(|s| s.cache_hits).sum();
+    let lookups: u64 = cached_stats.iter().map(|s| s.cache_lookups).sum();
+    let saved: u64 = plain_stats.iter().map(|s| s.evaluations).sum::<u64>()
+        - cached_stats.iter().map(|s| s.evaluations).sum::<u64>();
+    // Every hit is an evaluation saved, and transpositions make hits.
+    assert_eq!(saved, hits);
+    assert!(hits > 0 && lookups > hits, "{hits} of {lookups}");
+}

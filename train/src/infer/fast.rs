@@ -436,4 +436,10 @@ impl Evaluator for FastEvaluator {
     fn name(&self) -> String {
         self.name.clone()
     }
+
+    /// Where the fast path's cost per position levels off (`flipzero bench play`: 16,
+    /// 32 and 64 measured, docs/benchmarks.md).
+    fn preferred_batch(&self) -> usize {
+        32
+    }
 }

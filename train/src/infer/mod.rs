@@ -109,4 +109,10 @@ impl Evaluator for NetEvaluator {
     fn name(&self) -> String {
         self.name.clone()
     }
+
+    /// Burn's forward pass on a CPU costs as the fast path's does; a GPU wants far
+    /// larger batches, which self-play's many games give it (`games_per_thread`).
+    fn preferred_batch(&self) -> usize {
+        32
+    }
 }

@@ -1,0 +1,61 @@
+//! The play-time search's evaluation cache: evaluations by position, kept from move to
+//! move, so that a transposition (common in Ataxx: a clone and a jump reach the same
+//! board) or a position of an earlier tree that was not kept costs no evaluator call.
+
+use engine::State;
+
+use crate::evaluator::Evaluation;
+
+/// Entries of a new cache: about 25 MB with Ataxx policies.
+pub const DEFAULT_CACHE_ENTRIES: usize = 1 << 16;
+
+/// A table of evaluations indexed by the position's Zobrist hash, one position a slot
+/// (a newer evaluation replaces an older one in its slot). An entry is returned only for
+/// the very position it holds (the whole position compared, the move clocks included),
+/// so a hash collision costs an evaluation, never a wrong one.
+pub struct EvalCache {
+    slots: Vec<Option<(State, Evaluation)>>,
+    hits: u64,
+    lookups: u64,
+}
+
+impl EvalCache {
+    /// A cache of `entries` slots (0: a cache that holds nothing).
+    pub fn new(entries: usize) -> EvalCache {
+        EvalCache {
+            slots: (0..entries).map(|_| None).collect(),
+            hits: 0,
+            lookups: 0,
+        }
+    }
+
+    fn slot(&self, s: &State) -> Option<usize> {
+        let n = self.slots.len() as u64;
+        (n > 0).then(|| (s.hash() % n) as usize)
+    }
+
+    /// The evaluation of `s` (its policy over `s.legal_moves()` in that order), if held.
+    pub fn get(&mut self, s: &State) -> Option<Evaluation> {
+        let i = self.slot(s)?;
+        self.lookups += 1;
+        match &self.slots[i] {
+            Some((held, e)) if held == s => {
+                self.hits += 1;
+                Some(e.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// Keeps the evaluation of `s`.
+    pub fn put(&mut self, s: State, e: &Evaluation) {
+        if let Some(i) = self.slot(&s) {
+            self.slots[i] = Some((s, e.clone()));
+        }
+    }
+
+    /// Lookups and hits since the cache was made.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.lookups, self.hits)
+    }
+}
