@@ -14,6 +14,7 @@ use engine::{Move, Rng, State, Symmetry};
 use crate::evaluator::Evaluation;
 
 pub mod cache;
+pub mod endgame;
 mod gumbel;
 mod noise;
 pub mod play;
@@ -57,6 +58,11 @@ pub struct MctsConfig {
     pub gumbel_c_scale: f32,
     /// Evaluate every leaf under a random symmetry of the board.
     pub symmetry: bool,
+    /// A leaf with at most this many empty cells is first given to alpha-beta, whose
+    /// proven win or loss becomes its exact value ([`endgame`]); 0 turns it off.
+    pub endgame_empties: u32,
+    /// Alpha-beta nodes per such leaf.
+    pub endgame_nodes: u64,
 }
 
 impl Default for MctsConfig {
@@ -72,6 +78,8 @@ impl Default for MctsConfig {
             gumbel_c_visit: 50.0,
             gumbel_c_scale: 1.0,
             symmetry: true,
+            endgame_empties: 0,
+            endgame_nodes: 20_000,
         }
     }
 }
@@ -195,6 +203,8 @@ pub struct Search {
     root_prior: Vec<f32>,
     root_value: f32,
     symmetries: Vec<Symmetry>,
+    /// The endgame solver's tables, made when first needed.
+    endgame: Option<Box<engine::search::Searcher>>,
 }
 
 fn terminal_value(s: &State) -> Option<f32> {
@@ -230,6 +240,7 @@ impl Search {
             root_prior: Vec::new(),
             root_value: 0.0,
             symmetries,
+            endgame: None,
         };
         s.root = s.alloc(root);
         s
@@ -458,6 +469,18 @@ impl Search {
                         batch.leaves.push(PendingLeaf { path, moves: None });
                         break;
                     }
+                    if let Some(v) = self.solve_endgame(node, cfg) {
+                        // Solved: a finished game from now on.
+                        for &id in &path {
+                            let n = &mut self.nodes[id as usize];
+                            n.in_flight = n.in_flight.saturating_sub(1);
+                        }
+                        self.nodes[node as usize].exact = Some(v);
+                        self.backup(&path, v);
+                        self.prove_path(&path);
+                        self.sims_done += 1;
+                        break;
+                    }
                     misses -= 1;
                     self.in_flight += 1;
                     let (req, moves) = self.request(node, cfg, rng);
@@ -478,6 +501,19 @@ impl Search {
             }
         }
         batch
+    }
+
+    /// The exact value of leaf `node` when the endgame solver proves it (see
+    /// [`MctsConfig::endgame_empties`]).
+    fn solve_endgame(&mut self, node: u32, cfg: &MctsConfig) -> Option<f32> {
+        let s = self.nodes[node as usize].state;
+        if cfg.endgame_empties == 0 || s.empty_cells() > cfg.endgame_empties {
+            return None;
+        }
+        let searcher = self
+            .endgame
+            .get_or_insert_with(|| Box::new(engine::search::Searcher::new(1)));
+        endgame::solve(searcher, &s, cfg.endgame_nodes)
     }
 
     fn add_virtual_loss(&mut self, path: &[u32]) {

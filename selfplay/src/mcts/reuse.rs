@@ -21,7 +21,9 @@ impl Search {
             Some(c) if keep => self.keep_subtree(c),
             _ => {
                 let symmetries = std::mem::take(&mut self.symmetries);
+                let endgame = self.endgame.take();
                 *self = Search::with_symmetries(next_state, symmetries);
+                self.endgame = endgame;
             }
         }
     }
@@ -54,7 +56,9 @@ impl Search {
                 true
             }
             _ => {
+                let endgame = self.endgame.take();
                 *self = Search::new(*target);
+                self.endgame = endgame;
                 false
             }
         }
