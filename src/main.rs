@@ -48,6 +48,8 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Run as a UAI engine on standard input/output (for cuteataxx and Ataxx GUIs).
     Uai(cmd::uai::UaiArgs),
+    /// Tune an MCTS player's search settings by matches (SPSA).
+    Tune(cmd::tune::TuneArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -130,5 +132,6 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Gate(a) => cmd::gate::run(a),
         Command::Report(a) => cmd::report::report(a),
         Command::Ratings(a) => cmd::report::ratings(a),
+        Command::Tune(a) => cmd::tune::run(a),
     }
 }

@@ -10,6 +10,7 @@ pub mod pgn;
 mod players;
 mod stats;
 pub mod tournament;
+pub mod tune;
 pub mod uai;
 
 pub use gate::{
@@ -30,6 +31,7 @@ pub use players::mcts::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluator,
     build_evaluators, check_loads, load_fastnet, load_network, model_game, resolve_net,
 };
+pub use players::params::{PARAM_KEYS, SearchParams};
 pub use players::spec::{BadPlayerName, DEFAULT_MCTS_SIMS, PlayerSpec};
 pub use players::uai::UaiPlayer;
 pub use players::{Player, PlayerError, Timeouts};
@@ -39,3 +41,4 @@ pub use stats::{
     EXACT_INTERVALS_UP_TO, EloEstimate, INTERVAL_PROJECTIONS, MatchStats, Outcome, PairTotals,
     Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score, mle_ratings, score_from_elo,
 };
+pub use tune::{TuneParam, TuneResult, TuneStep, spsa};

@@ -180,6 +180,7 @@ impl<'o> Pipeline<'o> {
             time: None,
             engine: self.cfg.selfplay.net_engine,
             basic: false,
+            params: eval::SearchParams::default(),
         }
     }
 

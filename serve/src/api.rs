@@ -440,6 +440,7 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
             time,
             engine,
             basic,
+            params,
         } => {
             if sims > MAX_SIMS || time.is_some_and(|t| t > MAX_THINK) {
                 return Err(ApiError::BadRequest(format!(
@@ -457,6 +458,7 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
                 time,
                 engine,
                 basic,
+                params,
             }
         }
         PlayerSpec::AlphaBeta(mut limits) => {

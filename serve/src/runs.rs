@@ -201,12 +201,14 @@ fn public_player(name: &str) -> String {
             time,
             engine,
             basic,
+            params,
         }) => PlayerSpec::Mcts {
             net: NetSource::Path(tail(&p)),
             sims,
             time,
             engine,
             basic,
+            params,
         }
         .to_string(),
         Ok(PlayerSpec::Uai { path, options }) => PlayerSpec::Uai {

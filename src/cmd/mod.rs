@@ -14,6 +14,7 @@ pub mod selfplay;
 pub mod serve;
 pub mod slurm;
 pub mod train;
+pub mod tune;
 pub mod uai;
 pub mod worker;
 

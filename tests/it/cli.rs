@@ -724,3 +724,71 @@ fn ratings_of_thousands_of_players() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn tune_runs_spsa_by_matches_and_writes_its_result() {
+    let dir = std::env::temp_dir().join(format!("flipzero-tune-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("tune.json");
+    let o = out.to_str().unwrap();
+    let (ok, stdout, err) = flipzero(&[
+        "tune",
+        "--player",
+        "mcts:bootstrap:sims=16",
+        "--opponent",
+        "greedy",
+        "--param",
+        "cpuct=1.5:0.5:3:0.3:0.05",
+        "--param",
+        "fpu=0.2:0:1:0.05",
+        "--iterations",
+        "3",
+        "--out",
+        o,
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    // Each iteration's θ± straddle θ (within the ranges), and the result is a points
+    // difference of two pairs against the opponent.
+    for s in steps {
+        let r = s["result"].as_f64().unwrap();
+        assert!((-2.0..=2.0).contains(&r) && (r * 2.0).fract() == 0.0, "{s}");
+        let (p, m) = (
+            s["plus"][0].as_f64().unwrap(),
+            s["minus"][0].as_f64().unwrap(),
+        );
+        assert!(
+            (0.5..=3.0).contains(&p) && (0.5..=3.0).contains(&m) && p != m,
+            "{s}"
+        );
+    }
+    let tuned = v["tuned_player"].as_str().unwrap();
+    assert!(tuned.starts_with("mcts:bootstrap:sims=16"), "{tuned}");
+    assert!(stdout.contains("tuned player: mcts:bootstrap"), "{stdout}");
+    // A parameter that is no search setting, and a player that has none, are refused.
+    let (ok, _, err) = flipzero(&[
+        "tune",
+        "--player",
+        "mcts:bootstrap",
+        "--param",
+        "sims=10:1:100:5",
+        "--out",
+        o,
+    ]);
+    assert!(!ok && err.contains("`sims` is no search setting"), "{err}");
+    let (ok, _, err) = flipzero(&[
+        "tune",
+        "--player",
+        "ab3",
+        "--param",
+        "cpuct=1.5:0.5:3:0.3",
+        "--out",
+        o,
+    ]);
+    assert!(!ok && err.contains("only an MCTS player"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -284,6 +284,12 @@ impl MctsPlayer {
         })
     }
 
+    /// Sets the search's tunable settings from the next search on (a kept tree is kept).
+    pub fn set_params(&mut self, params: &crate::players::params::SearchParams) {
+        params.apply(&mut self.cfg);
+        self.search = None;
+    }
+
     /// Sets the leaves gathered per evaluator call from the next search on.
     pub fn set_batch(&mut self, batch: usize) {
         self.batch = batch.max(1);

@@ -6,6 +6,7 @@
 
 pub(crate) mod baselines;
 pub(crate) mod mcts;
+pub(crate) mod params;
 pub(crate) mod spec;
 pub(crate) mod uai;
 

@@ -17,6 +17,7 @@ use super::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
 use super::mcts::{
     MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluators, resolve_net,
 };
+use super::params::SearchParams;
 use super::uai::UaiPlayer;
 use super::{Player, PlayerError, Timeouts};
 
@@ -42,6 +43,9 @@ pub const DEFAULT_MCTS_SIMS: u32 = 64;
 /// let basic = "mcts:m:time=100,search=basic".parse::<PlayerSpec>().unwrap();
 /// assert_eq!(basic.to_string(), "mcts:m:time=100,search=basic");
 /// assert!("mcts:m:search=fast".parse::<PlayerSpec>().is_err());
+/// let tuned = "mcts:m:time=100,cpuct=1.3,endgame=3".parse::<PlayerSpec>().unwrap();
+/// assert_eq!(tuned.to_string(), "mcts:m:time=100,cpuct=1.3,endgame=3");
+/// assert!("mcts:m:cpuct=0".parse::<PlayerSpec>().is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
@@ -67,6 +71,8 @@ pub enum PlayerSpec {
         /// evaluator call and the tree discarded after every move; the ablation of
         /// docs/strength.md.
         basic: bool,
+        /// The search's tunable settings (`cpuct=`, `fpu=`, `endgame=`).
+        params: SearchParams,
     },
     /// Alpha-beta with a fast net's value at the leaves (`abnet:DIR[:depth=N,nodes=N,
     /// time=MS]`; no limit: a match's clock only).
@@ -88,7 +94,7 @@ pub enum PlayerSpec {
 /// A player name that names no player.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], or uai:<path>[:name=value,...]"
+    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], or uai:<path>[:name=value,...]"
 )]
 pub struct BadPlayerName(pub String);
 
@@ -135,8 +141,12 @@ impl FromStr for PlayerSpec {
             let (source, options) = path_and_options(rest).ok_or_else(bad)?;
             let (mut sims, mut time, mut engine) = (DEFAULT_MCTS_SIMS, None, NetEngine::Fast);
             let mut basic = false;
+            let mut params = SearchParams::default();
             for part in options.split(',').filter(|o| !o.is_empty()) {
                 let (k, v) = part.split_once('=').ok_or_else(bad)?;
+                if params.set(k, v).map_err(|_| bad())? {
+                    continue;
+                }
                 if k == "engine" {
                     engine = v.parse().map_err(|_| bad())?;
                     continue;
@@ -167,6 +177,7 @@ impl FromStr for PlayerSpec {
                 time,
                 engine,
                 basic,
+                params,
             });
         }
         if let Some(d) = s.strip_prefix("ab").filter(|d| !d.starts_with(':')) {
@@ -255,6 +266,7 @@ impl fmt::Display for PlayerSpec {
                 time,
                 engine,
                 basic,
+                params,
             } => {
                 match net {
                     NetSource::Bootstrap => f.write_str("mcts:bootstrap")?,
@@ -272,6 +284,7 @@ impl fmt::Display for PlayerSpec {
                 if *basic {
                     parts.push("search=basic".into());
                 }
+                parts.extend(params.parts());
                 if parts.is_empty() {
                     Ok(())
                 } else {
@@ -319,6 +332,7 @@ impl PlayerSpec {
                 time,
                 engine,
                 basic,
+                params,
             } => PlayerSpec::Mcts {
                 net: match resolve_net(p)? {
                     ResolvedNet::Model(dir) => NetSource::Path(dir),
@@ -328,6 +342,7 @@ impl PlayerSpec {
                 time: *time,
                 engine: *engine,
                 basic: *basic,
+                params: *params,
             },
             // A run whose best is still the bootstrap evaluator stays as named: building
             // the player then says that it holds no fast net.
@@ -386,6 +401,7 @@ impl PlayerSpec {
                 time,
                 engine,
                 basic,
+                params,
             } => {
                 let evaluators = build_evaluators(net, game, search_threads, *engine)?;
                 let preferred = evaluators[0].preferred_batch();
@@ -397,6 +413,7 @@ impl PlayerSpec {
                     batch_for(fixed, preferred)
                 };
                 let mut player = MctsPlayer::new(evaluators, thinking, batch, seed)?;
+                player.set_params(params);
                 player.set_tree_reuse(!basic);
                 Box::new(player)
             }

@@ -13,6 +13,7 @@ use selfplay::{ClockState, NetEngine, PlayLimits, TimeBudget, TimeManager, expec
 
 use super::options::{Choice, check_net};
 use super::output::Output;
+use crate::SearchParams;
 use crate::players::mcts::{
     MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluators, resolve_net,
 };
@@ -23,7 +24,7 @@ use crate::players::{Player, Timeouts};
 /// not folded again: for one network and one thread count.
 pub(super) struct KeptMcts {
     /// The model directory (`None`: the bootstrap evaluator) and the search threads.
-    key: (Option<PathBuf>, NetEngine, usize),
+    key: (Option<PathBuf>, NetEngine, usize, SearchParams),
     /// The evaluators' preferred batch.
     preferred_batch: usize,
     player: MctsPlayer,
@@ -198,6 +199,7 @@ fn choose(
             sims,
             time,
             engine,
+            params,
             ..
         }) => {
             // The GUI's node limit is a simulation count; otherwise the Simulations
@@ -226,7 +228,16 @@ fn choose(
                     time: None,
                 },
             };
-            run_mcts(net, *engine, gui.threads, play, mcts, pos, stop, out)
+            run_mcts(
+                net,
+                (*engine, *params),
+                gui.threads,
+                play,
+                mcts,
+                pos,
+                stop,
+                out,
+            )
         }
         Choice::Ladder(spec) => spec
             .build(pos.game(), pos.hash(), Timeouts::default())
@@ -244,7 +255,7 @@ fn choose(
 #[allow(clippy::too_many_arguments)]
 fn run_mcts(
     net: &NetSource,
-    net_engine: NetEngine,
+    (net_engine, params): (NetEngine, SearchParams),
     threads: usize,
     limits: PlayLimits,
     kept: &mut Option<KeptMcts>,
@@ -263,14 +274,15 @@ fn run_mcts(
             }
         }
     };
-    let key = (model, net_engine, threads);
+    let key = (model, net_engine, threads, params);
     if kept.as_ref().is_none_or(|k| k.key != key) {
         *kept = None;
         let evaluators =
             build_evaluators(net, pos.game(), threads, net_engine).map_err(|e| e.to_string())?;
         let preferred_batch = evaluators[0].preferred_batch();
-        let player = MctsPlayer::new(evaluators, Thinking::Sims(1), 1, pos.hash())
+        let mut player = MctsPlayer::new(evaluators, Thinking::Sims(1), 1, pos.hash())
             .map_err(|e| e.to_string())?;
+        player.set_params(&params);
         *kept = Some(KeptMcts {
             key,
             preferred_batch,

@@ -118,6 +118,9 @@ struct Engine {
     hash_mb: usize,
     /// Search threads of an MCTS player (the `Threads` option).
     threads: usize,
+    /// The MCTS settings set by `CPuct`, `FpuReduction` and `EndgameEmpties`, as
+    /// [`SearchParams::set`] keys and values: they override an MCTS player's own.
+    search_options: Vec<(&'static str, String)>,
     /// The time manager (the `MoveOverhead` option).
     time_manager: TimeManager,
     /// The search tables, while no search holds them.
@@ -161,6 +164,7 @@ pub fn serve(
         simulations: settings.simulations,
         hash_mb: DEFAULT_HASH_MB,
         threads: 1,
+        search_options: Vec::new(),
         time_manager: TimeManager::default(),
         searcher: Some(Searcher::new(DEFAULT_HASH_MB)),
         mcts: None,
@@ -324,6 +328,41 @@ impl Engine {
                     Err(msg) => self.out.error(msg),
                 }
             }
+            "cpuct" | "fpureduction" | "endgameempties" => {
+                let (key, text) = match name.to_ascii_lowercase().as_str() {
+                    "cpuct" => (
+                        "cpuct",
+                        value
+                            .parse::<u32>()
+                            .ok()
+                            .map(|n| format!("{}", n as f32 / 100.0)),
+                    ),
+                    "fpureduction" => (
+                        "fpu",
+                        value
+                            .parse::<u32>()
+                            .ok()
+                            .map(|n| format!("{}", n as f32 / 100.0)),
+                    ),
+                    _ => ("endgame", value.parse::<u32>().ok().map(|n| n.to_string())),
+                };
+                let mut check = crate::SearchParams::default();
+                match text.map(|t| check.set(key, &t).map(|_| t)) {
+                    Some(Ok(t)) => {
+                        self.search_options.retain(|(k, _)| *k != key);
+                        self.search_options.push((key, t));
+                    }
+                    _ => self.out.error(format!(
+                        "{name} must be a number in {}, got `{}`",
+                        match key {
+                            "cpuct" => "1..=2000 (hundredths)",
+                            "fpu" => "0..=200 (hundredths)",
+                            _ => "0..=8",
+                        },
+                        excerpt(value)
+                    )),
+                }
+            }
             "simulations" => match value.parse::<u32>() {
                 Ok(n) if n <= 1_000_000 => self.simulations = n,
                 _ => self.out.error(format!(
@@ -412,10 +451,15 @@ impl Engine {
                 ponder: None,
             });
         }
-        let player = match &self.model {
+        let mut player = match &self.model {
             Some((_, p)) => p.clone(),
             None => self.player.clone(),
         };
+        if let Choice::Ladder(crate::PlayerSpec::Mcts { params, .. }) = &mut player {
+            for (k, v) in &self.search_options {
+                let _ = params.set(k, v);
+            }
+        }
         let setup = Setup {
             player,
             simulations: self.simulations,
@@ -462,6 +506,7 @@ impl Engine {
             vars: games,
             ..OptionDecl::new("Game", OptionKind::Combo)
         });
+        let d = crate::SearchParams::default();
         for option in [
             spin("Hash", DEFAULT_HASH_MB as i64, 1, 4096),
             spin("Threads", 1, 1, MAX_THREADS as i64),
@@ -469,6 +514,14 @@ impl Engine {
             string("Player", "ab"),
             string("Model", "<empty>"),
             spin("Simulations", 0, 0, 1_000_000),
+            spin("CPuct", (d.c_puct * 100.0).round() as i64, 1, 2000),
+            spin(
+                "FpuReduction",
+                (d.fpu_reduction * 100.0).round() as i64,
+                0,
+                200,
+            ),
+            spin("EndgameEmpties", i64::from(d.endgame_empties), 0, 8),
             game,
         ] {
             self.out.say(&option);

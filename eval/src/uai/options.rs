@@ -57,6 +57,7 @@ pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
         time: None,
         engine: selfplay::NetEngine::Fast,
         basic: false,
+        params: crate::SearchParams::default(),
     }))
 }
 

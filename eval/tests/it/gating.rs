@@ -45,6 +45,7 @@ fn mcts(dir: &Path) -> PlayerSpec {
         time: None,
         engine: selfplay::NetEngine::Fast,
         basic: false,
+        params: eval::SearchParams::default(),
     }
 }
 

@@ -1,0 +1,380 @@
+//! Tuning by matches: SPSA (simultaneous perturbation stochastic approximation), as
+//! fishtest and OpenBench tune engines' search parameters. Every iteration perturbs all
+//! parameters at once by ±c_k, plays θ+ against θ− (or each of them against a fixed
+//! opponent) on one opening pair, and moves θ along the perturbation by the result.
+//!
+//! Schedules (Spall; fishtest's parameterisation): c_k = c / k^γ, a_k = a / (A + k)^α,
+//! with α = 0.602, γ = 0.101, A = N / 10; each parameter gives its perturbation at the
+//! last iteration (`c_end`) and the step at the end as `r_end` = a_end / c_end².
+
+use engine::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::{MatchConfig, MatchError, PlayerSpec};
+
+/// Spall's exponents.
+const ALPHA: f64 = 0.602;
+const GAMMA: f64 = 0.101;
+
+/// One tuned parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TuneParam {
+    /// Its name (a player setting: `cpuct`, `fpu`).
+    pub name: String,
+    /// The value it starts from.
+    pub start: f64,
+    /// Its range; values are kept inside.
+    pub min: f64,
+    /// See `min`.
+    pub max: f64,
+    /// The perturbation at the last iteration.
+    pub c_end: f64,
+    /// The learning rate at the last iteration, a_end / c_end².
+    pub r_end: f64,
+}
+
+/// One iteration's record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TuneStep {
+    /// The iteration, from 1.
+    pub iteration: u32,
+    /// θ+ and θ−.
+    pub plus: Vec<f64>,
+    /// See `plus`.
+    pub minus: Vec<f64>,
+    /// The result the objective returned (θ+'s points less θ−'s).
+    pub result: f64,
+    /// θ after the step.
+    pub theta: Vec<f64>,
+}
+
+/// The tuning's outcome: the last θ, and each parameter's mean and standard deviation
+/// over the last quarter of the iterations (how settled it is).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TuneResult {
+    /// The parameters tuned.
+    pub params: Vec<TuneParam>,
+    /// Iterations run.
+    pub iterations: u32,
+    /// θ at the end.
+    pub theta: Vec<f64>,
+    /// Mean of θ over the last quarter.
+    pub tail_mean: Vec<f64>,
+    /// Standard deviation of θ over the last quarter.
+    pub tail_sd: Vec<f64>,
+}
+
+/// Runs SPSA for `iterations` from the parameters' starts. `objective(plus, minus)` plays
+/// the two perturbed settings and returns θ+'s points less θ−'s (any scale whose sign
+/// says which is better); `on_step` hears every iteration.
+pub fn spsa(
+    params: &[TuneParam],
+    iterations: u32,
+    seed: u64,
+    mut objective: impl FnMut(u32, &[f64], &[f64]) -> f64,
+    mut on_step: impl FnMut(&TuneStep),
+) -> TuneResult {
+    let n = f64::from(iterations.max(1));
+    let big_a = 0.1 * n;
+    let mut rng = Rng::new(seed);
+    let mut theta: Vec<f64> = params.iter().map(|p| p.start).collect();
+    let mut history: Vec<Vec<f64>> = Vec::new();
+    for k in 1..=iterations.max(1) {
+        let kf = f64::from(k);
+        let delta: Vec<f64> = params
+            .iter()
+            .map(|_| if rng.below(2) == 0 { -1.0 } else { 1.0 })
+            .collect();
+        let ck: Vec<f64> = params
+            .iter()
+            .map(|p| p.c_end * n.powf(GAMMA) / kf.powf(GAMMA))
+            .collect();
+        let ak: Vec<f64> = params
+            .iter()
+            .map(|p| {
+                p.r_end * p.c_end * p.c_end * (big_a + n).powf(ALPHA) / (big_a + kf).powf(ALPHA)
+            })
+            .collect();
+        let clamp = |i: usize, x: f64| x.clamp(params[i].min, params[i].max);
+        let plus: Vec<f64> = (0..params.len())
+            .map(|i| clamp(i, theta[i] + ck[i] * delta[i]))
+            .collect();
+        let minus: Vec<f64> = (0..params.len())
+            .map(|i| clamp(i, theta[i] - ck[i] * delta[i]))
+            .collect();
+        let result = objective(k, &plus, &minus);
+        for i in 0..params.len() {
+            // a_k / c_k · result · Δ: the gradient estimate result / (2 c_k Δ) times 2 a_k.
+            theta[i] = clamp(i, theta[i] + ak[i] / ck[i] * result * delta[i]);
+        }
+        history.push(theta.clone());
+        on_step(&TuneStep {
+            iteration: k,
+            plus,
+            minus,
+            result,
+            theta: theta.clone(),
+        });
+    }
+    let tail = &history[history.len() - history.len().div_ceil(4)..];
+    let m = tail.len() as f64;
+    let tail_mean: Vec<f64> = (0..params.len())
+        .map(|i| tail.iter().map(|t| t[i]).sum::<f64>() / m)
+        .collect();
+    let tail_sd: Vec<f64> = (0..params.len())
+        .map(|i| {
+            (tail
+                .iter()
+                .map(|t| (t[i] - tail_mean[i]).powi(2))
+                .sum::<f64>()
+                / m)
+                .sqrt()
+        })
+        .collect();
+    TuneResult {
+        params: params.to_vec(),
+        iterations: iterations.max(1),
+        theta,
+        tail_mean,
+        tail_sd,
+    }
+}
+
+/// Why a tuning by matches cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    /// The tuned player is not an MCTS player, or a parameter is no setting of it.
+    #[error("{0}")]
+    Setting(String),
+    /// A match failed.
+    #[error(transparent)]
+    Match(#[from] MatchError),
+}
+
+impl TuneParam {
+    /// Parses `NAME=START:MIN:MAX:C_END[:R_END]` (R_END 0.002 when left out, fishtest's).
+    pub fn parse(text: &str) -> Result<TuneParam, TuneError> {
+        let bad = || {
+            TuneError::Setting(format!(
+                "`{text}`: expected NAME=START:MIN:MAX:C_END[:R_END] with MIN <= START <= MAX and C_END > 0 (names: {})",
+                crate::PARAM_KEYS
+            ))
+        };
+        let (name, rest) = text.split_once('=').ok_or_else(bad)?;
+        let v: Vec<f64> = rest
+            .split(':')
+            .map(|x| x.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+            .collect::<Option<_>>()
+            .ok_or_else(bad)?;
+        if !(4..=5).contains(&v.len()) || !(v[1] <= v[0] && v[0] <= v[2]) || v[3] <= 0.0 {
+            return Err(bad());
+        }
+        let p = TuneParam {
+            name: name.trim().to_string(),
+            start: v[0],
+            min: v[1],
+            max: v[2],
+            c_end: v[3],
+            r_end: v.get(4).copied().unwrap_or(0.002),
+        };
+        // The name must be a search setting, and its range values it accepts.
+        let mut check = crate::SearchParams::default();
+        for x in [p.min, p.max] {
+            match check.set(&p.name, &x.to_string()) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(TuneError::Setting(format!(
+                        "`{}` is no search setting (they are: {})",
+                        p.name,
+                        crate::PARAM_KEYS
+                    )));
+                }
+                Err(e) => return Err(TuneError::Setting(e)),
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// `player` (an MCTS player) with `values` of `params` set.
+pub fn with_values(
+    player: &PlayerSpec,
+    params: &[TuneParam],
+    values: &[f64],
+) -> Result<PlayerSpec, TuneError> {
+    let mut spec = player.clone();
+    let PlayerSpec::Mcts { params: set, .. } = &mut spec else {
+        return Err(TuneError::Setting(format!(
+            "{player}: only an MCTS player (mcts:…) has search settings to tune"
+        )));
+    };
+    for (p, v) in params.iter().zip(values) {
+        // An integer setting (endgame) takes the nearest whole value.
+        let text = if p.name == "endgame" {
+            format!("{}", v.round())
+        } else {
+            format!("{v}")
+        };
+        set.set(&p.name, &text).map_err(TuneError::Setting)?;
+    }
+    Ok(spec)
+}
+
+/// Tunes `params` of `player` by SPSA for `iterations`, each iteration one opening pair
+/// (`cfg`'s openings and clock, pair number = iteration): θ+ against θ− when `opponent`
+/// is `None`, else θ+ and θ− each against `opponent` on the same pair. `on_step` hears
+/// every iteration.
+pub fn tune_by_matches(
+    player: &PlayerSpec,
+    opponent: Option<&PlayerSpec>,
+    params: &[TuneParam],
+    iterations: u32,
+    cfg: &MatchConfig,
+    mut on_step: impl FnMut(&TuneStep),
+) -> Result<TuneResult, TuneError> {
+    with_values(
+        player,
+        params,
+        &params.iter().map(|p| p.start).collect::<Vec<_>>(),
+    )?;
+    let mut failed = None;
+    let points = |a: &PlayerSpec, b: &PlayerSpec, pair: u32| -> Result<f64, TuneError> {
+        let mut c = cfg.clone();
+        c.pairs = 1;
+        c.first_pair = pair as usize;
+        let (records, _) = crate::run_match(a, b, &c, &|_| {})?;
+        Ok(records.iter().map(crate::GameRecord::a_points).sum())
+    };
+    let result = spsa(
+        params,
+        iterations,
+        cfg.seed,
+        |k, plus, minus| {
+            if failed.is_some() {
+                return 0.0;
+            }
+            let run = || -> Result<f64, TuneError> {
+                let (p, m) = (
+                    with_values(player, params, plus)?,
+                    with_values(player, params, minus)?,
+                );
+                Ok(match opponent {
+                    // θ+'s points less θ−'s over the pair.
+                    None => 2.0 * points(&p, &m, k)? - 2.0,
+                    Some(o) => points(&p, o, k)? - points(&m, o, k)?,
+                })
+            };
+            run().unwrap_or_else(|e| {
+                failed = Some(e);
+                0.0
+            })
+        },
+        |s| on_step(s),
+    );
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(result),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_parse_with_their_ranges_and_name_a_setting() {
+        let p = TuneParam::parse("cpuct=1.5:0.5:4:0.2").unwrap();
+        assert_eq!(
+            (p.start, p.min, p.max, p.c_end, p.r_end),
+            (1.5, 0.5, 4.0, 0.2, 0.002)
+        );
+        for bad in [
+            "cpuct=1.5:2:4:0.2",
+            "cpuct=1.5:0.5:4",
+            "sims=100:1:1000:10",
+            "fpu=0.1:0:5:0.1",
+        ] {
+            assert!(TuneParam::parse(bad).is_err(), "{bad}");
+        }
+        let spec: PlayerSpec = "mcts:bootstrap:sims=8".parse().unwrap();
+        let tuned = with_values(&spec, &[p], &[2.25]).unwrap();
+        assert_eq!(tuned.to_string(), "mcts:bootstrap:sims=8,cpuct=2.25");
+        assert!(with_values(&"ab2".parse().unwrap(), &[], &[]).is_err());
+    }
+
+    /// A noisy match between two settings of a synthetic engine whose strength peaks at
+    /// (1.2, 0.35): each side wins a game with a probability that falls with its
+    /// squared distance from the peak.
+    #[test]
+    fn spsa_finds_the_optimum_of_a_noisy_synthetic_objective() {
+        let optimum = [1.2, 0.35];
+        let strength = |x: &[f64]| -> f64 {
+            -(((x[0] - optimum[0]) / 0.5).powi(2) + ((x[1] - optimum[1]) / 0.2).powi(2))
+        };
+        let params = vec![
+            TuneParam {
+                name: "cpuct".into(),
+                start: 2.5,
+                min: 0.1,
+                max: 5.0,
+                c_end: 0.1,
+                r_end: 0.05,
+            },
+            TuneParam {
+                name: "fpu".into(),
+                start: 0.0,
+                min: 0.0,
+                max: 1.0,
+                c_end: 0.04,
+                r_end: 0.05,
+            },
+        ];
+        // Observed: (1.17, 0.347) from (2.5, 0), 1.28 from 0.2.
+        let mut games = Rng::new(99);
+        let result = spsa(
+            &params,
+            4000,
+            7,
+            |_, plus, minus| {
+                // One game pair: the expected score from a logistic model of the gap.
+                let p = 1.0 / (1.0 + (-(strength(plus) - strength(minus))).exp());
+                (0..2)
+                    .map(|_| {
+                        if (games.below(1_000_000) as f64) < p * 1e6 {
+                            1.0
+                        } else {
+                            -1.0
+                        }
+                    })
+                    .sum::<f64>()
+            },
+            |_| {},
+        );
+        assert!((result.tail_mean[0] - optimum[0]).abs() < 0.1, "{result:?}");
+        assert!(
+            (result.tail_mean[1] - optimum[1]).abs() < 0.06,
+            "{result:?}"
+        );
+        assert!(result.tail_sd.iter().all(|s| *s < 0.1), "{result:?}");
+        // From the far side too, and within the range.
+        let from_below = TuneParam {
+            start: 0.2,
+            ..params[0].clone()
+        };
+        let r = spsa(
+            &[from_below, params[1].clone()],
+            4000,
+            8,
+            |_, plus, minus| {
+                let p = 1.0 / (1.0 + (-(strength(plus) - strength(minus))).exp());
+                if (games.below(1_000_000) as f64) < p * 1e6 {
+                    2.0
+                } else {
+                    -2.0
+                }
+            },
+            |_| {},
+        );
+        assert!((r.tail_mean[0] - optimum[0]).abs() < 0.15, "{r:?}");
+    }
+}
