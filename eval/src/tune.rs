@@ -166,7 +166,8 @@ impl TuneParam {
             .map(|x| x.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
             .collect::<Option<_>>()
             .ok_or_else(bad)?;
-        if !(4..=5).contains(&v.len()) || !(v[1] <= v[0] && v[0] <= v[2]) || v[3] <= 0.0 {
+        let ordered = (4..=5).contains(&v.len()) && v[1] <= v[0] && v[0] <= v[2] && v[3] > 0.0;
+        if !ordered {
             return Err(bad());
         }
         let p = TuneParam {
