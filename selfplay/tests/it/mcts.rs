@@ -5,8 +5,18 @@ use engine::{Game, Move, Rng, State};
 use selfplay::{Evaluator, MctsConfig, RootKind, Search, Uniform};
 
 fn run(root: State, sims: u32, cfg: &MctsConfig, seed: u64) -> (Search, selfplay::SearchOutcome) {
+    search_with(root, sims, cfg, seed, &mut Uniform)
+}
+
+/// A full search of `sims` simulations from `root`, one leaf at a time with `eval`.
+pub(crate) fn search_with(
+    root: State,
+    sims: u32,
+    cfg: &MctsConfig,
+    seed: u64,
+    eval: &mut dyn Evaluator,
+) -> (Search, selfplay::SearchOutcome) {
     let mut rng = Rng::new(seed);
-    let mut eval = Uniform;
     let mut search = Search::new(root);
     search.start(sims, true, cfg, &mut rng);
     while let Some(req) = search.next_request(cfg, &mut rng) {
@@ -28,7 +38,7 @@ pub(crate) fn wins_now(s: &State, m: Move) -> bool {
 }
 
 /// Whether the opponent can wipe the mover out right after `m`.
-fn loses_next(s: &State, m: Move) -> bool {
+pub(crate) fn loses_next(s: &State, m: Move) -> bool {
     let child = s.after(m);
     !child.is_game_over() && child.legal_moves().into_iter().any(|r| wins_now(&child, r))
 }

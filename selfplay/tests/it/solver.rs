@@ -6,7 +6,7 @@ use engine::search::{Limits, MATE, Searcher};
 use engine::{Move, Rng, State};
 use selfplay::{Evaluation, Evaluator, MctsConfig, Search, SearchOutcome, Uniform};
 
-use crate::mcts::{find, wins_now};
+use crate::mcts::{find, loses_next, search_with, wins_now};
 
 fn cfg() -> MctsConfig {
     MctsConfig {
@@ -16,19 +16,18 @@ fn cfg() -> MctsConfig {
 }
 
 fn run(root: State, sims: u32, eval: &mut dyn Evaluator) -> (Search, SearchOutcome) {
-    let cfg = cfg();
-    let mut rng = Rng::new(3);
-    let mut search = Search::new(root);
-    search.start(sims, true, &cfg, &mut rng);
-    while let Some(req) = search.next_request(&cfg, &mut rng) {
-        let e = eval.evaluate(
-            std::slice::from_ref(&req.state),
-            std::slice::from_ref(&req.moves),
-        );
-        search.apply(&e[0], &cfg, &mut rng);
+    search_with(root, sims, &cfg(), 3, eval)
+}
+
+/// An alpha-beta score as a proof: 1 a forced win, −1 a forced loss, `None` neither.
+fn proof(score: i32) -> Option<f32> {
+    if score >= MATE - 128 {
+        Some(1.0)
+    } else if score <= -(MATE - 128) {
+        Some(-1.0)
+    } else {
+        None
     }
-    let out = search.outcome(&cfg);
-    (search, out)
 }
 
 /// Puts nearly all its prior on the moves `lure` picks and values every position as won
@@ -59,12 +58,6 @@ impl Evaluator for Lure {
     fn name(&self) -> String {
         "lure".into()
     }
-}
-
-/// Whether the opponent can wipe the mover out right after `m`.
-fn loses_next(s: &State, m: Move) -> bool {
-    let child = s.after(m);
-    !child.is_game_over() && child.legal_moves().into_iter().any(|r| wins_now(&child, r))
 }
 
 #[test]
@@ -201,13 +194,7 @@ fn the_endgame_solver_agrees_with_plain_alpha_beta() {
             ..Limits::default()
         };
         let r = plain.search(&s, limits, &stop, |_| {}).unwrap();
-        let deep = if r.score >= MATE - 128 {
-            Some(1.0)
-        } else if r.score <= -(MATE - 128) {
-            Some(-1.0)
-        } else {
-            None
-        };
+        let deep = proof(r.score);
         if let Some(v) = solved {
             proven += 1;
             assert_eq!(Some(v), deep, "{}", s.text());
@@ -229,17 +216,7 @@ fn the_tree_with_the_endgame_solver_proves_what_alpha_beta_proves() {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (mut proven_roots, mut confirmed) = (0, 0);
     for s in near_the_end(12, 4, 29) {
-        let mut rng = Rng::new(3);
-        let mut search = Search::new(s);
-        search.start(1500, true, &cfg, &mut rng);
-        while let Some(req) = search.next_request(&cfg, &mut rng) {
-            let e = Uniform.evaluate(
-                std::slice::from_ref(&req.state),
-                std::slice::from_ref(&req.moves),
-            );
-            search.apply(&e[0], &cfg, &mut rng);
-        }
-        let out = search.outcome(&cfg);
+        let (_, out) = search_with(s, 1500, &cfg, 3, &mut Uniform);
         let Some(v) = out.proven else { continue };
         proven_roots += 1;
         let best = out.moves.iter().position(|&m| m == out.best).unwrap();
@@ -251,13 +228,7 @@ fn the_tree_with_the_endgame_solver_proves_what_alpha_beta_proves() {
             ..Limits::default()
         };
         let r = Searcher::new(16).search(&s, limits, &stop, |_| {}).unwrap();
-        let plain = if r.score >= MATE - 128 {
-            Some(1.0)
-        } else if r.score <= -(MATE - 128) {
-            Some(-1.0)
-        } else {
-            None
-        };
+        let plain = proof(r.score);
         assert_ne!(plain, Some(-v), "{}: {}", s.text(), r.score);
         if plain == Some(v) {
             confirmed += 1;
