@@ -329,36 +329,25 @@ impl Engine {
                 }
             }
             "cpuct" | "fpureduction" | "endgameempties" => {
-                let (key, text) = match name.to_ascii_lowercase().as_str() {
-                    "cpuct" => (
-                        "cpuct",
-                        value
-                            .parse::<u32>()
-                            .ok()
-                            .map(|n| format!("{}", n as f32 / 100.0)),
-                    ),
-                    "fpureduction" => (
-                        "fpu",
-                        value
-                            .parse::<u32>()
-                            .ok()
-                            .map(|n| format!("{}", n as f32 / 100.0)),
-                    ),
-                    _ => ("endgame", value.parse::<u32>().ok().map(|n| n.to_string())),
+                let (key, hundredths, range) = match name.to_ascii_lowercase().as_str() {
+                    "cpuct" => ("cpuct", true, "1..=2000 (hundredths)"),
+                    "fpureduction" => ("fpu", true, "0..=200 (hundredths)"),
+                    _ => ("endgame", false, "0..=8"),
                 };
-                let mut check = crate::SearchParams::default();
-                match text.map(|t| check.set(key, &t).map(|_| t)) {
-                    Some(Ok(t)) => {
+                let text = value.parse::<u32>().ok().map(|n| {
+                    if hundredths {
+                        format!("{}", n as f32 / 100.0)
+                    } else {
+                        n.to_string()
+                    }
+                });
+                match text.filter(|t| crate::SearchParams::default().set(key, t) == Ok(true)) {
+                    Some(t) => {
                         self.search_options.retain(|(k, _)| *k != key);
                         self.search_options.push((key, t));
                     }
-                    _ => self.out.error(format!(
-                        "{name} must be a number in {}, got `{}`",
-                        match key {
-                            "cpuct" => "1..=2000 (hundredths)",
-                            "fpu" => "0..=200 (hundredths)",
-                            _ => "0..=8",
-                        },
+                    None => self.out.error(format!(
+                        "{name} must be a number in {range}, got `{}`",
                         excerpt(value)
                     )),
                 }
