@@ -34,6 +34,14 @@ pub struct TrainConfig {
     pub seed: u64,
     /// Width of the accumulator of a fresh net.
     pub hidden: usize,
+    /// When positive, an epoch is `replay` × the new positions ([`Job::new_positions`])
+    /// drawn at random from the window without replacement (the whole window when that is
+    /// fewer), instead of the whole window: in a loop that trains every generation, a
+    /// position then takes part in about `replay × epochs` steps over its life in the
+    /// window, however large the window is (KataGo's bound on reuse per new datum).
+    /// 0: every epoch is the whole window.
+    #[serde(default)]
+    pub replay: f32,
 }
 
 impl Default for TrainConfig {
@@ -48,6 +56,7 @@ impl Default for TrainConfig {
             holdout_every: 20,
             seed: 1,
             hidden: 256,
+            replay: 0.0,
         }
     }
 }
@@ -417,15 +426,20 @@ pub struct EpochMetrics {
     pub positions_per_s: f64,
     /// Positions read: trained on, and held out.
     pub positions: usize,
+    /// Positions this epoch trained on.
+    #[serde(default)]
+    pub trained: usize,
 }
 
 /// Trains `net` on `ex` for `cfg.epochs`, calling `on_epoch` after each (the caller saves
 /// and reports). The order of examples is seeded; the held-out games are every
-/// `holdout_every`-th game id.
+/// `holdout_every`-th game id. An epoch trains on `per_epoch` examples of the shuffled
+/// training part (all of it when `None` or more).
 pub fn train(
     net: &mut FloatNet,
     ex: &Examples,
     cfg: &TrainConfig,
+    per_epoch: Option<usize>,
     mut on_epoch: impl FnMut(&FloatNet, &EpochMetrics),
 ) {
     let (mut fit, mut held): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
@@ -456,7 +470,8 @@ pub fn train(
         let start = std::time::Instant::now();
         let mut sum = Losses::default();
         let mut batches = 0;
-        for batch in fit.chunks(cfg.batch_size.max(1)) {
+        let epoch_fit = &fit[..per_epoch.map_or(fit.len(), |n| n.min(fit.len()))];
+        for batch in epoch_fit.chunks(cfg.batch_size.max(1)) {
             sum += adam.step(net, ex, batch, lr, cfg.policy_weight);
             batches += 1;
         }
@@ -465,8 +480,9 @@ pub fn train(
             lr,
             train: sum.per(batches, batches),
             holdout: losses(net, ex, &held, cfg.policy_weight),
-            positions_per_s: fit.len() as f64 / start.elapsed().as_secs_f64().max(1e-9),
+            positions_per_s: epoch_fit.len() as f64 / start.elapsed().as_secs_f64().max(1e-9),
             positions: ex.len(),
+            trained: epoch_fit.len(),
         };
         on_epoch(net, &m);
     }
@@ -517,6 +533,11 @@ impl TrainConfig {
                 "result_weight and final_lr_fraction must be in [0, 1]".into(),
             ));
         }
+        if !(cfg.replay >= 0.0 && cfg.replay.is_finite()) {
+            return Err(crate::Error::Format(
+                "replay must be a number of 0 or more".into(),
+            ));
+        }
         if !(cfg.policy_weight >= 0.0 && cfg.policy_weight.is_finite()) {
             return Err(crate::Error::Format(
                 "policy_weight must be a number of 0 or more".into(),
@@ -540,6 +561,9 @@ pub struct Job<'a> {
     /// A fast-net folder whose float weights start the training (of the same shape as
     /// the settings give), instead of fresh ones.
     pub init: Option<&'a std::path::Path>,
+    /// The positions new since the previous training (the loop's newest generation's),
+    /// which `replay` scales; `None`: every position read is new.
+    pub new_positions: Option<usize>,
 }
 
 /// Trains a fast net for `job.game` on `job.data` and writes it to `job.out` after every
@@ -564,11 +588,15 @@ pub fn train_to_dir(
             paths.len()
         )));
     }
+    let per_epoch = (cfg.replay > 0.0).then(|| {
+        (f64::from(cfg.replay) * job.new_positions.unwrap_or(ex.len()) as f64).ceil() as usize
+    });
     progress(&format!(
-        "{} positions from {} shards; {} epochs of batches of {}",
+        "{} positions from {} shards; {} epochs of {} positions in batches of {}",
         ex.len(),
         paths.len(),
         cfg.epochs,
+        per_epoch.map_or("all".to_string(), |n| format!("at most {n}")),
         cfg.batch_size
     ));
     let shape = crate::FastNetConfig::for_game(game, cfg.hidden);
@@ -597,7 +625,7 @@ pub fn train_to_dir(
     );
     let mut last = None;
     let mut failed = None;
-    train(&mut net, &ex, cfg, |net, m| {
+    train(&mut net, &ex, cfg, per_epoch, |net, m| {
         if failed.is_some() {
             return;
         }

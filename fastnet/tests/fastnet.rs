@@ -296,7 +296,7 @@ fn training_lowers_the_losses_on_learnable_targets() {
         holdout_every: 0,
         ..Default::default()
     };
-    fastnet::train::train(&mut net, &ex, &cfg, |_, _| {});
+    fastnet::train::train(&mut net, &ex, &cfg, None, |_, _| {});
     let after = fastnet::train::losses(&net, &ex, &all, 1.0);
     assert!(
         after.value < before.value * 0.3,

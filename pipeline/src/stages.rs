@@ -12,7 +12,9 @@ use rundir::RunDir;
 use crate::config::{NetFamily, RunConfig};
 use crate::error::{Context, bail};
 use crate::observer::{Observer, Task};
-use crate::report::{EvalRecord, TrainSummary, generation_name, read_record, write_record};
+use crate::report::{
+    EvalRecord, SelfplaySummary, TrainSummary, generation_name, read_record, write_record,
+};
 
 /// Moves a corrupt file or folder aside, beside itself (`NAME.corrupt-UNIXTIME`, never
 /// read again, kept for inspection); returns where it went.
@@ -299,9 +301,18 @@ impl<'o> Pipeline<'o> {
         cfg.seed = engine::splitmix64(cfg.seed ^ (u64::from(g) << 32)).1;
         let window = self.cfg.train.window_for(produced);
         let init = init.filter(|(_, dir)| fastnet::io::is_fastnet(dir));
+        // `replay` scales the positions this generation's self-play added.
+        let new_positions = read_record::<SelfplaySummary>(&self.run.selfplay_summary(g))
+            .ok()
+            .flatten()
+            .map(|s| usize::try_from(s.positions).unwrap_or(usize::MAX));
         self.log(&format!(
-            "{name}: training a fast net, {} epochs of batches of {} on the newest {window} of {produced} positions, from {}",
+            "{name}: training a fast net, {} epochs of {} in batches of {} on the newest {window} of {produced} positions, from {}",
             cfg.epochs,
+            match (cfg.replay > 0.0, new_positions) {
+                (true, Some(n)) => format!("{} × {n} new positions", cfg.replay),
+                _ => "the window".to_string(),
+            },
             cfg.batch_size,
             init.as_ref().map_or("fresh weights", |(n, _)| n.as_str())
         ));
@@ -313,6 +324,7 @@ impl<'o> Pipeline<'o> {
             out: &partial,
             window: Some(window),
             init: init.as_ref().map(|(_, d)| d.as_path()),
+            new_positions,
         };
         let mut epochs = 0;
         let m = fastnet::train::train_to_dir(&job, &cfg, |line| {
@@ -331,7 +343,7 @@ impl<'o> Pipeline<'o> {
         let summary = TrainSummary {
             generation: g,
             steps: u64::from(cfg.epochs)
-                * (m.positions as u64).div_ceil(cfg.batch_size.max(1) as u64),
+                * (m.trained as u64).div_ceil(cfg.batch_size.max(1) as u64),
             window_rows: m.positions,
             init: init.map_or("random".into(), |(n, _)| n),
             loss: m.train.total(cfg.policy_weight) as f32,

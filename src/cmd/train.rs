@@ -87,6 +87,7 @@ pub fn run(a: TrainArgs) -> anyhow::Result<()> {
             out: &a.out,
             window: None,
             init: a.init.as_deref(),
+            new_positions: None,
         };
         let m = fastnet::train::train_to_dir(&job, &cfg, |m| {
             if !a.quiet {
