@@ -18,7 +18,7 @@ pub use evaluator::{
 };
 pub use mcts::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
 pub use mcts::time::{ClockState, TimeBudget, TimeManager, expected_moves_left};
-pub use mcts::{LeafBatch, LeafRequest, MctsConfig, RootKind, Search, SearchOutcome};
+pub use mcts::{LeafBatch, LeafRequest, MctsConfig, RootKind, RootLine, Search, SearchOutcome};
 pub use worker::{
     GameSummary, SelfplayError, SelfplayReport, opening_for, run_selfplay, run_selfplay_numbered,
 };

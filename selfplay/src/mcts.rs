@@ -186,6 +186,23 @@ impl SearchOutcome {
     }
 }
 
+/// One root move as the search sees it ([`Search::root_lines`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootLine {
+    /// The move.
+    pub mv: Move,
+    /// Simulations through it.
+    pub visits: u32,
+    /// Its mean value for the side that plays it (none before its first visit).
+    pub q: Option<f32>,
+    /// The evaluator's prior.
+    pub prior: f32,
+    /// Its exact value for the side that plays it, when proven.
+    pub proof: Option<f32>,
+    /// The principal variation, from this move on.
+    pub pv: Vec<Move>,
+}
+
 /// One game's search tree and the progress of the current search.
 pub struct Search {
     nodes: Vec<Node>,
@@ -732,17 +749,60 @@ impl Search {
             .collect()
     }
 
+    /// Each root move's line of the search as an analysis board shows it, most visited
+    /// first: visits, mean value and prior, proof, and the principal variation (the most
+    /// visited reply at each step, up to `pv_len` moves from the root move on).
+    pub fn root_lines(&self, pv_len: usize) -> Vec<RootLine> {
+        let r = &self.nodes[self.root as usize];
+        let mut lines: Vec<RootLine> = self.edges
+            [r.first_edge as usize..(r.first_edge + r.num_edges) as usize]
+            .iter()
+            .map(|e| {
+                let qv = self.q_and_visits(e);
+                let mut pv = vec![e.mv];
+                let mut node = e.child;
+                while pv.len() < pv_len.max(1) && node != NONE {
+                    let n = &self.nodes[node as usize];
+                    let next = self.edges
+                        [n.first_edge as usize..(n.first_edge + n.num_edges) as usize]
+                        .iter()
+                        .filter_map(|c| self.q_and_visits(c).map(|(_, v)| (v, c)))
+                        .max_by_key(|(v, _)| *v);
+                    let Some((_, c)) = next else { break };
+                    pv.push(c.mv);
+                    node = c.child;
+                }
+                RootLine {
+                    mv: e.mv,
+                    visits: qv.map_or(0, |x| x.1),
+                    q: qv.map(|x| x.0),
+                    prior: e.prior,
+                    proof: self.edge_proof(e),
+                    pv,
+                }
+            })
+            .collect();
+        lines.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
+        lines
+    }
+
+    /// The root's mean value for its side to move (its exact value when proven).
+    pub fn root_value(&self) -> f32 {
+        let r = &self.nodes[self.root as usize];
+        match r.exact {
+            Some(v) => v,
+            None if r.visits > 0 => -r.value_sum / r.visits as f32,
+            None => 0.0,
+        }
+    }
+
     /// The result of the finished search.
     pub fn outcome(&self, cfg: &MctsConfig) -> SearchOutcome {
         let r = &self.nodes[self.root as usize];
         let range = r.first_edge as usize..(r.first_edge + r.num_edges) as usize;
         let moves: Vec<Move> = self.edges[range.clone()].iter().map(|e| e.mv).collect();
         let visits = self.root_child_visits();
-        let root_q = match r.exact {
-            Some(v) => v,
-            None if r.visits > 0 => -r.value_sum / r.visits as f32,
-            None => 0.0,
-        };
+        let root_q = self.root_value();
         let proofs: Vec<Option<f32>> = self.edges[range.clone()]
             .iter()
             .map(|e| self.edge_proof(e))

@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::games::{self, GameDetail, GameListing, ShardCache};
 use crate::matches;
 use crate::position::{PositionView, move_cells, parse_game, parse_legal_move, parse_state, view};
-use crate::runs::{self, RunDashboard, RunEntry, Runs};
+use crate::runs::{self, RunEntry, Runs};
 
 /// Longest thinking time a player may be given from this server.
 const MAX_THINK: std::time::Duration = std::time::Duration::from_secs(30);
@@ -57,6 +57,7 @@ pub fn routes(state: Arc<AppState>) -> Router {
         .route("/games", get(game_names))
         .route("/runs", get(list_runs))
         .route("/runs/{run}", get(run_dashboard))
+        .route("/runs/{run}/config", get(run_config))
         .route("/runs/{run}/games", get(run_games))
         .route("/runs/{run}/games/{generation}/{game}", get(run_game))
         .route(
@@ -67,6 +68,7 @@ pub fn routes(state: Arc<AppState>) -> Router {
         .route("/move", get(play_move))
         .route("/think", post(think))
         .route("/analyse", post(analyse))
+        .route("/search", post(search_position))
         .fallback(|| async { ApiError::NotFound("no such API endpoint".into()) })
         .layer(middleware::from_fn_with_state(state.clone(), check_token))
         .layer(middleware::from_fn_with_state(state.clone(), hide_paths));
@@ -208,16 +210,100 @@ async fn list_runs(State(s): Shared) -> Result<Json<Vec<RunEntry>>, ApiError> {
     blocking(move || Ok(s.runs.list())).await.map(Json)
 }
 
+#[derive(Deserialize)]
+struct DashboardQuery {
+    /// Only the generations from this one on (a page that has the earlier ones).
+    #[serde(default)]
+    from: u32,
+}
+
 async fn run_dashboard(
     State(s): Shared,
     Path(run): Path<String>,
-) -> Result<Json<RunDashboard>, ApiError> {
-    blocking(move || {
+    q: Result<Query<DashboardQuery>, QueryRejection>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(bad_query)?;
+    let d = blocking(move || {
         let dir = s.runs.dir(&run)?;
-        runs::dashboard(&run, dir)
+        runs::dashboard(&run, dir, q.from)
     })
-    .await
-    .map(Json)
+    .await?;
+    Ok(json_unless_unchanged(&d, &headers))
+}
+
+/// The run's effective config as the pipeline saved it.
+#[derive(serde::Serialize)]
+struct RunConfigText {
+    id: String,
+    text: String,
+}
+
+async fn run_config(
+    State(s): Shared,
+    Path(run): Path<String>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    let c = blocking(move || {
+        let dir = s.runs.dir(&run)?;
+        let path = rundir::RunDir::new(dir).config();
+        let text = rundir::read_regular_text(&path, rundir::Limit::TEXT).map_err(|e| {
+            ApiError::NotFound(format!("run `{run}` has no readable config.toml: {e}"))
+        })?;
+        Ok(RunConfigText {
+            text: s.runs.hide_paths(&text),
+            id: run,
+        })
+    })
+    .await?;
+    Ok(json_unless_unchanged(&c, &headers))
+}
+
+/// `value` as JSON with an `ETag` (a hash of the body), or `304 Not Modified` with no
+/// body when the request's `If-None-Match` names that tag: a page polling a run that
+/// has not changed receives headers only.
+fn json_unless_unchanged<T: serde::Serialize>(
+    value: &T,
+    headers: &axum::http::HeaderMap,
+) -> Response {
+    let body = match serde_json::to_vec(value) {
+        Ok(b) => b,
+        Err(e) => {
+            return ApiError::Internal(format!("cannot write the answer: {e}")).into_response();
+        }
+    };
+    // FNV-1a: stable across builds, and a collision only costs one missed update.
+    let hash = body.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let tag = format!("\"{hash:016x}-{}\"", body.len());
+    let unchanged = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim() == tag || t.trim() == "*");
+    let etag = HeaderValue::from_str(&tag).expect("hex digits and quotes");
+    let no_cache = HeaderValue::from_static("no-cache");
+    if unchanged {
+        return (
+            axum::http::StatusCode::NOT_MODIFIED,
+            [(header::ETAG, etag), (header::CACHE_CONTROL, no_cache)],
+        )
+            .into_response();
+    }
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (header::ETAG, etag),
+            (header::CACHE_CONTROL, no_cache),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 #[derive(Deserialize)]
@@ -637,6 +723,39 @@ async fn analyse(
             policy,
             view: view(&state),
         })
+    })
+    .await
+    .map(Json)
+}
+
+#[derive(Deserialize)]
+struct SearchBody {
+    game: String,
+    position: Option<String>,
+    #[serde(default = "bootstrap")]
+    net: String,
+    sims: u32,
+    #[serde(default)]
+    seed: u64,
+}
+
+/// A network's tree search of a position, with each candidate move's visits, value,
+/// prior and principal variation.
+async fn search_position(
+    State(s): Shared,
+    body: Result<Json<SearchBody>, JsonRejection>,
+) -> Result<Json<crate::insight::SearchInsight>, ApiError> {
+    let Json(b) = body.map_err(bad_json)?;
+    if !(1..=MAX_SIMS).contains(&b.sims) {
+        return Err(ApiError::BadRequest(format!(
+            "sims = {}: from 1 to {MAX_SIMS} here",
+            b.sims
+        )));
+    }
+    let (game, state) = position_in_play(&b.game, b.position.as_deref(), "no moves to search")?;
+    let source = net_source(&s, &b.net)?;
+    search(&s, move |stop| {
+        crate::insight::search(b.net, &source, game, &state, b.sims, b.seed, stop)
     })
     .await
     .map(Json)

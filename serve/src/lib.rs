@@ -50,9 +50,11 @@ mod assets;
 mod config;
 mod error;
 mod games;
+mod insight;
 mod matches;
 mod position;
 mod runs;
+mod status;
 
 use std::sync::Arc;
 
@@ -63,8 +65,10 @@ pub use config::{
 };
 pub use error::ApiError;
 pub use games::{GameDetail, GameListing, Ply, PolicyEntry};
+pub use insight::{Candidate, SearchInsight};
 pub use position::{BoardCell, LegalMove, Outcome, PositionView};
 pub use runs::{RecordProblem, RunDashboard, RunEntry};
+pub use status::RunStatus;
 
 /// The router of a server over `config`'s runs. Each run must be a run directory.
 pub fn router(config: ServeConfig) -> Result<Router, ServeError> {

@@ -25,6 +25,8 @@ pub struct RunEntry {
     pub best: Option<String>,
     /// Records that could not be read (their generations are listed without them).
     pub problems: Vec<RecordProblem>,
+    /// The generations' networks that can be loaded (`gen-NNNN`), oldest first.
+    pub models: Vec<String>,
 }
 
 pub use pipeline::report::RecordProblem;
@@ -75,7 +77,10 @@ pub struct RunDashboard {
     pub id: String,
     /// Its best model, if any yet.
     pub best: Option<String>,
-    /// Every generation's records, in order.
+    /// Generations with any record, in all.
+    pub total_generations: usize,
+    /// The records of the generations asked for (all, or from one on), in order, without
+    /// each match's games.
     pub generations: Vec<Generation>,
     /// Wall-clock seconds up to the end of each generation.
     pub elapsed_s: Vec<f64>,
@@ -91,6 +96,8 @@ pub struct RunDashboard {
     pub losses: Vec<Series>,
     /// Records that could not be read: each generation is shown without them.
     pub problems: Vec<RecordProblem>,
+    /// What the run is doing now.
+    pub status: crate::status::RunStatus,
 }
 
 /// The runs of a server.
@@ -164,11 +171,22 @@ impl Runs {
             .map(|id| {
                 let dir = &self.by_id[id];
                 let (gens, problems) = read_generations(dir);
+                let run = rundir::RunDir::new(dir);
+                let models = gens
+                    .iter()
+                    .filter(|g| {
+                        run.generation_model(g.generation)
+                            .join("model.json")
+                            .is_file()
+                    })
+                    .map(|g| rundir::generation_name(g.generation))
+                    .collect();
                 RunEntry {
                     id: id.clone(),
                     generations: gens.len(),
                     best: rundir::current_best(dir).ok().flatten(),
                     problems,
+                    models,
                 }
             })
             .collect()
@@ -220,8 +238,11 @@ fn public_player(name: &str) -> String {
     }
 }
 
-/// The dashboard of run `id` in `dir`.
-pub fn dashboard(id: &str, dir: &Path) -> Result<RunDashboard, ApiError> {
+/// The dashboard of run `id` in `dir`, with the generations from `from` on (the
+/// elapsed times and Elo points too; the rating list and the losses always whole). The
+/// games of each match are left out: the rating list is computed from them here, and a
+/// page that wants a generation's games asks for them.
+pub fn dashboard(id: &str, dir: &Path, from: u32) -> Result<RunDashboard, ApiError> {
     let (mut gens, problems) = read_generations(dir);
     for e in gens.iter_mut().filter_map(|g| g.eval.as_mut()) {
         let gate = e.gate.iter_mut().map(|v| &mut v.matched);
@@ -252,17 +273,31 @@ pub fn dashboard(id: &str, dir: &Path) -> Result<RunDashboard, ApiError> {
         .into_iter()
         .map(|(name, points)| Series { name, points })
         .collect();
+    let status = crate::status::status(dir, &gens);
+    for e in gens.iter_mut().filter_map(|g| g.eval.as_mut()) {
+        let gate = e.gate.iter_mut().map(|v| &mut v.matched);
+        for m in gate.chain(e.anchor.iter_mut()) {
+            m.results = vec![];
+        }
+    }
+    let keep = gens
+        .iter()
+        .position(|g| g.generation >= from)
+        .unwrap_or(gens.len());
+    let total = gens.len();
     Ok(RunDashboard {
         id: id.to_string(),
         best: rundir::current_best(dir).ok().flatten(),
-        generations: gens,
-        elapsed_s,
-        elo,
+        total_generations: total,
+        generations: gens.split_off(keep),
+        elapsed_s: elapsed_s.split_off(keep),
+        elo: elo.into_iter().filter(|p| p.generation >= from).collect(),
         anchor,
         ratings,
         ratings_note,
         losses,
         problems,
+        status,
     })
 }
 

@@ -177,14 +177,20 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
         assert_eq!(rows, 2);
         let same = c.execute("return window.__same_page === true", vec![]).await.unwrap();
         assert_eq!(same, Value::Bool(true), "the page was reloaded");
-        // The Elo chart: a line per baseline, a point per generation.
+        // The Elo chart: a line per baseline, a point per generation, and the run's
+        // rating curve of its networks.
         let series = wait_for(
             &c,
-            "const s = document.querySelectorAll('#elo-chart path.series'); return s.length > 1 && s.length;",
+            "const s = document.querySelectorAll('#elo-chart path.series[data-kind=sample]'); return s.length > 1 && s.length;",
             "the Elo chart",
         )
         .await;
         assert_eq!(series, 2);
+        let curves = c
+            .execute("return document.querySelectorAll('#elo-chart path.series[data-kind=curve]').length", vec![])
+            .await
+            .unwrap();
+        assert_eq!(curves, 1);
         let points = c
             .execute("return +document.getElementById('elo-chart').dataset.points", vec![])
             .await
@@ -474,6 +480,169 @@ fn browser_an_old_games_reply_never_lands_on_a_new_game() {
             .await
             .unwrap();
         assert_eq!(selected, "hexxagon");
+        c.close().await.unwrap();
+    });
+}
+
+/// A run of 132 generations (0 to 131): the evaluation records of the project's 2-hour run
+/// (docs/strength/run), which the dashboard reads as a real run's.
+fn run_131() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flipzero-browser-{}-131", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/strength/run");
+    std::fs::copy(docs.join("config.toml"), dir.join("config.toml")).unwrap();
+    let st = Command::new("tar")
+        .arg("xf")
+        .arg(docs.join("eval-json.tar.xz"))
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(std::fs::read_dir(dir.join("eval")).unwrap().count(), 132);
+    dir
+}
+
+/// Bytes of the API's answers the page has received so far (headers and bodies, as
+/// the browser's resource timing counts them).
+const API_BYTES: &str = "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/runs/')).reduce((n, e) => n + e.transferSize, 0);";
+
+#[test]
+fn browser_dashboard_status_charts_pages_and_an_idle_tabs_traffic() {
+    let big = run_131();
+    let srv = Server::start(&[&big, micro_run()], &[]);
+    let driver = Driver::start();
+    let base = format!("http://{}", srv.addr);
+    runtime().block_on(async {
+        let c = driver.client().await;
+        c.goto(&format!("{base}/#dashboard")).await.unwrap();
+        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        // The newest 25 generations, then the older ones a page at a time.
+        let page = wait_for(&c, "const t = document.getElementById('gen-page').textContent; return t.includes('132') && t;", "the pager").await;
+        assert_eq!(page, "108–132 of 132");
+        assert_eq!(c.execute("return document.querySelectorAll('#gen-table tbody tr').length", vec![]).await.unwrap(), 25);
+        c.find(Locator::Id("gen-prev")).await.unwrap().click().await.unwrap();
+        let first = c.execute("return [document.getElementById('gen-page').textContent, document.querySelector('#gen-table tbody tr').dataset.generation]", vec![]).await.unwrap();
+        assert_eq!(first, json!(["83–107 of 132", "82"]));
+        // The records alone (no log, no self-play or training records, so less time than
+        // its budget, and fewer generations than its 500): not held, not finished.
+        let state = c.execute("return document.querySelector('#run-status .badge').textContent", vec![]).await.unwrap();
+        assert_eq!(state, "stopped");
+        // The Elo chart: samples against each baseline and each run's rating curve with
+        // its band (both runs are ticked).
+        let kinds = c.execute("const s = document.getElementById('elo-chart'); return [s.querySelectorAll('path[data-kind=sample]').length, s.querySelectorAll('path[data-kind=curve]').length, s.querySelectorAll('polygon.band').length > 0]", vec![]).await.unwrap();
+        assert_eq!(kinds[1], 2);
+        assert!(kinds[0].as_u64().unwrap() >= 4, "{kinds}");
+        assert_eq!(kinds[2], true);
+        // Hover shows the values at the nearest generation.
+        let tip = c.execute("const s = document.getElementById('elo-chart'); const r = s.getBoundingClientRect(); \
+            s.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + r.width * 0.5, clientY: r.top + r.height / 2, bubbles: true})); \
+            const t = s.parentNode.querySelector('.tip'); return [t.hidden, t.textContent, +s.dataset.hover];", vec![]).await.unwrap();
+        assert_eq!(tip[0], false);
+        assert!(tip[1].as_str().unwrap().starts_with("generation "), "{tip}");
+        let g = tip[2].as_f64().unwrap();
+        assert!((50.0..=80.0).contains(&g), "{tip}");
+        // A drag across the middle third zooms to it; a double click shows all again.
+        let zoom = c.execute("const s = document.getElementById('elo-chart'); const r = s.getBoundingClientRect(); const all = +s.dataset.points; \
+            const ev = (t, f) => s.dispatchEvent(new MouseEvent(t, {clientX: r.left + r.width * f, clientY: r.top + 20, bubbles: true})); \
+            ev('mousedown', 0.4); ev('mouseup', 0.7); const zoomed = +s.dataset.points; ev('dblclick', 0.5); return [all, zoomed, +s.dataset.points];", vec![]).await.unwrap();
+        let (all, zoomed, back) = (zoom[0].as_u64().unwrap(), zoom[1].as_u64().unwrap(), zoom[2].as_u64().unwrap());
+        assert!(zoomed > 0 && zoomed * 2 < all, "{zoom}");
+        assert_eq!(back, all);
+        // A click on a legend entry hides its series.
+        let hidden = c.execute("const q = () => document.querySelector('#elo-chart ~ .legend-box .legend-item'); q().click(); \
+            return [q().getAttribute('aria-pressed'), document.querySelectorAll('#elo-chart path[data-kind=curve]').length]", vec![]).await.unwrap();
+        assert_eq!(hidden, json!(["false", 1]));
+        c.execute("window.scrollTo(0, 0); return null;", vec![]).await.unwrap();
+        screenshot(&c, "dashboard-131.png").await;
+
+        // Config: the micro run's differences from the 2-hour run's.
+        c.execute("const s = document.getElementById('cfg-other'); s.value = s.options[2].value; s.dispatchEvent(new Event('change')); return null;", vec![]).await.unwrap();
+        let diff = wait_for(&c, "const r = [...document.querySelectorAll('#cfg-diff tr')].map((t) => t.cells[0].textContent); return r.length > 1 && r;", "the config diff").await;
+        assert!(diff.as_array().unwrap().iter().any(|k| k == "run.generations"), "{diff}");
+        assert!(diff.as_array().unwrap().iter().all(|k| k != "game"), "the same game is no difference: {diff}");
+
+        // An idle tab: every poll of an unchanged run is a 304 without a body.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let before = c.execute(API_BYTES, vec![]).await.unwrap().as_f64().unwrap();
+        let t = Instant::now();
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        let after = c.execute(API_BYTES, vec![]).await.unwrap().as_f64().unwrap();
+        let per_minute = (after - before) / t.elapsed().as_secs_f64() * 60.0;
+        let full = crate::serve::request(&srv.addr, "GET", &format!("/api/runs/{}", "flipzero-browser-".to_string() + &std::process::id().to_string() + "-131"), &[], None).1.len();
+        eprintln!("idle dashboard: {per_minute:.0} bytes/minute; one whole answer {full} bytes");
+        assert!(per_minute > 0.0, "the page stopped polling");
+        // Headers only: a few hundred bytes a poll for each of the two runs.
+        assert!(per_minute < 30_000.0, "{per_minute} bytes a minute");
+        c.close().await.unwrap();
+    });
+    let _ = std::fs::remove_dir_all(&big);
+}
+
+#[test]
+fn browser_study_a_game_analyse_and_play_from_a_ply_and_a_phone_screen() {
+    let run = micro_run();
+    let srv = Server::start(&[run], &[]);
+    let driver = Driver::start();
+    let base = format!("http://{}", srv.addr);
+    let id = run.file_name().unwrap().to_str().unwrap().to_string();
+    let games = shard_games(run, 1);
+    let (gid, rows) = games.iter().next().unwrap();
+    let g: Game = rows[0].variant.parse().unwrap();
+    runtime().block_on(async {
+        let c = driver.client().await;
+        // A link to a ply opens the game there.
+        c.goto(&format!("{base}/#games/{id}/1/selfplay/{gid}/3")).await.unwrap();
+        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        let ply = |k: usize| format!("const b = document.getElementById('view-board'); return b.dataset.ply === '{k}' && b.dataset.position");
+        assert_eq!(wait_for(&c, &ply(3), "ply 3").await, rows[3].fen.as_str());
+        // The move list (a button a move) and the value graph (a point a ply).
+        let counts = c.execute("return [document.querySelectorAll('#view-moves button.move').length, +document.getElementById('view-value').dataset.points, document.querySelector('#view-moves .current').dataset.ply]", vec![]).await.unwrap();
+        assert_eq!(counts, json!([rows.len(), rows.len(), "3"]));
+        // Keys step through the game; the link follows the ply.
+        let key = |k: &str| format!("document.dispatchEvent(new KeyboardEvent('keydown', {{key: '{k}', bubbles: true}})); return null;");
+        c.execute(&key("ArrowRight"), vec![]).await.unwrap();
+        assert_eq!(wait_for(&c, &ply(4), "ply 4").await, rows[4].fen.as_str());
+        assert!(c.current_url().await.unwrap().as_str().ends_with(&format!("/selfplay/{gid}/4")));
+        c.execute(&key("End"), vec![]).await.unwrap();
+        wait_for(&c, &ply(rows.len()), "the end").await;
+        c.execute(&key("Home"), vec![]).await.unwrap();
+        assert_eq!(wait_for(&c, &ply(0), "the start").await, rows[0].fen.as_str());
+        // A click on a move shows the position after it.
+        c.find(Locator::Css("#view-moves button.move[data-ply='2']")).await.unwrap().click().await.unwrap();
+        assert_eq!(wait_for(&c, &ply(2), "ply 2").await, rows[2].fen.as_str());
+        screenshot(&c, "study.png").await;
+
+        // Analyse from here: the position goes to the analysis board, the network's
+        // search grows to the chosen count, a second network beside it.
+        c.execute("document.getElementById('an-sims').value = '100'; const n = document.getElementById('an-net2'); n.value = n.options[2].value; return null;", vec![]).await.unwrap();
+        c.find(Locator::Id("view-analyse")).await.unwrap().click().await.unwrap();
+        let done = wait_for(&c, "const a = document.getElementById('an-search'), b = document.getElementById('an-search2'); \
+            return a.dataset.done === 'true' && b.dataset.done === 'true' && [document.getElementById('an-position').value, a.dataset.sims, b.dataset.sims, a.querySelectorAll('tr').length, location.hash];", "the searches").await;
+        let st = g.parse_position(&rows[2].fen).unwrap();
+        assert_eq!(done, json!([rows[2].fen, "100", "100", st.legal_moves().len().min(12) + 1, "#play"]));
+        c.execute("document.getElementById('an-result').scrollIntoView(); return null;", vec![]).await.unwrap();
+        screenshot(&c, "insight.png").await;
+
+        // Play from here, as the side to move: the board starts at the viewed position.
+        c.goto(&format!("{base}/#games/{id}/1/selfplay/{gid}/2")).await.unwrap();
+        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        wait_for(&c, &ply(2), "ply 2").await;
+        let side = if st.side_to_move() == engine::Side::X { "x" } else { "o" };
+        c.execute(&format!("document.getElementById('play-side').value = '{side}'; return null;"), vec![]).await.unwrap();
+        c.find(Locator::Id("view-play")).await.unwrap().click().await.unwrap();
+        let shown = wait_for(&c, "const b = document.getElementById('play-board'); return b.dataset.busy === 'false' && b.dataset.turn === 'human' && b.dataset.position", "the game from ply 2").await;
+        assert_eq!(shown, rows[2].fen.as_str());
+
+        // A phone: no page scrolls sideways.
+        c.set_window_size(390, 844).await.unwrap();
+        for page in ["dashboard", "games", "play"] {
+            c.goto(&format!("{base}/#{page}")).await.unwrap();
+            wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+            let w = c.execute("return [document.documentElement.scrollWidth, window.innerWidth]", vec![]).await.unwrap();
+            assert!(w[0].as_u64().unwrap() <= w[1].as_u64().unwrap(), "{page}: {w}");
+            screenshot(&c, &format!("phone-{page}.png")).await;
+        }
         c.close().await.unwrap();
     });
 }

@@ -107,6 +107,19 @@ pub fn request_to(
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> (u16, String) {
+    let (status, _, body) = exchange(addr, host, method, path, headers, body);
+    (status, body)
+}
+
+/// A plain HTTP/1.1 exchange: status, head (lower case) and body.
+pub fn exchange(
+    addr: &str,
+    host: Option<&str>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     if let Some(h) = host {
@@ -135,7 +148,7 @@ pub fn request_to(
         "chunked answer to {path}"
     );
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, body.to_string())
+    (status, head.to_ascii_lowercase(), body.to_string())
 }
 
 fn get(addr: &str, path: &str) -> (u16, Value) {
@@ -960,4 +973,221 @@ fn a_corrupt_record_leaves_out_only_itself_and_no_answer_shows_a_server_path() {
     assert!((400..600).contains(&s), "{s}: {b}");
     no_path("a broken network", &b);
     assert!(b.contains("models/gen-0001/model.json"), "{b}");
+}
+
+/// The value of header `name` (lower case) in a response head.
+fn header_of(head: &str, name: &str) -> Option<String> {
+    head.lines().find_map(|l| {
+        l.strip_prefix(&format!("{name}: "))
+            .map(|v| v.trim().to_string())
+    })
+}
+
+#[test]
+fn the_dashboard_polls_incrementally_and_an_unchanged_run_costs_no_body() {
+    let run = micro_run();
+    let srv = Server::start(&[run], &[]);
+    let a = &srv.addr;
+    let (_, runs) = get(a, "/api/runs");
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    // Every generation's network can be chosen by name.
+    assert_eq!(runs[0]["models"], json!(["gen-0000", "gen-0001"]));
+
+    let path = format!("/api/runs/{id}");
+    let (s, head, body) = exchange(a, Some(a), "GET", &path, &[], None);
+    assert_eq!(s, 200);
+    let d: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(d["total_generations"], 2);
+    // The games of each match are not sent (the rating list is computed from them).
+    for g in d["generations"].as_array().unwrap() {
+        for m in g["eval"]["anchor"].as_array().unwrap() {
+            assert!(m["games"].as_u64().unwrap() > 0);
+            assert_eq!(m["results"], json!([]), "{m}");
+        }
+    }
+    // A finished run: both generations done, nobody holds it.
+    assert_eq!(d["status"]["state"], "finished", "{}", d["status"]);
+    assert_eq!(d["status"]["generations_done"], 2);
+    assert_eq!(d["status"]["generations_planned"], 2);
+    assert_eq!(d["status"]["holder"], Value::Null);
+    assert!(d["status"]["positions"].as_u64().unwrap() > 0);
+
+    // Unchanged: 304 with no body; a stale tag gets the whole answer.
+    let tag = header_of(&head, "etag").expect("an ETag");
+    let (s, _, body) = exchange(a, Some(a), "GET", &path, &[("If-None-Match", &tag)], None);
+    assert_eq!((s, body.as_str()), (304, ""));
+    let (s, _, body) = exchange(
+        a,
+        Some(a),
+        "GET",
+        &path,
+        &[("If-None-Match", "\"0-1\"")],
+        None,
+    );
+    assert_eq!(s, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), d);
+
+    // From generation 1 on: its records, its time and its Elo points only.
+    let (s, part) = get(a, &format!("{path}?from=1"));
+    assert_eq!(s, 200);
+    assert_eq!(part["total_generations"], 2);
+    let gens = part["generations"].as_array().unwrap();
+    assert_eq!(gens.len(), 1);
+    assert_eq!(gens[0], d["generations"][1]);
+    assert_eq!(part["elapsed_s"], json!([d["elapsed_s"][1]]));
+    assert!(
+        part["elo"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["generation"] == 1)
+    );
+    assert_eq!(part["elo"].as_array().unwrap().len(), 2);
+    assert_eq!(part["ratings"], d["ratings"]);
+    assert!(refused(a, &format!("{path}?from=x"), 400).contains("from"));
+
+    // The config as the run saved it.
+    let (s, c) = get(a, &format!("{path}/config"));
+    assert_eq!(s, 200);
+    let text = c["text"].as_str().unwrap();
+    assert!(
+        text.contains("[run]") && text.contains("generations = 2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_runs_status_follows_its_lock_holder() {
+    let run = micro_run();
+    let dir = std::env::temp_dir().join(format!("flipzero-serve-status-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(run, &dir);
+    let srv = Server::start(&[&dir], &[]);
+    let a = &srv.addr;
+    let (_, runs) = get(a, "/api/runs");
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    let host = rundir::host_name();
+    let state = |lock: &str, planned: &str| {
+        std::fs::write(dir.join("run.lock"), lock).unwrap();
+        let cfg = std::fs::read_to_string(run.join("config.toml")).unwrap();
+        std::fs::write(
+            dir.join("config.toml"),
+            cfg.replace("generations = 2", &format!("generations = {planned}")),
+        )
+        .unwrap();
+        let (_, d) = get(a, &format!("/api/runs/{id}"));
+        d["status"].clone()
+    };
+    // This test process stands in for a live `flipzero run` with generations left.
+    let me = format!(
+        "flipzero run, PID {} on host {host}, since 1 (Unix time)\n",
+        std::process::id()
+    );
+    let s = state(&me, "5");
+    assert_eq!(s["state"], "running", "{s}");
+    assert_eq!(s["holder"], me.trim());
+    assert_eq!(s["generations_planned"], 5);
+    // The last line of the micro run's log is its last anchoring match of generation 1.
+    assert_eq!(s["generation"], 1, "{s}");
+    assert!(s["last_line_unix"].as_u64().unwrap() > 1_700_000_000);
+    assert!(s["eta_unix"].as_u64().is_some(), "{s}");
+    // The holder died with generations left: stalled; none holds it: stopped.
+    let dead = format!(
+        "flipzero run, PID {} on host {host}, since 1 (Unix time)\n",
+        u32::MAX - 3
+    );
+    let s = state(&dead, "5");
+    assert_eq!(s["state"], "stalled", "{s}");
+    assert_eq!(s["holder"], Value::Null);
+    assert_eq!(state("", "5")["state"], "stopped");
+    assert_eq!(state("", "2")["state"], "finished");
+    // Held on another machine: running while its log is recent (the micro run's is).
+    let elsewhere = "flipzero run, PID 1 on host some-other-machine, since 1 (Unix time)\n";
+    assert_eq!(state(elsewhere, "5")["state"], "running");
+    drop(srv);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_search_shows_each_candidate_with_its_visits_value_prior_and_line() {
+    let run = micro_run();
+    let srv = Server::start(&[run], &[]);
+    let a = &srv.addr;
+    let (_, runs) = get(a, "/api/runs");
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    let game: Game = "ataxx".parse().unwrap();
+    let start = game.startpos();
+    for net in [id.clone(), format!("{id}/gen-0000"), "bootstrap".into()] {
+        let (s, r) = post(
+            a,
+            "/api/search",
+            &json!({"game": "ataxx", "net": net, "sims": 200, "seed": 1}),
+        );
+        assert_eq!(s, 200, "{r}");
+        assert_eq!(r["net"], net.as_str());
+        assert_eq!(r["sims"], 200);
+        let c = r["candidates"].as_array().unwrap();
+        assert_eq!(c.len(), start.legal_moves().len());
+        let visits: Vec<u64> = c.iter().map(|m| m["visits"].as_u64().unwrap()).collect();
+        // Every simulation passes through one candidate.
+        assert_eq!(visits.iter().sum::<u64>(), 200, "{visits:?}");
+        assert!(
+            visits.windows(2).all(|w| w[0] >= w[1]),
+            "most visited first: {visits:?}"
+        );
+        let prior: f64 = c.iter().map(|m| m["prior"].as_f64().unwrap()).sum();
+        assert!((prior - 1.0).abs() < 1e-3, "{prior}");
+        for m in c {
+            let pv: Vec<&str> = m["pv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap())
+                .collect();
+            assert_eq!(pv[0], m["text"].as_str().unwrap());
+            // The line is legal from the start position on.
+            let mut st = start;
+            for t in &pv {
+                let mv = st.parse_move(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+                assert!(st.is_legal(mv), "{t} in {pv:?}");
+                st = st.after(mv);
+            }
+            if m["visits"].as_u64().unwrap() > 1 {
+                assert!(pv.len() >= 2, "{m}");
+                let q = m["q"].as_f64().unwrap();
+                assert!((-1.0..=1.0).contains(&q), "{q}");
+            }
+        }
+        // The same seed searches the same tree.
+        let (_, again) = post(
+            a,
+            "/api/search",
+            &json!({"game": "ataxx", "net": net, "sims": 200, "seed": 1}),
+        );
+        assert_eq!(again["candidates"], r["candidates"]);
+    }
+    // A won position: the search proves the capture that wipes the opponent out.
+    let won = "xo5/7/7/7/7/7/7 x 0 1";
+    let (s, r) = post(
+        a,
+        "/api/search",
+        &json!({"game": "ataxx", "position": won, "net": id, "sims": 50}),
+    );
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["candidates"][0]["proof"], "win", "{r}");
+    for (sims, why) in [(0, "sims = 0"), (20_001, "sims = 20001")] {
+        let (s, r) = post(
+            a,
+            "/api/search",
+            &json!({"game": "ataxx", "net": id, "sims": sims}),
+        );
+        assert_eq!(s, 400);
+        assert!(r["error"].as_str().unwrap().contains(why), "{r}");
+    }
+    let (s, r) = post(
+        a,
+        "/api/search",
+        &json!({"game": "ataxx", "net": "/etc", "sims": 10}),
+    );
+    assert_eq!(s, 403, "{r}");
 }

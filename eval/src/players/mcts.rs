@@ -314,6 +314,15 @@ impl MctsPlayer {
         self.last
     }
 
+    /// The last search's tree as an analysis board shows it: the root's value for its
+    /// side to move and each root move's line (see [`selfplay::Search::root_lines`]);
+    /// none before a search or after a forced move.
+    pub fn analysis(&self, pv_len: usize) -> Option<(f32, Vec<selfplay::RootLine>)> {
+        self.last?;
+        let tree = self.search.as_ref()?.tree();
+        Some((tree.root_value(), tree.root_lines(pv_len)))
+    }
+
     /// Search threads.
     pub fn threads(&self) -> usize {
         self.evaluators.len()
