@@ -92,16 +92,38 @@ fn invalid(msg: String) -> std::io::Error {
 /// opened without waiting for a writer and refused, as are devices and directories: the
 /// error says what the path is.
 pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    open_file(path, true)
+}
+
+/// [`open_regular`] for a run's own file (its lock, log or config, which flipzero writes
+/// itself): a link there is refused, not followed out of the run.
+pub fn open_own(path: &Path) -> std::io::Result<File> {
+    open_file(path, false)
+}
+
+fn open_file(path: &Path, follow: bool) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        // Without it, opening a FIFO waits for a writer (forever); the flag changes
-        // nothing for a regular file's reads.
-        options.custom_flags(libc::O_NONBLOCK);
+        // Without O_NONBLOCK, opening a FIFO waits for a writer (forever); the flag
+        // changes nothing for a regular file's reads.
+        let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+        options.custom_flags(libc::O_NONBLOCK | nofollow);
     }
-    let file = options.open(path)?;
+    #[cfg(not(unix))]
+    if !follow && std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(invalid("is a link, not a regular file".into()));
+    }
+    let file = options.open(path).map_err(|e| {
+        // O_NOFOLLOW on a link fails with ELOOP: say what it is.
+        if !follow && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            invalid("is a link, not a regular file".into())
+        } else {
+            e
+        }
+    })?;
     let t = file.metadata()?.file_type();
     if !t.is_file() {
         return Err(invalid(format!("is {}, not a regular file", describe(t))));
@@ -112,7 +134,15 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
 /// The whole of regular file `path`, at most `limit` bytes (a larger file is an error
 /// naming the limit). Keeps the error kind of a failed open (`NotFound`).
 pub fn read_regular(path: &Path, limit: Limit) -> std::io::Result<Vec<u8>> {
-    let file = open_regular(path)?;
+    read_file(open_regular(path)?, limit)
+}
+
+/// [`read_regular`] of a run's own file ([`open_own`]: a link is refused).
+pub fn read_own(path: &Path, limit: Limit) -> std::io::Result<Vec<u8>> {
+    read_file(open_own(path)?, limit)
+}
+
+fn read_file(file: File, limit: Limit) -> std::io::Result<Vec<u8>> {
     let len = file.metadata()?.len();
     let too_large = || {
         invalid(format!(
@@ -133,7 +163,16 @@ pub fn read_regular(path: &Path, limit: Limit) -> std::io::Result<Vec<u8>> {
 
 /// [`read_regular`] as UTF-8 text.
 pub fn read_regular_text(path: &Path, limit: Limit) -> std::io::Result<String> {
-    String::from_utf8(read_regular(path, limit)?).map_err(|e| {
+    utf8(read_regular(path, limit)?)
+}
+
+/// [`read_own`] as UTF-8 text.
+pub fn read_own_text(path: &Path, limit: Limit) -> std::io::Result<String> {
+    utf8(read_own(path, limit)?)
+}
+
+fn utf8(bytes: Vec<u8>) -> std::io::Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
         invalid(format!(
             "is not UTF-8 text (byte {})",
             e.utf8_error().valid_up_to()
@@ -446,6 +485,15 @@ mod tests {
         );
         let e = read_regular(&fifo, Limit::SMALL).unwrap_err().to_string();
         assert!(e.contains("FIFO"), "{e}");
+        let e = read_own(&fifo, Limit::SMALL).unwrap_err().to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        // A run's own file is read where it is: a link is refused, not followed.
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert_eq!(read_regular_text(&link, Limit::SMALL).unwrap(), "hello");
+        let e = read_own_text(&link, Limit::SMALL).unwrap_err().to_string();
+        assert!(e.contains("is a link"), "{e}");
+        assert_eq!(read_own_text(&f, Limit::SMALL).unwrap(), "hello");
         let _ = std::fs::remove_dir_all(&d);
     }
 

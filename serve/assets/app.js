@@ -325,6 +325,12 @@ function fmt(v) {
 const dash = { runs: [], shown: new Set(), data: {}, page: 0, charts: null };
 const PAGE_ROWS = 25;
 
+// The run list again (networks added since), keeping every choice made on the page.
+async function loadRunList() {
+  dash.runs = await api("runs");
+  fillNets();
+}
+
 async function loadRuns() {
   dash.runs = await api("runs");
   for (const sel of [$("dash-run"), $("games-run"), $("cfg-other")]) {
@@ -385,25 +391,53 @@ function mergeRun(old, d, from) {
   });
 }
 
-async function refreshRun(id) {
+// Polls between whole reads of a run (which also catch a finished generation's record
+// rewritten, e.g. redone after it was found corrupt).
+const WHOLE_EVERY = 30;
+
+async function refreshRun(id, whole) {
   const old = dash.data[id];
-  // A run whose record count shrank (a generation redone) is read again whole.
-  const last = old && old.generations.length ? old.generations[old.generations.length - 1].generation : 0;
-  const d = await api("runs/" + encodeURIComponent(id) + (last ? "?from=" + last : ""));
-  const merged = mergeRun(old, d, last);
-  if (merged.generations.length !== merged.total_generations) return (dash.data[id] = await api("runs/" + encodeURIComponent(id)));
+  // From the oldest generation that may still change (no finished evaluation yet: with
+  // separate roles, a gate can finish after the next generation has trained).
+  let from = 0;
+  if (old && old.generations.length && !whole) {
+    const open = old.generations.find((g) => !(g.eval && g.eval.finished));
+    from = open ? open.generation : old.generations[old.generations.length - 1].generation;
+  }
+  const d = await api("runs/" + encodeURIComponent(id) + (from ? "?from=" + from : ""));
+  let merged = mergeRun(old, d, from);
+  // A run whose record count changed otherwise (a generation redone) is read again whole.
+  if (merged.generations.length !== merged.total_generations) merged = await api("runs/" + encodeURIComponent(id));
   dash.data[id] = merged;
   return merged;
 }
 
+// Each run's data as last drawn, to skip drawing what has not changed.
+const drawn = { key: null, polls: 0, busy: false };
+
 async function refreshDashboard() {
   if (!dash.runs.length) { $("dash-updated").textContent = "no runs given (flipzero serve --run DIR)"; return; }
-  const ids = new Set([...dash.shown, $("dash-run").value]);
-  for (const id of ids) if (id) await refreshRun(id);
-  renderStatus();
-  renderTable();
-  renderCharts();
-  $("dash-updated").textContent = "updated " + new Date().toLocaleTimeString();
+  // One poll at a time: a slow answer is not overtaken by the next poll.
+  if (drawn.busy) return;
+  drawn.busy = true;
+  try {
+    const whole = ++drawn.polls % WHOLE_EVERY === 0;
+    const ids = [...new Set([...dash.shown, $("dash-run").value])].filter((id) => id);
+    const before = ids.map((id) => dash.data[id] ? dash.data[id].total_generations : -1).join();
+    for (const id of ids) await refreshRun(id, whole);
+    // New generations may bring networks to pick: the run list is read again.
+    if (before !== ids.map((id) => dash.data[id].total_generations).join()) await loadRunList();
+    const key = JSON.stringify([ids, $("dash-run").value, ids.map((id) => dash.data[id])]);
+    if (key !== drawn.key) {
+      drawn.key = key;
+      renderStatus();
+      renderTable();
+      renderCharts();
+    }
+    $("dash-updated").textContent = "updated " + new Date().toLocaleTimeString();
+  } finally {
+    drawn.busy = false;
+  }
 }
 
 function ago(unix) {
@@ -640,7 +674,7 @@ async function openGame(run, g, tr, ply) {
   const r = encodeURIComponent(run);
   viewer.game = await api(g.source === "selfplay"
     ? `runs/${r}/games/${g.generation}/${g.id}`
-    : `runs/${r}/matches/${g.generation}/${g.source}/${g.id}`);
+    : `runs/${r}/matches/${encodeURIComponent(g.generation)}/${encodeURIComponent(g.source)}/${encodeURIComponent(g.id)}`);
   viewer.ref = { run, generation: g.generation, source: g.source, id: g.id };
   viewer.ply = Math.max(0, Math.min(viewer.game.plies.length, ply || 0));
   for (const row of $("games-table").querySelectorAll("tr.selected")) row.classList.remove("selected");
@@ -752,7 +786,13 @@ function step(d) {
 
 // Opens the game a link names (#games/run/generation/source/id/ply).
 async function openLinkedGame(parts) {
-  const [run, generation, source, id, ply] = parts.map(decodeURIComponent);
+  let run, generation, source, id, ply;
+  try {
+    [run, generation, source, id, ply] = parts.map(decodeURIComponent);
+  } catch (e) {
+    throw new Error("this link to a game is not well formed");
+  }
+  if (!["selfplay", "gate", "anchor"].includes(source) || !/^\d+$/.test(generation) || !/^\d+$/.test(id)) throw new Error("this link does not name a recorded game");
   if (!run || generation === undefined || !source || id === undefined) return;
   if ($("games-run").value !== run) { $("games-run").value = run; }
   const g = { generation: +generation, source, id: +id };
@@ -768,7 +808,7 @@ function studyKeys(e) {
   if ((location.hash || "").split("/")[0] !== "#games" || !viewer.game) return;
   const t = e.target.tagName;
   if (t === "INPUT" || t === "SELECT" || t === "TEXTAREA" || e.altKey || e.ctrlKey || e.metaKey) return;
-  const k = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: "first", ArrowDown: "last", Home: "first", End: "last" }[e.key];
+  const k = { ArrowLeft: -1, ArrowRight: 1, Home: "first", End: "last" }[e.key];
   if (k === undefined) return;
   e.preventDefault();
   step(k);
@@ -923,14 +963,29 @@ function analysedPosition() {
 
 async function analyse() {
   const { game, position } = analysedPosition();
-  const a = await api("analyse", { game, position, net: $("an-net").value });
+  // A new analysis ends the last (its answers, if late, are dropped).
+  stopInsight();
+  const run = ++insight.run;
+  const ctl = new AbortController();
+  insight.abort = ctl;
+  $("an-stop").disabled = false;
+  let a;
+  try {
+    a = await api("analyse", { game, position, net: $("an-net").value }, ctl.signal);
+  } catch (e) {
+    if (e.name === "AbortError") return;
+    throw e;
+  } finally {
+    if (run === insight.run) $("an-stop").disabled = true;
+  }
+  if (run !== insight.run) return;
   const h = heatOf(a.policy);
   drawBoard($("an-board"), a.view, { heat: h, labels: true });
   $("an-result").textContent = `${a.net}: value ${a.value.toFixed(3)} for ${a.view.side_to_move}` + (a.wdl ? ` (win ${(100 * a.wdl[0]).toFixed(0)}%, draw ${(100 * a.wdl[1]).toFixed(0)}%, loss ${(100 * a.wdl[2]).toFixed(0)}%)` : "");
   $("an-policy").textContent = policyText(a.policy, null);
   $("an-policy").style.whiteSpace = "pre";
   if (a.view.outcome) return;
-  await searchLive(game, position);
+  await searchLive(game, position, run, ctl);
 }
 
 function stopInsight() {
@@ -939,11 +994,7 @@ function stopInsight() {
   $("an-stop").disabled = true;
 }
 
-async function searchLive(game, position) {
-  stopInsight();
-  const run = ++insight.run;
-  const ctl = new AbortController();
-  insight.abort = ctl;
+async function searchLive(game, position, run, ctl) {
   $("an-stop").disabled = false;
   const target = +$("an-sims").value;
   const steps = [];
@@ -953,11 +1004,20 @@ async function searchLive(game, position) {
   const boxes = [$("an-search"), $("an-search2")];
   boxes[1].hidden = nets.length < 2;
   try {
+    const failed = new Set();
     for (const sims of steps) {
-      const answers = await Promise.all(nets.map((net) => api("search", { game, position, net, sims, seed: 1 }, ctl.signal)));
+      // Each network on its own: one that cannot search (another game's) shows why.
+      const answers = await Promise.allSettled(nets.map((net, i) => failed.has(i) ? null : api("search", { game, position, net, sims, seed: 1 }, ctl.signal)));
       if (run !== insight.run) return;
-      answers.forEach((r, i) => renderSearch(boxes[i], r, sims === target));
-      if (answers[0]) drawBoard($("an-board"), answers[0].view, { heat: visitHeat(answers[0]), labels: true });
+      answers.forEach((r, i) => {
+        if (failed.has(i)) return;
+        if (r.status === "fulfilled") renderSearch(boxes[i], r.value, sims === target);
+        else if (r.reason.name === "AbortError") throw r.reason;
+        else { failed.add(i); boxes[i].textContent = `${nets[i]}: ${r.reason.message}`; boxes[i].dataset.done = "true"; }
+      });
+      const first = answers[0].status === "fulfilled" && answers[0].value;
+      if (first) drawBoard($("an-board"), first.view, { heat: visitHeat(first), labels: true });
+      if (failed.size === nets.length) break;
     }
   } catch (e) {
     if (e.name !== "AbortError") throw e;
@@ -978,7 +1038,9 @@ function renderSearch(box, r, done) {
   box.dataset.done = done ? "true" : "false";
   const h = document.createElement("div");
   h.className = "search-head";
-  h.textContent = `${r.net}: ${r.sims} simulations, value ${r.value.toFixed(3)} for ${r.view.side_to_move}` + (done ? "" : " …");
+  h.textContent = r.value === null
+    ? `${r.net}: a forced move, not searched`
+    : `${r.net}: ${r.sims} simulations, value ${r.value.toFixed(3)} for ${r.view.side_to_move}` + (done ? "" : " …");
   box.appendChild(h);
   const t = document.createElement("table");
   t.className = "search";

@@ -206,8 +206,9 @@ async fn game_names() -> Json<Vec<&'static str>> {
     Json(engine::GAME_NAMES.to_vec())
 }
 
-async fn list_runs(State(s): Shared) -> Result<Json<Vec<RunEntry>>, ApiError> {
-    blocking(move || Ok(s.runs.list())).await.map(Json)
+async fn list_runs(State(s): Shared, headers: axum::http::HeaderMap) -> Result<Response, ApiError> {
+    let list: Vec<RunEntry> = blocking(move || Ok(s.runs.list())).await?;
+    Ok(json_unless_unchanged(&list, &headers))
 }
 
 #[derive(Deserialize)]
@@ -226,7 +227,13 @@ async fn run_dashboard(
     let Query(q) = q.map_err(bad_query)?;
     let d = blocking(move || {
         let dir = s.runs.dir(&run)?;
-        runs::dashboard(&run, dir, q.from)
+        let mut d = runs::dashboard(&run, dir, q.from)?;
+        // Log lines and the lock name paths (`run /srv/runs/a: …`): never shown.
+        let st = &mut d.status;
+        for t in [&mut st.last_line, &mut st.holder].into_iter().flatten() {
+            *t = s.runs.hide_paths(t);
+        }
+        Ok(d)
     })
     .await?;
     Ok(json_unless_unchanged(&d, &headers))
@@ -247,7 +254,7 @@ async fn run_config(
     let c = blocking(move || {
         let dir = s.runs.dir(&run)?;
         let path = rundir::RunDir::new(dir).config();
-        let text = rundir::read_regular_text(&path, rundir::Limit::TEXT).map_err(|e| {
+        let text = rundir::read_own_text(&path, rundir::Limit::CONFIG).map_err(|e| {
             ApiError::NotFound(format!("run `{run}` has no readable config.toml: {e}"))
         })?;
         Ok(RunConfigText {
@@ -282,7 +289,9 @@ fn json_unless_unchanged<T: serde::Serialize>(
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .any(|t| t.trim() == tag || t.trim() == "*");
+        // If-None-Match compares weakly: a proxy that compresses marks the tag W/.
+        .map(|t| t.trim().trim_start_matches("W/"))
+        .any(|t| t == tag || t == "*");
     let etag = HeaderValue::from_str(&tag).expect("hex digits and quotes");
     let no_cache = HeaderValue::from_static("no-cache");
     if unchanged {

@@ -43,8 +43,9 @@ pub struct SearchInsight {
     pub net: String,
     /// Simulations searched.
     pub sims: u32,
-    /// The root's value for the side to move.
-    pub value: f32,
+    /// The root's value for the side to move (none for a forced move, which is not
+    /// searched).
+    pub value: Option<f32>,
     /// The candidate moves, most visited first.
     pub candidates: Vec<Candidate>,
     /// The position.
@@ -77,7 +78,10 @@ pub fn search(
             .search(state, limits, stop)
             .map_err(|e| ApiError::Internal(format!("network `{name}` failed to search: {e}")))?;
     }
-    let (value, lines) = player.analysis(PV_LEN).unwrap_or_default();
+    let (value, lines) = match player.analysis(PV_LEN) {
+        Some((v, l)) => (Some(v), l),
+        None => (None, vec![]),
+    };
     let candidates = if lines.is_empty() {
         // A forced move: nothing to weigh.
         moves

@@ -61,7 +61,7 @@ pub struct RunStatus {
 /// The status of the run in `dir`, whose readable records are `gens`.
 pub fn status(dir: &Path, gens: &[Generation]) -> RunStatus {
     let run = RunDir::new(dir);
-    let holder = rundir::read_regular_text(&run.lock_file(), rundir::Limit::TEXT)
+    let holder = rundir::read_own_text(&run.lock_file(), rundir::Limit::SMALL)
         .ok()
         .map(|t| t.trim().to_string())
         .filter(|t| !t.is_empty());
@@ -76,12 +76,16 @@ pub fn status(dir: &Path, gens: &[Generation]) -> RunStatus {
             v
         })
         .unwrap_or_default();
-    let last = last_log_line(&run.log_file());
-    let (generation, stage) = last
-        .as_ref()
+    let lines = last_log_lines(&run.log_file());
+    let last = lines.last().cloned();
+    // The stage of the last stage line (a warning after it tells none).
+    let (generation, stage) = lines
+        .iter()
+        .rev()
         .map(|(_, text)| stage_of(text))
+        .find(|(g, _)| g.is_some())
         .unwrap_or((None, None));
-    let config = rundir::read_regular_text(&run.config(), rundir::Limit::TEXT)
+    let config = rundir::read_own_text(&run.config(), rundir::Limit::CONFIG)
         .ok()
         .and_then(|t| t.parse::<toml::Table>().ok());
     let run_table = config.as_ref().and_then(|c| c.get("run"));
@@ -128,17 +132,20 @@ pub fn status(dir: &Path, gens: &[Generation]) -> RunStatus {
     let last_unix = last.as_ref().map(|(t, _)| *t);
     let (state, why) = match live {
         Some(Liveness::Alive) => ("running", "its process is alive".to_string()),
-        Some(Liveness::Elsewhere) => {
-            let silent = last_unix.map(|t| now_unix().saturating_sub(t));
-            if silent.is_some_and(|s| s > SILENT_STALLED_S) {
-                (
-                    "stalled",
-                    "held on another machine, and its log has been silent for 30 minutes".into(),
-                )
-            } else {
+        Some(Liveness::Elsewhere) => match last_unix.map(|t| now_unix().saturating_sub(t)) {
+            Some(s) if s <= SILENT_STALLED_S => {
                 ("running", "held on another machine, its log recent".into())
             }
-        }
+            _ => (
+                "stalled",
+                "held on another machine, and its log has been silent for 30 minutes (or is missing)"
+                    .into(),
+            ),
+        },
+        Some(Liveness::Unreadable) => (
+            "stalled",
+            "its lock names no process this server can check".into(),
+        ),
         Some(Liveness::Gone) if !(budget_used || all_done) => (
             "stalled",
             "its lock names a process that no longer runs on this machine".into(),
@@ -166,7 +173,8 @@ pub fn status(dir: &Path, gens: &[Generation]) -> RunStatus {
     RunStatus {
         state,
         why,
-        holder: holder.filter(|_| live.is_some_and(|l| l != Liveness::Gone)),
+        holder: holder
+            .filter(|_| live.is_some_and(|l| matches!(l, Liveness::Alive | Liveness::Elsewhere))),
         roles,
         generation,
         stage,
@@ -204,7 +212,7 @@ fn eta(
         (Some(a), Some(b)) => a.min(b),
         (a, b) => a.or(b)?,
     };
-    Some(from + left as u64)
+    Some(from.saturating_add(left as u64))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -212,6 +220,8 @@ enum Liveness {
     Alive,
     Gone,
     Elsewhere,
+    /// The text names no host and PID (not what flipzero writes).
+    Unreadable,
 }
 
 /// Whether the holder `run.lock` names is alive: its PID on this machine, or a process
@@ -222,13 +232,12 @@ fn holder_alive(text: &str) -> Liveness {
         words.find(|w| *w == key)?;
         words.next().map(|w| w.trim_end_matches(',').to_string())
     };
-    if word_after("host").is_some_and(|h| h != rundir::host_name()) {
-        return Liveness::Elsewhere;
-    }
-    match word_after("PID").and_then(|p| p.parse::<u32>().ok()) {
-        Some(pid) if rundir::process_alive(pid) => Liveness::Alive,
-        Some(_) => Liveness::Gone,
-        None => Liveness::Elsewhere,
+    let pid = word_after("PID").and_then(|p| p.parse::<u32>().ok());
+    match (word_after("host"), pid) {
+        (Some(h), Some(_)) if h != rundir::host_name() => Liveness::Elsewhere,
+        (Some(_), Some(pid)) if rundir::process_alive(pid) => Liveness::Alive,
+        (Some(_), Some(_)) => Liveness::Gone,
+        _ => Liveness::Unreadable,
     }
 }
 
@@ -238,23 +247,39 @@ fn now_unix() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The last line of `run.log` (`UNIX [  12s] text`): its time and its text.
-fn last_log_line(path: &Path) -> Option<(u64, String)> {
-    let mut f = rundir::open_regular(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL))).ok()?;
-    let mut buf = Vec::new();
-    f.take(LOG_TAIL).read_to_end(&mut buf).ok()?;
-    let text = String::from_utf8_lossy(&buf);
-    let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
-    let (unix, rest) = line.split_once(' ')?;
-    let unix = unix.parse().ok()?;
-    let rest = rest.trim_start();
-    let text = match rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
-        Some((_, t)) => t.trim(),
-        None => rest,
+/// The whole lines at the end of `run.log` (`UNIX [  12s] text`, the last 16 KiB), in
+/// order: each one's time and text.
+fn last_log_lines(path: &Path) -> Vec<(u64, String)> {
+    let Ok(mut f) = rundir::open_own(path) else {
+        return vec![];
     };
-    Some((unix, text.to_string()))
+    let len = f.metadata().map_or(0, |m| m.len());
+    let mut buf = Vec::new();
+    if f.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL)))
+        .is_err()
+        || f.take(LOG_TAIL).read_to_end(&mut buf).is_err()
+    {
+        return vec![];
+    }
+    let text = String::from_utf8_lossy(&buf);
+    let mut lines: Vec<&str> = text.lines().collect();
+    if len > LOG_TAIL && !lines.is_empty() {
+        // The first line read may be the end of a longer one.
+        lines.remove(0);
+    }
+    lines
+        .into_iter()
+        .filter_map(|line| {
+            let (unix, rest) = line.split_once(' ')?;
+            let unix = unix.parse().ok()?;
+            let rest = rest.trim_start();
+            let text = match rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
+                Some((_, t)) => t.trim(),
+                None => rest,
+            };
+            Some((unix, text.to_string()))
+        })
+        .collect()
 }
 
 /// The generation and the stage a stage line tells (the stage under way after it).
@@ -344,6 +369,14 @@ mod tests {
             holder_alive("flipzero run, PID 1 on host not-this-machine-x, since 1"),
             Liveness::Elsewhere
         );
+        for junk in [
+            "hello world",
+            "flipzero run, PID 99999999999999999999 on host x, since 1",
+            "flipzero run, PID -5 on host x",
+            "PID PID 999999 host host",
+        ] {
+            assert_eq!(holder_alive(junk), Liveness::Unreadable, "{junk}");
+        }
     }
 
     #[test]
@@ -359,5 +392,9 @@ mod tests {
             Some(1300)
         );
         assert_eq!(eta(Some(1000), 60.0, None, None, 7, Some(100.0)), None);
+        assert_eq!(
+            eta(Some(u64::MAX - 5), 0.0, None, Some(u64::MAX), 0, Some(1e6)),
+            Some(u64::MAX)
+        );
     }
 }

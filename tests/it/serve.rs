@@ -1016,6 +1016,10 @@ fn the_dashboard_polls_incrementally_and_an_unchanged_run_costs_no_body() {
     let tag = header_of(&head, "etag").expect("an ETag");
     let (s, _, body) = exchange(a, Some(a), "GET", &path, &[("If-None-Match", &tag)], None);
     assert_eq!((s, body.as_str()), (304, ""));
+    // Compared weakly (a compressing proxy marks the tag W/), and in a list.
+    let weak = format!("\"x\", W/{tag}");
+    let (s, _, _) = exchange(a, Some(a), "GET", &path, &[("If-None-Match", &weak)], None);
+    assert_eq!(s, 304);
     let (s, _, body) = exchange(
         a,
         Some(a),
@@ -1104,7 +1108,42 @@ fn a_runs_status_follows_its_lock_holder() {
     // Held on another machine: running while its log is recent (the micro run's is).
     let elsewhere = "flipzero run, PID 1 on host some-other-machine, since 1 (Unix time)\n";
     assert_eq!(state(elsewhere, "5")["state"], "running");
+    // A lock that names no process: not taken for a live one.
+    assert_eq!(state("hello", "5")["state"], "stalled");
+    // A log line naming the run's directory is shown without it.
+    let dir_text = dir.canonicalize().unwrap().display().to_string();
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("run.log"))
+        .unwrap();
+    writeln!(
+        log,
+        "1796000000 [  1s] run {dir_text}: 5 generations of ataxx"
+    )
+    .unwrap();
+    let s = state(&me, "5");
+    let line = s["last_line"].as_str().unwrap();
+    assert!(
+        !line.contains(&dir_text) && line.contains("run `"),
+        "{line}"
+    );
+    // The run's own files are read where they are, never through a link out of it: a
+    // linked lock, log or config shows nothing of what it points to.
+    let outside = dir.with_extension("outside");
+    std::fs::write(&outside, format!("{me}secret-text\n")).unwrap();
+    for f in ["run.lock", "run.log", "config.toml"] {
+        std::fs::rename(dir.join(f), dir.join(format!("{f}.real"))).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join(f)).unwrap();
+    }
+    let (_, d) = get(a, &format!("/api/runs/{id}"));
+    assert!(!d.to_string().contains("secret-text"), "{}", d["status"]);
+    assert_ne!(d["status"]["state"], "running");
+    let (st, c) = get(a, &format!("/api/runs/{id}/config"));
+    assert_eq!(st, 404, "{c}");
+    assert!(c["error"].as_str().unwrap().contains("is a link"), "{c}");
+    assert!(!c.to_string().contains("secret-text"));
     drop(srv);
+    let _ = std::fs::remove_file(&outside);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1175,6 +1214,16 @@ fn a_search_shows_each_candidate_with_its_visits_value_prior_and_line() {
     );
     assert_eq!(s, 200, "{r}");
     assert_eq!(r["candidates"][0]["proof"], "win", "{r}");
+    // A forced move (x's only move is the pass) is not searched: no value.
+    let forced = "xoooooo/ooooooo/ooooooo/ooooooo/ooooooo/ooooooo/oooooo1 x 0 1";
+    let (s, r) = post(
+        a,
+        "/api/search",
+        &json!({"game": "ataxx", "position": forced, "net": id, "sims": 50}),
+    );
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["value"], Value::Null, "{r}");
+    assert_eq!(r["candidates"].as_array().unwrap().len(), 1);
     for (sims, why) in [(0, "sims = 0"), (20_001, "sims = 20001")] {
         let (s, r) = post(
             a,
