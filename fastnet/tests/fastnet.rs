@@ -313,6 +313,38 @@ fn training_lowers_the_losses_on_learnable_targets() {
 }
 
 #[test]
+fn an_epoch_trains_on_the_replay_share_drawn_afresh_each_time() {
+    let game: Game = "ataxx".parse().unwrap();
+    let ex = examples(game, 300, 4);
+    let cfg = fastnet::train::TrainConfig {
+        epochs: 3,
+        batch_size: 32,
+        holdout_every: 0,
+        ..Default::default()
+    };
+    let run = |per_epoch| {
+        let mut net = FloatNet::init(FastNetConfig::for_game(game, 64), 5).unwrap();
+        let mut trained = vec![];
+        fastnet::train::train(&mut net, &ex, &cfg, per_epoch, |_, m| {
+            trained.push(m.trained)
+        });
+        (net, trained)
+    };
+    let (_, all) = run(None);
+    assert_eq!(all, [300, 300, 300]);
+    let (_, capped) = run(Some(1_000));
+    assert_eq!(capped, [300, 300, 300]);
+    let (part, some) = run(Some(100));
+    assert_eq!(some, [100, 100, 100]);
+    // A part of the window is not the whole: the weights differ from a whole epoch's,
+    // and the same part again gives the same weights (the draw is seeded).
+    let (whole, _) = run(None);
+    let (again, _) = run(Some(100));
+    assert_ne!(part.tensors(), whole.tensors());
+    assert_eq!(part.tensors(), again.tensors());
+}
+
+#[test]
 fn a_saved_net_loads_back_equal_and_bad_files_are_named() {
     let game: Game = "ataxx".parse().unwrap();
     let net = random_net(game, 64, 6);
