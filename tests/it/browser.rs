@@ -113,6 +113,17 @@ async fn wait_for(c: &Client, script: &str, what: &str) -> Value {
     }
 }
 
+/// Opens `url` and waits for the page to be ready.
+async fn open(c: &Client, url: &str) {
+    c.goto(url).await.unwrap();
+    wait_for(
+        c,
+        "return document.body.dataset.ready === 'true'",
+        "the page",
+    )
+    .await;
+}
+
 async fn screenshot(c: &Client, name: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target")
@@ -155,8 +166,7 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
         let c = driver.client().await;
 
         // Dashboard: one generation, then the second appears without a reload.
-        c.goto(&format!("{base}/#dashboard")).await.unwrap();
-        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        open(&c, &format!("{base}/#dashboard")).await;
         let rows = wait_for(
             &c,
             "const n = document.querySelectorAll('#gen-table tbody tr').length; return n > 0 && n;",
@@ -204,8 +214,7 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
         screenshot(&c, "dashboard.png").await;
 
         // Game viewer: step through a recorded game; the board is the record's at each ply.
-        c.goto(&format!("{base}/#games")).await.unwrap();
-        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        open(&c, &format!("{base}/#games")).await;
         let games = shard_games(run, 1);
         let (gid, rows) = games.iter().next().unwrap();
         let sel = format!("#games-table tr.viewable[data-generation='1'][data-id='{gid}']");
@@ -239,8 +248,7 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
         assert_eq!(end, state.unwrap().text().as_str());
 
         // A whole game against random, by clicks; the result shown is the engine's.
-        c.goto(&format!("{base}/?game=ataxx&player=random&side=x#play")).await.unwrap();
-        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        open(&c, &format!("{base}/?game=ataxx&player=random&side=x#play")).await;
         let read = "const b = document.getElementById('play-board'); const o = document.getElementById('play-outcome'); \
                     return b.dataset.busy === 'false' && (o.dataset.result ? ['over', b.dataset.position, o.dataset.result] \
                     : b.dataset.turn === 'human' && ['move', b.dataset.position]);";
@@ -305,8 +313,7 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
         // The other board shapes: every cell drawn (hexagons on the hexagonal board),
         // the blockers dark.
         for (name, shape) in [("hexxagon", "polygon"), ("annexation76-cross", "rect")] {
-            c.goto(&format!("{base}/?game={name}&player=random#play")).await.unwrap();
-            wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+            open(&c, &format!("{base}/?game={name}&player=random#play")).await;
             let g: Game = name.parse().unwrap();
             let start = g.startpos();
             let blocked = g.cells().into_iter().filter(|&c| start.is_blocked(c)).count();
@@ -515,8 +522,7 @@ fn browser_dashboard_status_charts_pages_and_an_idle_tabs_traffic() {
     let base = format!("http://{}", srv.addr);
     runtime().block_on(async {
         let c = driver.client().await;
-        c.goto(&format!("{base}/#dashboard")).await.unwrap();
-        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        open(&c, &format!("{base}/#dashboard")).await;
         // The newest 25 generations, then the older ones a page at a time.
         let page = wait_for(&c, "const t = document.getElementById('gen-page').textContent; return t.includes('132') && t;", "the pager").await;
         assert_eq!(page, "108–132 of 132");
@@ -592,8 +598,7 @@ fn browser_study_a_game_analyse_and_play_from_a_ply_and_a_phone_screen() {
     runtime().block_on(async {
         let c = driver.client().await;
         // A link to a ply opens the game there.
-        c.goto(&format!("{base}/#games/{id}/1/selfplay/{gid}/3")).await.unwrap();
-        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        open(&c, &format!("{base}/#games/{id}/1/selfplay/{gid}/3")).await;
         let ply = |k: usize| format!("const b = document.getElementById('view-board'); return b.dataset.ply === '{k}' && b.dataset.position");
         assert_eq!(wait_for(&c, &ply(3), "ply 3").await, rows[3].fen.as_str());
         // The move list (a button a move) and the value graph (a point a ply).
@@ -625,8 +630,7 @@ fn browser_study_a_game_analyse_and_play_from_a_ply_and_a_phone_screen() {
         screenshot(&c, "insight.png").await;
 
         // Play from here, as the side to move: the board starts at the viewed position.
-        c.goto(&format!("{base}/#games/{id}/1/selfplay/{gid}/2")).await.unwrap();
-        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+        open(&c, &format!("{base}/#games/{id}/1/selfplay/{gid}/2")).await;
         wait_for(&c, &ply(2), "ply 2").await;
         let side = if st.side_to_move() == engine::Side::X { "x" } else { "o" };
         c.execute(&format!("document.getElementById('play-side').value = '{side}'; return null;"), vec![]).await.unwrap();
@@ -637,8 +641,7 @@ fn browser_study_a_game_analyse_and_play_from_a_ply_and_a_phone_screen() {
         // A phone: no page scrolls sideways.
         c.set_window_size(390, 844).await.unwrap();
         for page in ["dashboard", "games", "play"] {
-            c.goto(&format!("{base}/#{page}")).await.unwrap();
-            wait_for(&c, "return document.body.dataset.ready === 'true'", "the page").await;
+            open(&c, &format!("{base}/#{page}")).await;
             let w = c.execute("return [document.documentElement.scrollWidth, window.innerWidth]", vec![]).await.unwrap();
             assert!(w[0].as_u64().unwrap() <= w[1].as_u64().unwrap(), "{page}: {w}");
             screenshot(&c, &format!("phone-{page}.png")).await;
