@@ -28,5 +28,5 @@ pub use layout::{
     CANDIDATE_RECORD, LOCK_FILE, RunDir, SUMMARY, TRAIN_RECORD, generation_name, parse_generation,
 };
 pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
-pub use lock::{FileLock, LockError, RunLock, lock_file, try_lock_file};
+pub use lock::{FileLock, LockError, RunLock, lock_file, parse_holder, try_lock_file};
 pub use temps::{process_alive, remove_stale_temps};

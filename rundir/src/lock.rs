@@ -76,14 +76,7 @@ impl RunLock {
             }
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
-        let started = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let line = format!(
-            "flipzero {role}, PID {} on host {}, since {started} (Unix time)\n",
-            std::process::id(),
-            crate::host_name()
-        );
+        let line = holder_line(role);
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         file.write_all(line.as_bytes()).map_err(io)?;
@@ -166,21 +159,38 @@ impl Drop for RunLock {
     }
 }
 
+/// The line a holder of a run writes (in `run.lock` and under `leases/roles/`):
+/// `flipzero ROLE, PID N on host H, since T (Unix time)`.
+fn holder_line(role: &str) -> String {
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!(
+        "flipzero {role}, PID {} on host {}, since {started} (Unix time)\n",
+        std::process::id(),
+        crate::host_name()
+    )
+}
+
+/// The PID and host a holder's line names (the line of [`RunLock`]); none for text that
+/// names no PID and host.
+pub fn parse_holder(text: &str) -> Option<(u32, String)> {
+    let word_after = |key: &str| {
+        let mut words = text.split_whitespace();
+        words.find(|w| *w == key)?;
+        words.next().map(|w| w.trim_end_matches(',').to_string())
+    };
+    let pid = word_after("PID")?.parse().ok()?;
+    Some((pid, word_after("host")?))
+}
+
 /// Registers this process as a shared holder of run `dir` (best effort: a folder that
 /// cannot be written only makes a refusal less precise).
 fn register_role(dir: &Path, role: &str) -> Option<PathBuf> {
     let roles = crate::RunDir::new(dir).roles();
     std::fs::create_dir_all(&roles).ok()?;
     let path = roles.join(format!("{}-{}", crate::host_name(), std::process::id()));
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let line = format!(
-        "flipzero {role}, PID {} on host {}, since {started} (Unix time)\n",
-        std::process::id(),
-        crate::host_name()
-    );
-    crate::write_atomic(&path, line.as_bytes()).ok()?;
+    crate::write_atomic(&path, holder_line(role).as_bytes()).ok()?;
     Some(path)
 }
 
@@ -256,4 +266,19 @@ fn open_for_lock(path: &Path) -> std::io::Result<File> {
         .create(true)
         .truncate(false)
         .open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_holders_line_names_its_pid_and_host() {
+        assert_eq!(
+            parse_holder(&holder_line("run")),
+            Some((std::process::id(), crate::host_name().to_string()))
+        );
+        assert_eq!(parse_holder("hello world"), None);
+        assert_eq!(parse_holder("flipzero run, PID -5 on host x"), None);
+    }
 }

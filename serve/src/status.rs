@@ -227,17 +227,11 @@ enum Liveness {
 /// Whether the holder `run.lock` names is alive: its PID on this machine, or a process
 /// on another host (which this server cannot see).
 fn holder_alive(text: &str) -> Liveness {
-    let word_after = |key: &str| {
-        let mut words = text.split_whitespace();
-        words.find(|w| *w == key)?;
-        words.next().map(|w| w.trim_end_matches(',').to_string())
-    };
-    let pid = word_after("PID").and_then(|p| p.parse::<u32>().ok());
-    match (word_after("host"), pid) {
-        (Some(h), Some(_)) if h != rundir::host_name() => Liveness::Elsewhere,
-        (Some(_), Some(pid)) if rundir::process_alive(pid) => Liveness::Alive,
-        (Some(_), Some(_)) => Liveness::Gone,
-        _ => Liveness::Unreadable,
+    match rundir::parse_holder(text) {
+        Some((_, host)) if host != rundir::host_name() => Liveness::Elsewhere,
+        Some((pid, _)) if rundir::process_alive(pid) => Liveness::Alive,
+        Some(_) => Liveness::Gone,
+        None => Liveness::Unreadable,
     }
 }
 
