@@ -299,12 +299,11 @@ class Chart {
     }
     this.tip.innerHTML = `<div>${escapeHtml(this.opts.xLabel || "x")} ${fmt(best)}</div>` + rows.join("<br>");
     this.tip.hidden = false;
-    const r = this.svg.getBoundingClientRect(), pr = this.svg.parentNode.getBoundingClientRect();
+    const pr = this.svg.parentNode.getBoundingClientRect();
     const left = e.clientX - pr.left + 12;
     this.tip.style.left = Math.min(left, pr.width - 220) + "px";
     this.tip.style.top = (e.clientY - pr.top + 12) + "px";
     this.svg.dataset.hover = best;
-    void r;
   }
 }
 
@@ -440,14 +439,15 @@ async function refreshDashboard() {
   }
 }
 
-function ago(unix) {
-  const s = Math.max(0, Date.now() / 1000 - unix);
+// A span of seconds in words ("40 s", "12 min", "1.5 h").
+function span(seconds) {
+  const s = Math.max(0, seconds);
   return s < 90 ? Math.round(s) + " s" : s < 5400 ? Math.round(s / 60) + " min" : (s / 3600).toFixed(1) + " h";
 }
 
-function until(unix) {
-  return ago(2 * Date.now() / 1000 - unix);
-}
+function ago(unix) { return span(Date.now() / 1000 - unix); }
+
+function until(unix) { return span(unix - Date.now() / 1000); }
 
 function renderStatus() {
   const d = dash.data[$("dash-run").value];
