@@ -591,11 +591,22 @@ fn roles_die_with_their_async_run_and_refusals_name_holders() {
     let mut kids = vec![];
     wait_for(Duration::from_secs(30), "three roles", || {
         kids = children();
+        // Each role's registration, published (its temporary file, `.NAME…tmp`, is
+        // not one yet).
+        let registered: Vec<String> = run
+            .join("leases/roles")
+            .read_dir()
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.'))
+                    .collect()
+            })
+            .unwrap_or_default();
         kids.len() == 3
-            && run
-                .join("leases/roles")
-                .read_dir()
-                .is_ok_and(|d| d.count() == 3)
+            && kids
+                .iter()
+                .all(|k| registered.iter().any(|n| n.ends_with(&format!("-{k}"))))
     });
     // Refused while the roles run, naming them.
     let out = flipzero()
