@@ -9,7 +9,7 @@ BIN := target/release/flipzero
 PYTHON ?= python3
 VENV := .venv
 
-.PHONY: build run test test-wgpu venv browser lint fmt bench perft clean architecture
+.PHONY: build run test test-wgpu venv browser lint fmt bench perft clean architecture web
 
 # `make run` runs the default pipeline (configs/default.toml) into data/runs/default;
 # running it again resumes that run (or, when finished, prints its summary).
@@ -47,6 +47,11 @@ test: $(VENV)/.installed browser
 test-wgpu:
 	.ci/install-vulkan
 	$(CARGO) test --profile tests --workspace --features wgpu --test it wgpu
+
+# The serverless player's WebAssembly module (web/dist/flipzero.wasm, committed; see
+# docs/web.md). Needs `rustup target add wasm32-unknown-unknown`.
+web:
+	web/build.sh
 
 # The invariants of ARCHITECTURE.md that a command can check (also part of `make test`).
 architecture:

@@ -6,6 +6,7 @@
 //! docs/export.md. Every file is written atomically.
 
 use std::collections::BTreeMap;
+#[cfg(feature = "train")]
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -47,6 +48,7 @@ struct TensorInfo {
     data_offsets: [usize; 2],
 }
 
+#[cfg(feature = "train")]
 fn safetensors(tensors: &[(&str, Vec<usize>, &str, Vec<u8>)]) -> Vec<u8> {
     let mut header = BTreeMap::new();
     let mut offset = 0;
@@ -73,16 +75,19 @@ fn safetensors(tensors: &[(&str, Vec<usize>, &str, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
+#[cfg(feature = "train")]
 fn f32_bytes(x: &[f32]) -> Vec<u8> {
     x.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
+#[cfg(feature = "train")]
 fn i16_bytes(x: &[i16]) -> Vec<u8> {
     x.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 /// Writes `net` into `dir` (created if missing): `model.json` last, so that a folder
 /// with a `model.json` is whole.
+#[cfg(feature = "train")]
 pub fn save(net: &FloatNet, dir: &Path, trained: serde_json::Value) -> Result<(), Error> {
     let game = net.cfg.check()?;
     let layout = Layout::new(game);
@@ -144,6 +149,7 @@ pub fn save(net: &FloatNet, dir: &Path, trained: serde_json::Value) -> Result<()
 }
 
 /// Whether `dir` holds a fast net (its `model.json` says so).
+#[cfg(feature = "train")]
 pub fn is_fastnet(dir: &Path) -> bool {
     rundir::read_regular(&dir.join("model.json"), rundir::Limit::SMALL)
         .ok()
@@ -152,29 +158,45 @@ pub fn is_fastnet(dir: &Path) -> bool {
 }
 
 /// Reads the fast net in `dir`, checking every tensor's name, dtype, shape and range.
+#[cfg(feature = "train")]
 pub fn load(dir: &Path) -> Result<(FloatNet, FastNetMeta), Error> {
-    let path = dir.join("model.json");
-    let bytes =
-        rundir::read_regular(&path, rundir::Limit::SMALL).map_err(|e| Error::io(&path, e))?;
-    let meta: FastNetMeta = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+    let meta_path = dir.join("model.json");
+    let meta = rundir::read_regular(&meta_path, rundir::Limit::SMALL)
+        .map_err(|e| Error::io(&meta_path, e))?;
+    let path = dir.join(WEIGHTS);
+    let weights =
+        rundir::read_regular(&path, rundir::Limit::RECORD).map_err(|e| Error::io(&path, e))?;
+    parse(
+        &meta,
+        &weights,
+        &meta_path.display().to_string(),
+        &path.display().to_string(),
+    )
+}
+
+/// The fast net of a folder's two files read into memory, `model.json` (`meta`) and
+/// [`WEIGHTS`] (`weights`), checked as [`load`] checks them; errors name the files as
+/// `meta_name` and `weights_name`. What a runtime without files (WebAssembly) loads.
+pub fn parse(
+    meta: &[u8],
+    bytes: &[u8],
+    meta_name: &str,
+    weights_name: &str,
+) -> Result<(FloatNet, FastNetMeta), Error> {
+    let meta: FastNetMeta =
+        serde_json::from_slice(meta).map_err(|e| Error::Format(format!("{meta_name}: {e}")))?;
     if meta.format != FORMAT || meta.version != VERSION {
         return Err(Error::Format(format!(
-            "{}: format {} version {} (this build reads {FORMAT} version {VERSION})",
-            path.display(),
-            meta.format,
-            meta.version
+            "{meta_name}: format {} version {} (this build reads {FORMAT} version {VERSION})",
+            meta.format, meta.version
         )));
     }
     let game = meta
         .network
         .check()
-        .map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+        .map_err(|e| Error::Format(format!("{meta_name}: {e}")))?;
     let layout = Layout::new(game);
-    let path = dir.join(WEIGHTS);
-    let bytes =
-        rundir::read_regular(&path, rundir::Limit::RECORD).map_err(|e| Error::io(&path, e))?;
-    let bad = |m: String| Error::Format(format!("{}: {m}", path.display()));
+    let bad = |m: String| Error::Format(format!("{weights_name}: {m}"));
     if bytes.len() < 8 {
         return Err(bad("shorter than its header".into()));
     }

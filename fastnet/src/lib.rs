@@ -10,6 +10,7 @@
 //! - [`data`], [`train`]: examples from shards, the trainer;
 //! - [`io`]: the model folder and its files; [`evaluator`]: the tree search's evaluator.
 
+#[cfg(feature = "train")]
 pub mod data;
 pub mod evaluator;
 pub mod features;
@@ -17,9 +18,10 @@ pub mod io;
 pub mod net;
 pub mod quant;
 pub mod simd;
+#[cfg(feature = "train")]
 pub mod train;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub use evaluator::{FastEvaluator, FastValue};
 pub use net::{FastNetConfig, FloatNet};
@@ -42,7 +44,8 @@ pub enum Error {
 }
 
 impl Error {
-    fn io(path: &Path, source: std::io::Error) -> Error {
+    #[cfg(feature = "train")]
+    fn io(path: &std::path::Path, source: std::io::Error) -> Error {
         Error::Io {
             path: path.to_path_buf(),
             source,

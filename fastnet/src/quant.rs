@@ -180,7 +180,9 @@ impl QuantNet {
     pub fn value_of(&self, lanes: &[i16]) -> f32 {
         let (qa, qb) = (f32::from(self.cfg.qa), f32::from(self.cfg.qb));
         let sum = simd::screlu_dot(self.isa, lanes, &self.v_w, self.cfg.qa);
-        (sum as f32 / (qa * qa * qb) + self.v_b).tanh()
+        // libm's tanh, not the platform's: the same bits on every target (the
+        // WebAssembly player plays the native player's moves).
+        libm::tanhf(sum as f32 / (qa * qa * qb) + self.v_b)
     }
 
     /// The value for alpha-beta: the net's output before tanh, times 400 (so ±400 is
@@ -321,12 +323,12 @@ impl Accumulator {
     }
 }
 
-/// In-place softmax.
+/// In-place softmax, with libm's `exp` (the same bits on every target).
 pub fn softmax(x: &mut [f32]) {
     let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut s = 0.0;
     for v in x.iter_mut() {
-        *v = (*v - m).exp();
+        *v = libm::expf(*v - m);
         s += *v;
     }
     for v in x.iter_mut() {

@@ -11,6 +11,7 @@
 //! - [`roles`]: the same stages as separate processes that meet in the run directory
 //!   (self-play workers, the trainer, the gatekeeper) and `run --async`, which starts them.
 //! - [`slurm`]: the roles as Slurm jobs.
+//! - [`export`]: a fast net's static web page ([`export_web`], `flipzero export --web`).
 //! - [`report`]: the records each stage leaves, the metrics table, `report.md`, plots
 //!   and the rating list.
 //!
@@ -54,6 +55,7 @@
 
 pub mod config;
 pub mod error;
+pub mod export;
 pub mod inputs;
 pub mod observer;
 pub mod report;
@@ -64,6 +66,7 @@ pub mod sync;
 
 pub use config::{DEFAULT_CONFIG, LOCAL_KEYS, RunConfig, load_config, load_table};
 pub use error::{Context, Error, Result};
+pub use export::export_web;
 pub use observer::{NoProgress, Observer, Progress, Silent, Stderr, Task};
 pub use stages::Pipeline;
 pub use sync::{RunSummary, SyncRun};

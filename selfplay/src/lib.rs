@@ -6,19 +6,24 @@
 #![warn(missing_docs)]
 
 pub mod config;
+#[cfg(feature = "data")]
 pub mod data;
 pub mod evaluator;
 pub mod mcts;
+#[cfg(feature = "data")]
 pub mod worker;
 
 pub use config::{ConfigError, SelfplayConfig};
+#[cfg(feature = "data")]
 pub use data::{Sample, ShardStream, read_shard, shard_files, write_shard};
 pub use evaluator::{
     Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, FixedCost, HashRandom, NetEngine, Uniform,
 };
 pub use mcts::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
+pub use mcts::player::{TreePlayer, batch_for};
 pub use mcts::time::{ClockState, TimeBudget, TimeManager, expected_moves_left};
 pub use mcts::{LeafBatch, LeafRequest, MctsConfig, RootKind, RootLine, Search, SearchOutcome};
+#[cfg(feature = "data")]
 pub use worker::{
     GameSummary, SelfplayError, SelfplayReport, opening_for, run_selfplay, run_selfplay_numbered,
 };

@@ -18,6 +18,7 @@ pub mod endgame;
 mod gumbel;
 mod noise;
 pub mod play;
+pub mod player;
 mod reuse;
 pub mod time;
 

@@ -1,8 +1,8 @@
 // flipzero serve: the page. It draws what the API returns; every rule is the server's.
 "use strict";
+// board.js (loaded first) draws the board: el, layout, drawBoard.
 
 const TOKEN = new URLSearchParams(location.search).get("token") || "";
-const SVGNS = "http://www.w3.org/2000/svg";
 const COLORS = ["#e2574c", "#2f6fd6", "#2d9a4a", "#9b59b6", "#e67e22", "#16a085", "#7f8c8d", "#c0392b"];
 const $ = (id) => document.getElementById(id);
 
@@ -21,13 +21,6 @@ async function api(path, body, signal) {
 }
 
 function showError(e) { $("error").textContent = e ? String(e.message || e) : ""; }
-
-function el(tag, attrs, parent) {
-  const e = document.createElementNS(SVGNS, tag);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  if (parent) parent.appendChild(e);
-  return e;
-}
 
 function td(tr, text, cls) {
   const c = document.createElement("td");
@@ -52,61 +45,6 @@ function route() {
   if (page === "dashboard") refreshDashboard().catch(showError);
 }
 window.addEventListener("hashchange", route);
-
-// ---------- board drawing ----------
-// Cell centres: square boards by (x, y), rank 1 at the bottom; the hexagonal board in
-// axial coordinates (see engine::game), flat-topped hexagons.
-function layout(view) {
-  const hex = view.shape === "hex";
-  const pts = view.cells.map((c) => hex
-    ? [c.x * 1.5, -(c.y - c.x / 2) * Math.sqrt(3)]
-    : [c.x, -c.y]);
-  const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
-  const minx = Math.min(...xs), maxx = Math.max(...xs), miny = Math.min(...ys), maxy = Math.max(...ys);
-  const pad = hex ? 1.1 : 0.6;
-  return { hex, pts, vb: [minx - pad, miny - pad, maxx - minx + 2 * pad, maxy - miny + 2 * pad] };
-}
-
-function drawBoard(svg, view, opts) {
-  opts = opts || {};
-  svg.innerHTML = "";
-  const L = layout(view);
-  svg.setAttribute("viewBox", L.vb.join(" "));
-  svg.dataset.position = view.position;
-  svg.dataset.game = view.game;
-  const heat = opts.heat || {};
-  const maxHeat = Math.max(1e-9, ...Object.values(heat));
-  view.cells.forEach((c, i) => {
-    const [cx, cy] = L.pts[i];
-    const g = el("g", { class: "cell", "data-cell": c.cell, "data-name": c.name }, svg);
-    if (opts.targets && opts.targets.has(c.cell)) g.classList.add("target");
-    if (opts.source === c.cell) g.classList.add("source");
-    if (opts.last && opts.last.has(c.cell)) g.classList.add("last");
-    let shape;
-    if (L.hex) {
-      const r = 0.98, p = [];
-      for (let k = 0; k < 6; k++) {
-        const a = Math.PI / 3 * k;
-        p.push((cx + r * Math.cos(a)).toFixed(3) + "," + (cy + r * Math.sin(a)).toFixed(3));
-      }
-      shape = el("polygon", { points: p.join(" "), class: "cell-bg" }, g);
-    } else {
-      shape = el("rect", { x: cx - 0.5, y: cy - 0.5, width: 1, height: 1, class: "cell-bg" }, g);
-    }
-    if (c.blocked) shape.classList.add("blocked");
-    el("title", {}, g).textContent = c.name;
-    if (heat[c.cell] > 0) {
-      el("circle", { cx, cy, r: 0.45, class: "heat", opacity: (0.12 + 0.8 * heat[c.cell] / maxHeat).toFixed(3) }, g);
-    }
-    if (c.piece) el("circle", { cx, cy, r: 0.36, class: "piece-" + c.piece, "stroke-width": 0.05 }, g);
-    if (opts.hints && opts.hints.has(c.cell) && !c.piece) el("circle", { cx, cy, r: 0.12, class: "hint" }, g);
-    if (opts.labels !== false) {
-      const t = el("text", { x: cx - (L.hex ? 0.45 : 0.47), y: cy + (L.hex ? 0.75 : 0.45), class: "label" }, g);
-      t.textContent = c.name;
-    }
-    if (opts.onClick) g.addEventListener("click", () => opts.onClick(c.cell));
-  });
-}
 
 function heatOf(policy) {
   const h = {};
@@ -904,13 +842,9 @@ async function playMove(text) {
 function clickCell(cell) {
   const v = play.view;
   if (!v || play.busy || v.outcome || v.side_to_move !== humanSide()) return;
-  if (play.selected !== null) {
-    const jump = v.legal.find((m) => m.from === play.selected && m.to === cell);
-    if (jump) { playMove(jump.text).catch(showError); return; }
-  }
-  const place = v.legal.find((m) => m.from === null && m.to === cell);
-  if (place) { playMove(place.text).catch(showError); return; }
-  play.selected = v.legal.some((m) => m.from === cell) && play.selected !== cell ? cell : null;
+  const c = clickMeaning(v, play.selected, cell);
+  if (c.move) { playMove(c.move).catch(showError); return; }
+  play.selected = c.selected;
   renderPlay();
 }
 
@@ -918,17 +852,7 @@ function renderPlay() {
   const v = play.view;
   if (!v) return;
   const mine = !v.outcome && v.side_to_move === humanSide();
-  const hints = new Set(), targets = new Set();
-  if (mine && $("play-hints").checked) {
-    for (const m of v.legal) {
-      if (m.to === null) continue;
-      if (m.from === null) hints.add(m.to);
-      if (play.selected !== null && m.from === play.selected) targets.add(m.to);
-    }
-  }
-  if (mine && play.selected !== null && !$("play-hints").checked) {
-    for (const m of v.legal) if (m.from === play.selected) targets.add(m.to);
-  }
+  const { hints, targets } = mine ? moveMarks(v, play.selected, $("play-hints").checked) : moveMarks(null);
   drawBoard($("play-board"), v, { onClick: clickCell, hints, targets, source: play.selected, last: play.last || new Set() });
   $("play-board").dataset.busy = play.busy ? "true" : "false";
   $("play-board").dataset.turn = mine ? "human" : "opponent";

@@ -12,6 +12,9 @@ pub fn get(name: &str) -> Option<(&'static str, &'static str)> {
             "text/javascript; charset=utf-8",
         ),
         "app.css" => (include_str!("../assets/app.css"), "text/css; charset=utf-8"),
+        // The board, shared with the serverless player (`web`).
+        "board.js" => (web::assets::BOARD_JS, "text/javascript; charset=utf-8"),
+        "board.css" => (web::assets::BOARD_CSS, "text/css; charset=utf-8"),
         _ => return None,
     })
 }

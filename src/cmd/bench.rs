@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use engine::{Game, Position, Rules, Variant};
 
@@ -34,6 +35,11 @@ pub enum Suite {
     /// seconds, and the fit's error against the true ratings. `--pgn FILE` also writes
     /// the tournament as PGN, to time `flipzero ratings --pgn FILE --anchor p00000`.
     Ratings,
+    /// The serverless player's search, natively (`--model DIR`, a fast net): the net
+    /// against itself from the start, 2000 simulations a move, 30 moves, seed 1;
+    /// evaluations/s. `bench/web-player.js` times the same in WebAssembly (Node), and
+    /// `bench/web.sh` runs both.
+    Web,
 }
 
 /// Arguments of `flipzero bench`.
@@ -85,6 +91,13 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         Suite::Ratings => bench_ratings(a.players, a.games, a.pgn.as_deref()),
         Suite::Play => {
             super::bench_play::run(a.model.as_deref(), a.threads.max(1), a.seconds.max(0.5))
+        }
+        Suite::Web => {
+            let model = a
+                .model
+                .as_deref()
+                .context("the web benchmark needs --model DIR (a fast net)")?;
+            bench_web(model)
         }
         Suite::Serve => {
             let run = a
@@ -354,4 +367,33 @@ fn bench_net() -> anyhow::Result<()> {
 fn describe(cfg: &train::TrainConfig, game: engine::Game) -> String {
     let n = cfg.net_config(game);
     format!("{}x{}", n.blocks, n.channels)
+}
+
+/// The web benchmark: see [`Suite::Web`]. The last line is `evaluations <n>`.
+fn bench_web(model: &std::path::Path) -> anyhow::Result<()> {
+    let read = |name: &str, limit| {
+        let p = model.join(name);
+        rundir::read_regular(&p, limit).with_context(|| format!("cannot read {}", p.display()))
+    };
+    let meta = read("model.json", rundir::Limit::SMALL)?;
+    let weights = read(fastnet::io::WEIGHTS, rundir::Limit::RECORD)?;
+    let mut p = web::player::WebPlayer::load(&meta, &weights, 2000, 1)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+    let t = Instant::now();
+    let mut evaluations = 0;
+    for _ in 0..30 {
+        let a = p.call(r#"{"op":"think"}"#).map_err(anyhow::Error::msg)?;
+        evaluations += a.evaluations;
+        if a.view.outcome.is_some() {
+            break;
+        }
+    }
+    let s = t.elapsed().as_secs_f64();
+    println!(
+        "native, {:?}: {evaluations} evaluations in {s:.2} s, {:.0} evaluations/s",
+        engine::Isa::current(),
+        evaluations as f64 / s
+    );
+    println!("evaluations {evaluations}");
+    Ok(())
 }

@@ -167,20 +167,58 @@ pub fn run(a: TrainArgs) -> anyhow::Result<()> {
 /// Arguments of `flipzero export`.
 #[derive(Args)]
 pub struct ExportArgs {
-    /// Model directory (model.json + model.bpk).
+    /// Model directory (model.json + model.bpk; with --web, a fast net's folder, or a
+    /// run directory whose best is one).
     #[arg(long)]
     model: PathBuf,
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
+    /// Write a static web page that plays the net in any browser, without a server
+    /// (HTML, JavaScript, the engine and the search in WebAssembly, the net); see
+    /// docs/web.md. Plays fast nets (`flipzero train --net fast`).
+    #[arg(long)]
+    web: bool,
+    /// With --web: simulations of the search a move (the page can change them).
+    #[arg(long, default_value_t = 400, requires = "web")]
+    sims: u32,
+    /// With --web: the seed of the search's random choices.
+    #[arg(long, default_value_t = 1, requires = "web")]
+    seed: u64,
+    /// With --web: the page's title (default: "flipzero · GAME").
+    #[arg(long, requires = "web")]
+    title: Option<String>,
 }
 
 /// Runs export.
 pub fn export(a: ExportArgs) -> anyhow::Result<()> {
-    for f in train::export(&a.model, &a.out)? {
+    let written = if a.web {
+        export_web(&a)?
+    } else {
+        train::export(&a.model, &a.out)?
+    };
+    for f in written {
         println!("wrote {}", f.display());
     }
     Ok(())
+}
+
+/// `export --web`: see [`pipeline::export_web`].
+fn export_web(a: &ExportArgs) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = match eval::resolve_net(&a.model)? {
+        eval::ResolvedNet::Model(dir) => dir,
+        eval::ResolvedNet::Bootstrap => bail!(
+            "{} is a run whose best is still the bootstrap evaluator: no network to export",
+            a.model.display()
+        ),
+    };
+    Ok(pipeline::export_web(
+        &dir,
+        &a.out,
+        a.sims,
+        a.seed,
+        a.title.as_deref(),
+    )?)
 }
 
 /// Arguments of `flipzero infer`.

@@ -20,14 +20,14 @@ use serde_json::{Value, json};
 use crate::serve::{RunCopy, Server, copy_dir, micro_run, shard_games};
 
 /// chromedriver on a free port, stopped when dropped.
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     port: u16,
     profile: PathBuf,
 }
 
 impl Driver {
-    fn start() -> Driver {
+    pub(crate) fn start() -> Driver {
         for tool in ["chromium", "chromedriver"] {
             let found = std::env::var_os("PATH")
                 .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
@@ -65,7 +65,7 @@ impl Driver {
         }
     }
 
-    async fn client(&self) -> Client {
+    pub(crate) async fn client(&self) -> Client {
         let args = [
             "--headless",
             "--no-sandbox",
@@ -101,7 +101,7 @@ impl Drop for Driver {
 }
 
 /// Evaluates `script` until it returns something other than null or false.
-async fn wait_for(c: &Client, script: &str, what: &str) -> Value {
+pub(crate) async fn wait_for(c: &Client, script: &str, what: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let v = c.execute(script, vec![]).await.unwrap();
@@ -114,7 +114,7 @@ async fn wait_for(c: &Client, script: &str, what: &str) -> Value {
 }
 
 /// Opens `url` and waits for the page to be ready.
-async fn open(c: &Client, url: &str) {
+pub(crate) async fn open(c: &Client, url: &str) {
     c.goto(url).await.unwrap();
     wait_for(
         c,
@@ -124,7 +124,7 @@ async fn open(c: &Client, url: &str) {
     .await;
 }
 
-async fn screenshot(c: &Client, name: &str) {
+pub(crate) async fn screenshot(c: &Client, name: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target")
         .join("screenshots");
@@ -132,7 +132,7 @@ async fn screenshot(c: &Client, name: &str) {
     std::fs::write(dir.join(name), c.screenshot().await.unwrap()).unwrap();
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

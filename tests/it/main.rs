@@ -12,6 +12,7 @@ mod serve;
 mod slurm;
 mod timed;
 mod uai;
+mod web;
 
 /// Runs `flipzero ARGS`, writes `input` to its standard input and closes it, and waits
 /// for it to end.

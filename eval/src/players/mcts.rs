@@ -14,7 +14,7 @@ use selfplay::NetEngine;
 use selfplay::evaluator::{Bootstrap, Evaluator};
 use selfplay::mcts::MctsConfig;
 use selfplay::{
-    ClockState, PlayError, PlayLimits, PlaySearch, PlayStats, TimeBudget, TimeManager,
+    ClockState, PlayError, PlayLimits, PlayStats, TimeBudget, TimeManager, TreePlayer,
     expected_moves_left,
 };
 use train::LoadedModel;
@@ -217,17 +217,7 @@ pub fn build_evaluators(
     })
 }
 
-/// Leaves per evaluator call for a search of `sims` simulations (`None`: a timed one)
-/// with evaluators whose [`Evaluator::preferred_batch`] is `preferred`: that batch,
-/// but few enough leaves that virtual loss does not spread a short search thin (a
-/// 64-simulation search gathers 4 at a time).
-pub fn batch_for(sims: Option<u32>, preferred: usize) -> usize {
-    let preferred = preferred.max(1);
-    match sims {
-        None => preferred,
-        Some(n) => (n as usize / 16).clamp(1, preferred),
-    }
-}
+pub use selfplay::mcts::player::batch_for;
 
 /// How an MCTS player thinks when no clock is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -242,19 +232,14 @@ pub enum Thinking {
 /// simulations a move, or as many as fit in its time or its clock's budget.
 pub struct MctsPlayer {
     evaluators: Vec<Box<dyn Evaluator>>,
-    cfg: MctsConfig,
+    tree: TreePlayer,
     thinking: Thinking,
-    batch: usize,
-    seed: u64,
-    search: Option<PlaySearch>,
     time_manager: TimeManager,
-    last: Option<PlayStats>,
-    tree_reuse: bool,
 }
 
 impl MctsPlayer {
     /// A player with one search thread per evaluator (at least one is needed), gathering
-    /// up to `batch` leaves per evaluator call.
+    /// up to `batch` leaves per evaluator call, searching as [`MctsConfig::for_play`].
     pub fn new(
         evaluators: Vec<Box<dyn Evaluator>>,
         thinking: Thinking,
@@ -266,42 +251,29 @@ impl MctsPlayer {
         }
         Ok(MctsPlayer {
             evaluators,
-            cfg: MctsConfig {
-                dirichlet_epsilon: 0.0,
-                forced_playouts: false,
-                ..MctsConfig::default()
-            },
+            tree: TreePlayer::new(MctsConfig::for_play(), batch, seed),
             thinking: match thinking {
                 Thinking::Sims(n) => Thinking::Sims(n.max(1)),
                 t => t,
             },
-            batch: batch.max(1),
-            seed,
-            search: None,
             time_manager: TimeManager::default(),
-            last: None,
-            tree_reuse: true,
         })
     }
 
-    /// Sets the search's tunable settings from the next search on (a kept tree is kept).
+    /// Sets the search's tunable settings from the next search on (the kept tree is dropped).
     pub fn set_params(&mut self, params: &crate::players::params::SearchParams) {
-        params.apply(&mut self.cfg);
-        self.search = None;
+        params.apply(self.tree.config_mut());
     }
 
     /// Sets the leaves gathered per evaluator call from the next search on.
     pub fn set_batch(&mut self, batch: usize) {
-        self.batch = batch.max(1);
-        if let Some(s) = &mut self.search {
-            s.set_batch(self.batch);
-        }
+        self.tree.set_batch(batch);
     }
 
     /// Whether the tree of a move is kept for the next (default); off, every move
     /// searches from a new tree.
     pub fn set_tree_reuse(&mut self, on: bool) {
-        self.tree_reuse = on;
+        self.tree.set_tree_reuse(on);
     }
 
     /// Sets the time kept off every clock budget for latency.
@@ -311,15 +283,14 @@ impl MctsPlayer {
 
     /// The counts of the last search (none after a forced move).
     pub fn last_stats(&self) -> Option<PlayStats> {
-        self.last
+        self.tree.last_stats()
     }
 
     /// The last search's tree as an analysis board shows it: the root's value for its
     /// side to move and each root move's line (see [`selfplay::Search::root_lines`]);
     /// none before a search or after a forced move.
     pub fn analysis(&self, pv_len: usize) -> Option<(f32, Vec<selfplay::RootLine>)> {
-        self.last?;
-        let tree = self.search.as_ref()?.tree();
+        let tree = self.tree.last_tree()?;
         Some((tree.root_value(), tree.root_lines(pv_len)))
     }
 
@@ -336,29 +307,9 @@ impl MctsPlayer {
         limits: PlayLimits,
         stop: &AtomicBool,
     ) -> Result<Move, PlayerError> {
-        let moves = state.legal_moves();
-        if moves.len() == 1 {
-            self.last = None;
-            return Ok(moves[0]);
-        }
-        if !self.tree_reuse {
-            self.search = None;
-        }
-        let search = match &mut self.search {
-            Some(s) => {
-                s.set_position(state);
-                s
-            }
-            none => none.insert(PlaySearch::new(
-                *state,
-                self.cfg.clone(),
-                self.batch,
-                self.seed ^ state.hash(),
-            )),
-        };
-        let (out, stats) = search.run(&mut self.evaluators, limits, stop)?;
-        self.last = Some(stats);
-        Ok(out.best)
+        Ok(self
+            .tree
+            .choose(&mut self.evaluators, state, limits, stop)?)
     }
 
     /// The time budget of a move on `clock` in `state`, by this player's time manager.
@@ -369,7 +320,7 @@ impl MctsPlayer {
 
 impl Player for MctsPlayer {
     fn new_game(&mut self) -> Result<(), PlayerError> {
-        self.search = None;
+        self.tree.new_game();
         Ok(())
     }
 

@@ -71,6 +71,24 @@ pub enum PlayError {
     /// The root is a finished game.
     #[error("the game is over: no move to search")]
     GameOver,
+    /// A time limit on a target without a clock (WebAssembly without an operating
+    /// system): search by simulations there.
+    #[error("this build has no clock: give the search a number of simulations, not a time")]
+    NoClock,
+}
+
+/// The time now, where the target has a clock: WebAssembly without an operating system
+/// (`wasm32-unknown-unknown`) has none (`Instant::now` panics there), and searches by
+/// simulations only.
+fn now() -> Option<Instant> {
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    return None;
+    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+    return Some(Instant::now());
+}
+
+fn since(t: Option<Instant>) -> Duration {
+    t.map_or(Duration::ZERO, |t| t.elapsed())
 }
 
 /// A search tree kept between the moves of a game, searched by one thread per evaluator.
@@ -144,7 +162,10 @@ impl PlaySearch {
         if self.search.root_state().legal_moves().is_empty() {
             return Err(PlayError::GameOver);
         }
-        let start = Instant::now();
+        let start = now();
+        if limits.time.is_some() && start.is_none() {
+            return Err(PlayError::NoClock);
+        }
         let mut cfg = self.cfg.clone();
         if limits.sims.is_none() {
             cfg.root = RootKind::Puct;
@@ -184,7 +205,7 @@ impl PlaySearch {
         let cache_after = self.cache.counts();
         stats.cache_lookups = cache_after.0 - cache_before.0;
         stats.cache_hits = cache_after.1 - cache_before.1;
-        stats.elapsed = start.elapsed();
+        stats.elapsed = since(start);
         Ok((self.search.outcome(&cfg), stats))
     }
 }
@@ -194,7 +215,8 @@ struct Context<'a> {
     cfg: &'a MctsConfig,
     limits: PlayLimits,
     stop: &'a AtomicBool,
-    start: Instant,
+    /// Where the target has a clock (always, for a timed search).
+    start: Option<Instant>,
     batch: usize,
 }
 
@@ -241,13 +263,13 @@ impl Context<'_> {
                     moves.push(r.moves.clone());
                 }
             }
-            let t = Instant::now();
+            let t = now();
             let fresh = if states.is_empty() {
                 Vec::new()
             } else {
                 evaluator.evaluate(&states, &moves)
             };
-            let took = t.elapsed();
+            let took = since(t);
             let mut g = lock();
             if !states.is_empty() {
                 g.stats.evaluations += states.len() as u64;
@@ -288,11 +310,11 @@ impl Context<'_> {
         if self.stop.load(Ordering::Relaxed) {
             return true;
         }
-        let Some(budget) = self.limits.time else {
+        let (Some(budget), Some(start)) = (self.limits.time, self.start) else {
             return false;
         };
         // Leave room for a batch started now to end in time.
-        let elapsed = self.start.elapsed() + g.last_eval;
+        let elapsed = start.elapsed() + g.last_eval;
         if elapsed >= budget.hard {
             return true;
         }
@@ -301,7 +323,7 @@ impl Context<'_> {
             return (second as f32) < CLOSE_RATIO * first as f32;
         }
         // Smart pruning: the simulations the soft limit leaves at the pace so far.
-        let rate = done as f64 / self.start.elapsed().as_secs_f64().max(1e-6);
+        let rate = done as f64 / start.elapsed().as_secs_f64().max(1e-6);
         let left = rate * (budget.soft - elapsed).as_secs_f64();
         f64::from(second) + left < f64::from(first)
     }

@@ -1,0 +1,135 @@
+//! A game's player by tree search: the play-time configuration, one [`PlaySearch`] kept
+//! between the moves of a game, a search seeded by the player's seed and the position.
+//! What every MCTS player of the project runs (the match player, UAI, the analysis
+//! board, the WebAssembly player), so that a seed and a simulation count give the same
+//! moves wherever it runs.
+
+use std::sync::atomic::AtomicBool;
+
+use engine::{Move, State};
+
+use super::MctsConfig;
+use super::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
+use crate::evaluator::Evaluator;
+
+impl MctsConfig {
+    /// The play-time search: no root noise and no forced playouts (what self-play adds
+    /// for exploration), everything else as [`MctsConfig::default`].
+    pub fn for_play() -> MctsConfig {
+        MctsConfig {
+            dirichlet_epsilon: 0.0,
+            forced_playouts: false,
+            ..MctsConfig::default()
+        }
+    }
+}
+
+/// Leaves per evaluator call for a search of `sims` simulations (`None`: a timed one)
+/// with evaluators whose [`Evaluator::preferred_batch`] is `preferred`: that batch,
+/// but few enough leaves that virtual loss does not spread a short search thin (a
+/// 64-simulation search gathers 4 at a time).
+pub fn batch_for(sims: Option<u32>, preferred: usize) -> usize {
+    let preferred = preferred.max(1);
+    match sims {
+        None => preferred,
+        Some(n) => (n as usize / 16).clamp(1, preferred),
+    }
+}
+
+/// A player's search over a game: its configuration, batch and seed, and the tree of
+/// its last move (kept for the next move when it holds the new position).
+pub struct TreePlayer {
+    cfg: MctsConfig,
+    batch: usize,
+    seed: u64,
+    search: Option<PlaySearch>,
+    tree_reuse: bool,
+    last: Option<PlayStats>,
+}
+
+impl TreePlayer {
+    /// A player searching with `cfg`, gathering up to `batch` leaves per evaluator call;
+    /// `seed` drives its random choices.
+    pub fn new(cfg: MctsConfig, batch: usize, seed: u64) -> TreePlayer {
+        TreePlayer {
+            cfg,
+            batch: batch.max(1),
+            seed,
+            search: None,
+            tree_reuse: true,
+            last: None,
+        }
+    }
+
+    /// The configuration, to change from the next search on (the kept tree is dropped).
+    pub fn config_mut(&mut self) -> &mut MctsConfig {
+        self.search = None;
+        &mut self.cfg
+    }
+
+    /// Sets the leaves gathered per evaluator call.
+    pub fn set_batch(&mut self, batch: usize) {
+        self.batch = batch.max(1);
+        if let Some(s) = &mut self.search {
+            s.set_batch(self.batch);
+        }
+    }
+
+    /// Whether the tree of a move is kept for the next (default); off, every move
+    /// searches from a new tree.
+    pub fn set_tree_reuse(&mut self, on: bool) {
+        self.tree_reuse = on;
+    }
+
+    /// Forgets the kept tree (a new game).
+    pub fn new_game(&mut self) {
+        self.search = None;
+    }
+
+    /// The counts of the last search (none after a forced move).
+    pub fn last_stats(&self) -> Option<PlayStats> {
+        self.last
+    }
+
+    /// The tree of the last search (none before a search or after a forced move).
+    pub fn last_tree(&self) -> Option<&super::Search> {
+        self.last?;
+        Some(self.search.as_ref()?.tree())
+    }
+
+    /// The move for `state` with one search thread per evaluator, within `limits` or
+    /// until `stop` is set (then the most visited move so far). A forced move is played
+    /// without a search. The tree of the previous move is kept when it holds `state`;
+    /// a new tree is seeded by the player's seed and the position.
+    pub fn choose(
+        &mut self,
+        evaluators: &mut [Box<dyn Evaluator>],
+        state: &State,
+        limits: PlayLimits,
+        stop: &AtomicBool,
+    ) -> Result<Move, PlayError> {
+        let moves = state.legal_moves();
+        if moves.len() == 1 {
+            self.last = None;
+            return Ok(moves[0]);
+        }
+        if !self.tree_reuse {
+            self.search = None;
+        }
+        let search = match &mut self.search {
+            Some(s) => {
+                s.set_position(state);
+                s
+            }
+            none => none.insert(PlaySearch::new(
+                *state,
+                self.cfg.clone(),
+                self.batch,
+                self.seed ^ state.hash(),
+            )),
+        };
+        let (out, stats) = search.run(evaluators, limits, stop)?;
+        self.last = Some(stats);
+        Ok(out.best)
+    }
+}

@@ -1,0 +1,186 @@
+//! The serverless player (`flipzero export --web`): the bundle of the second fast run's
+//! best net, served by a plain static file server (Python's `http.server`) on
+//! 127.0.0.1 and played in Chromium: the net against itself to a finished game, its
+//! moves equal to the native player's (`mcts:DIR:sims=N`, the same seed); a human's
+//! clicks, the net's replies, a take-back and a refused move; a phone-wide screen.
+//! Screenshots under target/screenshots/.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicBool;
+
+use eval::{PlayerSpec, Timeouts};
+use fantoccini::Locator;
+use serde_json::json;
+
+use crate::browser::{Driver, open, runtime, screenshot, wait_for};
+
+/// The second fast run's best net (docs/strength.md).
+fn net() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/strength/fast-replay/best")
+}
+
+/// `python3 -m http.server` serving `dir` on a free port of 127.0.0.1, stopped when
+/// dropped.
+struct StaticServer {
+    child: Child,
+    port: u16,
+}
+
+impl StaticServer {
+    fn start(dir: &Path) -> StaticServer {
+        let mut child = Command::new("python3")
+            .args([
+                "-u",
+                "-m",
+                "http.server",
+                "0",
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ])
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 (a plain static file server)");
+        // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .split_whitespace()
+            .skip_while(|w| *w != "port")
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in `{line}`"));
+        StaticServer { child, port }
+    }
+}
+
+impl Drop for StaticServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The native player the page's must equal: `mcts:NET:sims=N` built with `seed`.
+fn native_player(sims: u32, seed: u64) -> Box<dyn eval::Player> {
+    let spec: PlayerSpec = format!("mcts:{}:sims={sims}", net().display())
+        .parse()
+        .unwrap();
+    let game: engine::Game = "ataxx".parse().unwrap();
+    spec.build(game, seed, Timeouts::default()).unwrap()
+}
+
+/// The moves of a game the native player plays against itself from the start, one
+/// player for both sides, as the page's player.
+fn native_game(sims: u32, seed: u64) -> Vec<String> {
+    let mut p = native_player(sims, seed);
+    let mut s = "ataxx".parse::<engine::Game>().unwrap().startpos();
+    let mut moves = Vec::new();
+    while s.result().is_none() {
+        let m = p.choose_until(&s, &AtomicBool::new(false)).unwrap();
+        moves.push(s.move_to_string(m));
+        s.play(m);
+    }
+    moves
+}
+
+#[test]
+fn browser_the_exported_player_plays_the_native_players_moves_offline() {
+    let (sims, seed) = (32, 11);
+    let dir = std::env::temp_dir().join(format!("flipzero-web-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["export", "--web", "--model"])
+        .arg(net())
+        .arg("--out")
+        .arg(&dir)
+        .args(["--sims", &sims.to_string(), "--seed", &seed.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let native = native_game(sims, seed);
+    assert!(native.len() > 40, "{native:?}");
+
+    let server = StaticServer::start(&dir);
+    let driver = Driver::start();
+    let base = format!("http://127.0.0.1:{}", server.port);
+    runtime().block_on(async {
+        let c = driver.client().await;
+        // The net against itself, to the end of the game.
+        open(&c, &format!("{base}/?human=none")).await;
+        let moves = wait_for(
+            &c,
+            "const o = document.getElementById('outcome'); return o.dataset.result !== '' && document.getElementById('moves').dataset.moves",
+            "the net's game to end",
+        )
+        .await;
+        let web: Vec<&str> = moves.as_str().unwrap().split(' ').collect();
+        assert_eq!(web, native, "the page's moves against the native player's");
+        let shown = c
+            .execute("return [document.getElementById('outcome').textContent, document.querySelectorAll('#moves li').length, document.querySelectorAll('#lines tbody tr').length > 0]", vec![])
+            .await
+            .unwrap();
+        assert!(shown[0].as_str().unwrap().starts_with("Game over:"), "{shown}");
+        assert_eq!(shown[1], json!(native.len()));
+        assert_eq!(shown[2], json!(true));
+        screenshot(&c, "web-player-watch.png").await;
+
+        // A human's game as x: a click places a piece, the net answers at once.
+        c.execute("const h = document.getElementById('human'); h.value = 'x'; h.dispatchEvent(new Event('change')); document.getElementById('new').click(); return null;", vec![]).await.unwrap();
+        let turn = "const b = document.getElementById('board'); return b.dataset.turn === 'human' && document.getElementById('moves').dataset.moves";
+        assert_eq!(wait_for(&c, turn, "x to move").await, json!(""));
+        let target = c
+            .execute("return document.querySelector('#board .cell circle.hint').parentNode.dataset.name", vec![])
+            .await
+            .unwrap();
+        let target = target.as_str().unwrap().to_string();
+        c.find(Locator::Css(&format!("#board .cell[data-name='{target}']")))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let after = wait_for(
+            &c,
+            "const m = document.getElementById('moves').dataset.moves.split(' '); return m.length === 2 && document.getElementById('board').dataset.turn === 'human' && m",
+            "the net's reply",
+        )
+        .await;
+        assert_eq!(after[0], json!(target));
+        // Its reply is the native player's answer to that move.
+        let game: engine::Game = "ataxx".parse().unwrap();
+        let mut s = game.startpos();
+        s.play(s.parse_move(&target).unwrap());
+        let mut p = native_player(sims, seed);
+        let reply = p.choose_until(&s, &AtomicBool::new(false)).unwrap();
+        assert_eq!(after[1], json!(s.move_to_string(reply)));
+        screenshot(&c, "web-player.png").await;
+
+        // A move typed that is not legal is refused, and nothing changes.
+        c.execute("document.getElementById('move').value = 'a1g7'; document.getElementById('move-form').requestSubmit(); return null;", vec![]).await.unwrap();
+        let refused = wait_for(&c, "const e = document.getElementById('error').textContent; return e !== '' && [e, document.getElementById('moves').dataset.moves]", "the refusal").await;
+        assert!(refused[0].as_str().unwrap().contains("a1g7"), "{refused}");
+        assert_eq!(refused[1], json!(after.as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect::<Vec<_>>().join(" ")));
+        // Take back: the human's move and the net's reply.
+        c.find(Locator::Id("undo")).await.unwrap().click().await.unwrap();
+        assert_eq!(wait_for(&c, turn, "the start again").await, json!(""));
+
+        // A phone: the page fits 390 px without sideways scrolling.
+        c.set_window_size(390, 844).await.unwrap();
+        let widths = wait_for(&c, "return [document.documentElement.scrollWidth, window.innerWidth]", "the layout").await;
+        assert!(widths[0].as_u64().unwrap() <= widths[1].as_u64().unwrap(), "{widths}");
+        screenshot(&c, "web-player-phone.png").await;
+        c.close().await.unwrap();
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
