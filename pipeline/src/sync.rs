@@ -58,6 +58,9 @@ impl<'o> SyncRun<'o> {
             run.models(),
             run.eval(),
             run.selfplay(),
+            run.counters(),
+            run.leases(),
+            run.roles(),
         ] {
             for p in rundir::remove_stale_temps(&sub) {
                 observer.line(&format!("removed {}, left by a killed write", p.display()));
