@@ -9,7 +9,7 @@ BIN := target/release/flipzero
 PYTHON ?= python3
 VENV := .venv
 
-.PHONY: build run test test-wgpu venv browser lint fmt bench perft clean architecture web
+.PHONY: build run test python-test test-wgpu venv browser lint fmt bench perft clean architecture web
 
 # `make run` runs the default pipeline (configs/default.toml) into data/runs/default;
 # running it again resumes that run (or, when finished, prints its summary).
@@ -24,9 +24,9 @@ run: build
 	$(BIN) run --config $(CONFIG) --run $(RUN)
 
 # The export test checks ONNX files with ONNX Runtime (Python), from the project's venv.
-$(VENV)/.installed: bench/requirements.txt
+$(VENV)/.installed: bench/requirements.txt python/requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r bench/requirements.txt
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r bench/requirements.txt -r python/requirements-test.txt
 	touch $@
 
 venv: $(VENV)/.installed
@@ -39,6 +39,15 @@ browser:
 test: $(VENV)/.installed browser
 	.ci/check-architecture
 	FLIPZERO_PYTHON=$(abspath $(VENV))/bin/python $(CARGO) test --profile tests --workspace
+	$(MAKE) python-test
+
+# The Python package (python/): the extension module from the tests build, packed into
+# a wheel (python/build-wheel.py, no second build), installed into .venv/, and its tests.
+python-test: $(VENV)/.installed
+	$(CARGO) build --profile tests -p flipzero-python
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+		"$$($(VENV)/bin/python python/build-wheel.py target/tests/lib_flipzero.so target/wheels)"
+	FLIPZERO_BIN=$(abspath target/tests/flipzero) $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
 
 # Burn's wgpu backend against the CPU engines (training losses, the fast path's outputs,
 # self-play through selfplay.device = "wgpu"), on Mesa's software Vulkan driver (lavapipe)

@@ -1,0 +1,28 @@
+//! `flipzero._flipzero`, the native half of the Python package `flipzero` (its Python
+//! half is `python/flipzero/`): games and positions ([`game`]), the network's input
+//! encoding and trained networks ([`net`]), and players, including tree search with a
+//! Python evaluator ([`player`]). Every refusal is a Python `ValueError` (or `OSError`
+//! for files) carrying the CLI's message; long calls release the interpreter.
+
+use pyo3::prelude::*;
+
+mod game;
+mod net;
+mod player;
+
+/// A refusal, as Python sees it: `ValueError(message)`.
+pub(crate) fn refused(e: impl std::fmt::Display) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(e.to_string())
+}
+
+#[pymodule]
+fn _flipzero(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(game::games, m)?)?;
+    m.add_class::<game::PyGame>()?;
+    m.add_class::<game::PyPosition>()?;
+    m.add_function(wrap_pyfunction!(net::encode, m)?)?;
+    m.add_class::<net::PyModel>()?;
+    m.add_class::<player::PyPlayer>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

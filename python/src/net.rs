@@ -1,0 +1,187 @@
+//! The network's input encoding and trained networks: `encode(positions)` gives the
+//! planes a network reads, `Model(dir).predict(positions)` what it answers, the same
+//! numbers as `flipzero infer` (Burn's forward pass on the CPU).
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use engine::{Game, State};
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::game::{PyGame, PyPosition};
+use crate::refused;
+
+fn states(positions: &[PyRef<'_, PyPosition>]) -> Vec<State> {
+    positions.iter().map(|p| p.0).collect()
+}
+
+/// The positions of one game, or why not.
+fn one_game(states: &[State], want: Option<Game>) -> PyResult<Option<Game>> {
+    let Some(first) = want.or_else(|| states.first().map(State::game)) else {
+        return Ok(None);
+    };
+    if let Some(s) = states.iter().find(|s| s.game() != first) {
+        return Err(refused(format!(
+            "a position of {} among positions of {first}",
+            s.game()
+        )));
+    }
+    Ok(Some(first))
+}
+
+/// The network's input planes of `positions` (one game): a float32 array
+/// [N, planes, height, width], built with the interpreter free.
+#[pyfunction]
+pub fn encode<'py>(
+    py: Python<'py>,
+    positions: Vec<PyRef<'py, PyPosition>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let states = states(&positions);
+    let Some(game) = one_game(&states, None)? else {
+        return Err(refused("no positions to encode"));
+    };
+    let (w, h) = game.grid();
+    let planes = train::net::PLANES;
+    let data = py.detach(move || {
+        train::net::encode_batch(&states)
+            .into_raw_vec_and_offset()
+            .0
+    });
+    let n = data.len() / (planes * w * h);
+    Ok(PyArray1::from_vec(py, data)
+        .reshape([n, planes, h, w])?
+        .into_any())
+}
+
+/// A trained network (a model folder written by `flipzero train`, or a run whose best
+/// it is).
+#[pyclass(name = "Model", module = "flipzero", frozen)]
+pub struct PyModel {
+    model: Mutex<train::LoadedModel>,
+    game: Game,
+    dir: PathBuf,
+}
+
+#[pymethods]
+impl PyModel {
+    /// Loads the model folder `path` (or a run directory's best network).
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<PyModel> {
+        let dir = match eval::resolve_net(&path).map_err(refused)? {
+            eval::ResolvedNet::Model(dir) => dir,
+            eval::ResolvedNet::Bootstrap => {
+                return Err(refused(format!(
+                    "{} is a run whose best is still the bootstrap evaluator: no network to run",
+                    path.display()
+                )));
+            }
+        };
+        let d = dir.clone();
+        let model = py.detach(move || train::load_model(&d)).map_err(refused)?;
+        Ok(PyModel {
+            game: model.game,
+            model: Mutex::new(model),
+            dir,
+        })
+    }
+
+    /// The game it plays.
+    #[getter]
+    fn game(&self) -> PyGame {
+        PyGame(self.game)
+    }
+
+    /// Its folder.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.dir.clone()
+    }
+
+    /// The network's answer for `positions` (of its game), as float32 arrays:
+    /// `policy_logits` [N, policy_size] (over every move index; `Position.legal_indices`
+    /// picks the legal ones), `wdl` [N, 3] (win, draw, loss for the side to move),
+    /// `value` [N] (win − loss) and `score` [N] (the expected margin, scaled to [−1, 1]).
+    /// The same numbers as `flipzero infer`.
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        positions: Vec<PyRef<'py, PyPosition>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let states = states(&positions);
+        one_game(&states, Some(self.game)).map_err(|_| {
+            let other = states
+                .iter()
+                .find(|s| s.game() != self.game)
+                .map(State::game);
+            refused(format!(
+                "model {} is for game {}, not {}",
+                self.dir.display(),
+                self.game,
+                other.map_or_else(String::new, |g| g.to_string())
+            ))
+        })?;
+        let n = states.len();
+        let p = self.game.policy_size();
+        let preds = py.detach(|| {
+            let model = self.model.lock().unwrap_or_else(|e| e.into_inner());
+            train::predict(&model, &states)
+        });
+        let mut logits = Vec::with_capacity(n * p);
+        let mut wdl = Vec::with_capacity(n * 3);
+        let mut value = Vec::with_capacity(n);
+        let mut score = Vec::with_capacity(n);
+        for pr in &preds {
+            logits.extend_from_slice(&pr.policy_logits);
+            wdl.extend_from_slice(&pr.wdl);
+            value.push(pr.wdl[0] - pr.wdl[2]);
+            score.push(pr.score);
+        }
+        let d = PyDict::new(py);
+        d.set_item(
+            "policy_logits",
+            PyArray1::from_vec(py, logits).reshape([n, p])?,
+        )?;
+        d.set_item("wdl", PyArray1::from_vec(py, wdl).reshape([n, 3])?)?;
+        d.set_item("value", PyArray1::from_vec(py, value))?;
+        d.set_item("score", PyArray1::from_vec(py, score))?;
+        Ok(d)
+    }
+
+    /// The network's probabilities over the legal moves of `position`, most likely
+    /// first, as `flipzero infer` prints them: a list of (move, policy index,
+    /// probability).
+    fn policy(
+        &self,
+        py: Python<'_>,
+        position: PyRef<'_, PyPosition>,
+    ) -> PyResult<Vec<(String, usize, f32)>> {
+        let s = position.0;
+        if s.game() != self.game {
+            return Err(refused(format!(
+                "model {} is for game {}, not {}",
+                self.dir.display(),
+                self.game,
+                s.game()
+            )));
+        }
+        let pred = py.detach(|| {
+            let model = self.model.lock().unwrap_or_else(|e| e.into_inner());
+            train::predict(&model, &[s]).remove(0)
+        });
+        let moves = s.legal_moves();
+        let probs = train::move_probabilities(&s, &moves, &pred.policy_logits);
+        let mut out: Vec<(String, usize, f32)> = moves
+            .iter()
+            .zip(probs)
+            .map(|(&m, p)| (s.move_to_string(m), s.policy_index(m), p))
+            .collect();
+        out.sort_by(|a, b| b.2.partial_cmp(&a.2).unwrap_or(std::cmp::Ordering::Equal));
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Model('{}', game='{}')", self.dir.display(), self.game)
+    }
+}
