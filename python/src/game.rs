@@ -5,7 +5,7 @@
 use engine::{Game, Move, Side, State};
 use pyo3::prelude::*;
 
-use crate::refused;
+use crate::error::refused;
 
 /// The name of every game (`ataxx`, `othello`, `hexxagon`, `annexation64/misere`, …).
 #[pyfunction]

@@ -6,14 +6,10 @@
 
 use pyo3::prelude::*;
 
+mod error;
 mod game;
 mod net;
 mod player;
-
-/// A refusal, as Python sees it: `ValueError(message)`.
-pub(crate) fn refused(e: impl std::fmt::Display) -> PyErr {
-    pyo3::exceptions::PyValueError::new_err(e.to_string())
-}
 
 #[pymodule]
 fn _flipzero(m: &Bound<'_, PyModule>) -> PyResult<()> {

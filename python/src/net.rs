@@ -10,8 +10,8 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::error::refused;
 use crate::game::{PyGame, PyPosition};
-use crate::refused;
 
 fn states(positions: &[PyRef<'_, PyPosition>]) -> Vec<State> {
     positions.iter().map(|p| p.0).collect()

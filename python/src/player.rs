@@ -10,8 +10,8 @@ use eval::{MctsPlayer, Player, PlayerSpec, Thinking, Timeouts};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
+use crate::error::refused;
 use crate::game::{PyGame, PyPosition};
-use crate::refused;
 
 /// A player of one game.
 #[pyclass(name = "Player", module = "flipzero", frozen)]
