@@ -8,10 +8,30 @@ network's input encoding, trained networks and players, on the project's native 
     (['b1', 'a2', 'b2'], 'o')
 
 Refusals (an unknown game, a malformed position, an illegal move, a model of another
-game) are ``ValueError`` with the command line's message. ``flipzero.env`` holds the
+game) are ``ValueError`` with the command line's message. ``flipzero.data`` reads a run's shards with pyarrow or polars; ``flipzero.env`` holds the
 PettingZoo and Gymnasium environments (``pip install pettingzoo gymnasium``).
 """
 
-from ._flipzero import Game, Model, Player, Position, __version__, encode, games
+from ._flipzero import (
+    Game,
+    Model,
+    Player,
+    Position,
+    Shards,
+    __version__,
+    encode,
+    games,
+    shard_files,
+)
 
-__all__ = ["Game", "Model", "Player", "Position", "encode", "games", "__version__"]
+__all__ = [
+    "Game",
+    "Model",
+    "Player",
+    "Position",
+    "Shards",
+    "encode",
+    "games",
+    "shard_files",
+    "__version__",
+]

@@ -6,6 +6,7 @@
 
 use pyo3::prelude::*;
 
+mod data;
 mod error;
 mod game;
 mod net;
@@ -19,6 +20,8 @@ fn _flipzero(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(net::encode, m)?)?;
     m.add_class::<net::PyModel>()?;
     m.add_class::<player::PyPlayer>()?;
+    m.add_function(wrap_pyfunction!(data::shard_files, m)?)?;
+    m.add_class::<data::PyShards>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
