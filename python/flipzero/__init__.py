@@ -17,10 +17,13 @@ from ._flipzero import (
     Model,
     Player,
     Position,
+    Run,
     Shards,
     __version__,
     encode,
     games,
+    play_match,
+    run,
     shard_files,
 )
 
@@ -29,9 +32,12 @@ __all__ = [
     "Model",
     "Player",
     "Position",
+    "Run",
     "Shards",
     "encode",
     "games",
+    "play_match",
+    "run",
     "shard_files",
     "__version__",
 ]

@@ -120,3 +120,31 @@ class Shards:
     ) -> dict[str, npt.NDArray[np.float32]]:
         """The trainer's arrays: inputs, policy, legal, policy_weight, wdl, score, ownership, ownership_weight, reply_policy, reply_weight."""
     def row(self, i: int) -> dict[str, Any]: ...
+
+class Run:
+    """A run directory, read."""
+
+    def __init__(self, path: str | PathLike[str]) -> None: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def best(self) -> Optional[str]: ...
+    def config(self) -> dict[str, Any]: ...
+    def generations(self) -> list[dict[str, Any]]: ...
+    def metrics_csv(self) -> str: ...
+    def ratings(self, anchor: Optional[str] = None) -> list[dict[str, Any]]: ...
+
+def run(
+    path: str | PathLike[str],
+    config: Optional[str | PathLike[str]] = None,
+    set: Sequence[str] = (),
+    force: bool = False,
+    progress: Optional[Callable[[str, Any], None]] = None,
+) -> dict[str, Any]:
+    """Starts or resumes a run as ``flipzero run`` does; returns table, best, report."""
+
+def play_match(
+    a: str, b: str, game: Game, pairs: int = 10, seed: int = 0, threads: int = 1,
+    clock: Optional[str] = None,
+) -> dict[str, Any]:
+    """A paired match: A's wdl, pentanomial, score, elo, ci95, and the games as pgn."""

@@ -11,6 +11,7 @@ mod error;
 mod game;
 mod net;
 mod player;
+mod run;
 
 #[pymodule]
 fn _flipzero(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -22,6 +23,9 @@ fn _flipzero(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<player::PyPlayer>()?;
     m.add_function(wrap_pyfunction!(data::shard_files, m)?)?;
     m.add_class::<data::PyShards>()?;
+    m.add_class::<run::PyRun>()?;
+    m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(run::play_match, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
