@@ -17,9 +17,20 @@ pub fn export_web(
     title: Option<&str>,
 ) -> Result<Vec<PathBuf>, Error> {
     if !fastnet::io::is_fastnet(model) {
+        // Say what is wrong with the folder: a CNN's model, or a fast net's files that
+        // do not load (the fast net's loader names the file and the fault).
+        if train::read_metadata(model).is_ok() {
+            return Err(Error::Invalid(format!(
+                "{} is a CNN model: the web player plays the nets of `flipzero train --net fast` \
+                 (a CNN exports to ONNX and safetensors without --web)",
+                model.display()
+            )));
+        }
+        let why = fastnet::io::load(model)
+            .err()
+            .map_or_else(String::new, |e| format!(": {e}"));
         return Err(Error::Invalid(format!(
-            "{} is not a fast net: the web player plays the nets of `flipzero train --net fast` \
-             (a CNN model exports to ONNX and safetensors without --web)",
+            "{} holds no fast net the web player can load{why}",
             model.display()
         )));
     }
@@ -34,9 +45,10 @@ pub fn export_web(
             path: out.to_path_buf(),
             source,
         })?;
-        if entries.count() > 0 && !out.join(web::bundle::CONFIG).is_file() {
+        if entries.count() > 0 && !is_bundle(out) {
             return Err(Error::Invalid(format!(
-                "{} holds files and no {}: name a new or empty folder (an earlier bundle is replaced)",
+                "{} holds files and no {} of an earlier bundle: name a new or empty folder \
+                 (an earlier bundle is replaced)",
                 out.display(),
                 web::bundle::CONFIG
             )));
@@ -52,6 +64,25 @@ pub fn export_web(
         .map_err(|e| Error::Invalid(format!("{}: {e}", model.display())))?;
     for (name, _) in &files {
         let path = out.join(name);
+        // Every folder of the bundle is a real folder (or new), and every file a
+        // regular file (or new): nothing is written through a link, and nothing is
+        // written at all when one path would fail.
+        let mut at = path.parent();
+        while let Some(dir) = at.filter(|d| d.starts_with(out) && *d != out) {
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| !m.is_dir()) {
+                return Err(Error::Invalid(format!(
+                    "{} is not a folder (a link or a file): remove it, the bundle makes its own",
+                    dir.display()
+                )));
+            }
+            at = dir.parent();
+        }
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(Error::Invalid(format!(
+                "{} is not a regular file (a link, a folder or a device): remove it, the bundle makes its own",
+                path.display()
+            )));
+        }
         if let Some(input) = rundir::output_overwrites(&path, &[model]) {
             return Err(Error::Invalid(format!(
                 "{} would overwrite {}, which this command reads: name another output",
@@ -74,4 +105,12 @@ pub fn export_web(
         written.push(path);
     }
     Ok(written)
+}
+
+/// Whether `dir` holds an earlier bundle: its `bundle.json` reads as one.
+fn is_bundle(dir: &Path) -> bool {
+    rundir::read_regular(&dir.join(web::bundle::CONFIG), rundir::Limit::SMALL)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<web::bundle::BundleConfig>(&b).ok())
+        .is_some_and(|c| c.format == web::bundle::FORMAT)
 }

@@ -2,6 +2,7 @@
 
 from collections.abc import Callable, Sequence
 from os import PathLike
+from pathlib import Path
 from typing import Any, Optional, TypedDict
 
 import numpy as np
@@ -81,7 +82,7 @@ class Model:
     @property
     def game(self) -> Game: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     def predict(self, positions: Sequence[Position]) -> Prediction:
         """The same numbers as ``flipzero infer``."""
     def policy(self, position: Position) -> list[tuple[str, int, float]]:
@@ -103,7 +104,7 @@ class Player:
     def new_game(self) -> None: ...
     def choose(self, position: Position) -> str: ...
 
-def shard_files(path: str | PathLike[str]) -> list[str]:
+def shard_files(path: str | PathLike[str]) -> list[Path]:
     """The Parquet shards of a shard file, a folder of shards or a run directory, oldest first."""
 
 class Shards:
@@ -126,7 +127,7 @@ class Run:
 
     def __init__(self, path: str | PathLike[str]) -> None: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     @property
     def best(self) -> Optional[str]: ...
     def config(self) -> dict[str, Any]: ...
@@ -144,7 +145,7 @@ def run(
     """Starts or resumes a run as ``flipzero run`` does; returns table, best, report."""
 
 def play_match(
-    a: str, b: str, game: Game, pairs: int = 10, seed: int = 0, threads: int = 1,
+    a: str, b: str, game: Game | str, pairs: int = 10, seed: int = 0, threads: int = 1,
     clock: Optional[str] = None,
 ) -> dict[str, Any]:
     """A paired match: A's wdl, pentanomial, score, elo, ci95, and the games as pgn."""

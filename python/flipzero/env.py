@@ -17,6 +17,7 @@ Both need ``pip install pettingzoo gymnasium``.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional
 
 import numpy as np
@@ -37,6 +38,14 @@ def _spaces(game: Game) -> tuple[spaces.Dict, spaces.Discrete]:
     return obs, spaces.Discrete(game.policy_size)
 
 
+def _start(game: Game, options: Optional[dict]) -> Position:
+    text = (options or {}).get("position")
+    position = game.position(text) if text else game.start()
+    if position.is_over:
+        raise ValueError(f"the start position {position.text} is a finished game")
+    return position
+
+
 def _observe(position: Position, to_move: bool) -> dict[str, np.ndarray]:
     mask = np.zeros(position.game.policy_size, dtype=np.int8)
     if to_move:
@@ -45,7 +54,11 @@ def _observe(position: Position, to_move: bool) -> dict[str, np.ndarray]:
 
 
 def _move(position: Position, action: Any) -> str:
-    move = position.index_move(int(action))
+    try:
+        index = operator.index(action)
+    except TypeError:
+        raise ValueError(f"action {action!r} is not a policy index (an integer)") from None
+    move = position.index_move(index) if 0 <= index < position.game.policy_size else None
     if move is None:
         raise ValueError(
             f"action {action} is not a legal move in {position.text} "
@@ -74,8 +87,7 @@ class AECEnv(_AECEnv):
         return self._act_space
 
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
-        start = (options or {}).get("position")
-        self.position = self.game.position(start) if start else self.game.start()
+        self.position = _start(self.game, options)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -147,8 +159,7 @@ class SingleAgentEnv(Env):
         if seed is not None:
             self.opponent = Player(self.opponent_spec, self.game, seed)
         self.opponent.new_game()
-        start = (options or {}).get("position")
-        self.position = self.game.position(start) if start else self.game.start()
+        self.position = _start(self.game, options)
         self._reply()
         return _observe(self.position, not self.position.is_over), {}
 

@@ -32,7 +32,12 @@ fn files_of(path: &Path) -> PyResult<Vec<PathBuf>> {
                         .is_some()
             })
             .collect();
-        gens.sort();
+        // By number: gen-10000 after gen-9999.
+        gens.sort_by_key(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(rundir::parse_generation)
+        });
         gens
     } else {
         vec![path.to_path_buf()]

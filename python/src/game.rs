@@ -40,10 +40,11 @@ impl PyGame {
     /// The position of this text (FEN for the Ataxx family; the game's own text for the
     /// others).
     fn position(&self, text: &str) -> PyResult<PyPosition> {
-        self.0
-            .parse_position(text)
-            .map(PyPosition)
-            .map_err(|e| refused(format!("bad position `{text}` for {}: {e}", self.0)))
+        self.0.parse_position(text).map(PyPosition).map_err(|e| {
+            let shown: String = text.chars().take(200).collect();
+            let more = if shown.len() < text.len() { "…" } else { "" };
+            refused(format!("bad position `{shown}{more}` for {}: {e}", self.0))
+        })
     }
 
     /// Entries of the policy vector (every move of the game has one index).
@@ -73,6 +74,11 @@ impl PyGame {
 
     fn __repr__(&self) -> String {
         format!("Game('{}')", self.0)
+    }
+
+    /// Pickled as its name.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        Ok((py.get_type::<PyGame>().into_any(), (self.0.to_string(),)))
     }
 }
 
@@ -195,10 +201,11 @@ impl PyPosition {
     }
 
     /// Leaf positions `depth` plies ahead (the engine's perft; the interpreter is free
-    /// meanwhile).
-    fn perft(&self, py: Python<'_>, depth: u32) -> u64 {
+    /// meanwhile, and Ctrl-C stops it).
+    fn perft(&self, py: Python<'_>, depth: u32) -> PyResult<u64> {
         let s = self.0;
-        py.detach(move || s.perft(depth))
+        crate::interrupt::interruptible(py, |stop| s.perft_stoppable(depth, stop))?
+            .ok_or_else(|| refused("perft stopped"))
     }
 
     /// The image of the position under a board symmetry (a list from
@@ -229,5 +236,17 @@ impl PyPosition {
 
     fn __repr__(&self) -> String {
         format!("Position('{}', '{}')", self.0.game(), self.0.text())
+    }
+
+    /// Pickled (and copied) as its game and text.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String, String))> {
+        let at = py.get_type::<PyPosition>().getattr("_from_text")?;
+        Ok((at, (self.0.game().to_string(), self.0.text())))
+    }
+
+    /// The position of `game` given by `text` (what unpickling calls).
+    #[staticmethod]
+    fn _from_text(game: &str, text: &str) -> PyResult<PyPosition> {
+        PyGame::new(game)?.position(text)
     }
 }

@@ -1,14 +1,15 @@
 //! `flipzero._flipzero`, the native half of the Python package `flipzero` (its Python
 //! half is `python/flipzero/`): games and positions ([`game`]), the network's input
 //! encoding and trained networks ([`net`]), and players, including tree search with a
-//! Python evaluator ([`player`]). Every refusal is a Python `ValueError` (or `OSError`
-//! for files) carrying the CLI's message; long calls release the interpreter.
+//! Python evaluator ([`player`]). Every refusal is a Python `ValueError` carrying the CLI's
+//! message (a missing file too, as the CLI words it); long calls release the interpreter.
 
 use pyo3::prelude::*;
 
 mod data;
 mod error;
 mod game;
+mod interrupt;
 mod net;
 mod player;
 mod run;

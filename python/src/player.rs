@@ -2,7 +2,6 @@
 //! `mcts:DIR:sims=400`, `abnet:DIR`, `uai:PATH`), and the project's tree search with a
 //! Python evaluator (a PyTorch or JAX net, batched), `Player.mcts(evaluator, …)`.
 
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use engine::{Game, Move, State};
@@ -23,7 +22,8 @@ pub struct PyPlayer {
     error: Arc<Mutex<Option<PyErr>>>,
 }
 
-fn game_of(game: &Bound<'_, PyAny>) -> PyResult<Game> {
+/// A game given as a `Game` or by name.
+pub(crate) fn game_of(game: &Bound<'_, PyAny>) -> PyResult<Game> {
     if let Ok(g) = game.cast::<PyGame>() {
         return Ok(g.get().0);
     }
@@ -95,7 +95,9 @@ impl PyPlayer {
 
     /// Forgets what it kept of the last game (a tree, a cache).
     fn new_game(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.lock().new_game()).map_err(refused)
+        let mut player = self.lock()?;
+        let p: &mut Box<dyn Player> = &mut player;
+        py.detach(|| p.new_game()).map_err(refused)
     }
 
     /// Its move in `position`, in notation (the interpreter is free while it thinks; a
@@ -115,8 +117,13 @@ impl PyPlayer {
                 r.reason.name()
             )));
         }
-        let chosen = py.detach(|| self.lock().choose_until(&s, &AtomicBool::new(false)));
+        let mut player = self.lock()?;
+        let p: &mut Box<dyn Player> = &mut player;
+        let chosen = crate::interrupt::interruptible(py, |stop| p.choose_until(&s, stop))?;
         if let Some(e) = self.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            // The search finished on stand-in evaluations: forget its tree and cache, so
+            // that they do not steer the next move.
+            let _ = player.new_game();
             return Err(e);
         }
         Ok(s.move_to_string(chosen.map_err(refused)?))
@@ -128,8 +135,16 @@ impl PyPlayer {
 }
 
 impl PyPlayer {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Box<dyn Player>> {
-        self.player.lock().unwrap_or_else(|e| e.into_inner())
+    /// The player, or a refusal while it is searching (its own evaluator calling it,
+    /// or another thread).
+    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Box<dyn Player>>> {
+        match self.player.try_lock() {
+            Ok(p) => Ok(p),
+            Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => Err(refused(
+                "this player is busy searching (called from its own evaluator, or from another thread)",
+            )),
+        }
     }
 }
 

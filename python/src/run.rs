@@ -221,6 +221,13 @@ pub fn run<'py>(
     force: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    if let Some(p) = &progress
+        && !p.bind(py).is_callable()
+    {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "progress must be a callable progress(kind, data), or None",
+        ));
+    }
     let cfg = pipeline::load_config(config.as_deref(), &set).map_err(refused)?;
     let observer = PyObserver {
         callback: progress,
@@ -256,12 +263,13 @@ pub fn play_match<'py>(
     py: Python<'py>,
     a: &str,
     b: &str,
-    game: PyRef<'py, PyGame>,
+    game: &Bound<'py, PyAny>,
     pairs: usize,
     seed: u64,
     threads: usize,
     clock: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let game = PyGame(crate::player::game_of(game)?);
     let spec_a: PlayerSpec = a.parse().map_err(refused)?;
     let spec_b: PlayerSpec = b.parse().map_err(refused)?;
     if !(1..=100_000).contains(&pairs) || !(1..=256).contains(&threads) {

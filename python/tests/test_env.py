@@ -48,3 +48,15 @@ def test_the_single_agent_environment_plays_against_a_ladder_player():
     assert total in (-1.0, 0.0, 1.0) and info["result"] is not None
     with pytest.raises(ValueError, match="side 'y'"):
         SingleAgentEnv(side="y")
+
+
+def test_actions_that_are_not_legal_indices_and_finished_starts_are_refused():
+    env = AECEnv("ataxx")
+    env.reset()
+    for bad in (-1, 5.9, "3", 10**9):
+        with pytest.raises(ValueError, match="not"):
+            env.step(bad)
+    with pytest.raises(ValueError, match="finished game"):
+        env.reset(options={"position": "x6/7/7/7/7/7/7 o 0 1"})
+    with pytest.raises(ValueError, match="finished game"):
+        SingleAgentEnv("ataxx").reset(options={"position": "x6/7/7/7/7/7/7 o 0 1"})

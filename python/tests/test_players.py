@@ -94,3 +94,41 @@ def test_a_long_search_leaves_the_interpreter_free():
     stop.set()
     t.join()
     assert len(ticks) > 20
+
+
+def test_a_failed_search_leaves_no_trace_and_a_busy_player_refuses_calls():
+    g = flipzero.Game("ataxx")
+    fail = [False]
+
+    def evaluator(positions):
+        if fail[0]:
+            raise RuntimeError("once")
+        policy = np.zeros((len(positions), g.policy_size), dtype=np.float32)
+        for i, p in enumerate(positions):
+            policy[i, p.legal_indices()[-1]] = 8.0
+        return policy, np.zeros(len(positions), dtype=np.float32)
+
+    fresh = flipzero.Player.mcts(evaluator, g, sims=100, seed=1).choose(g.start())
+    p = flipzero.Player.mcts(evaluator, g, sims=100, seed=1)
+    fail[0] = True
+    with pytest.raises(RuntimeError, match="once"):
+        p.choose(g.start())
+    fail[0] = False
+    assert p.choose(g.start()) == fresh
+
+    def reentrant(positions):
+        q.choose(positions[0])
+
+    q = flipzero.Player.mcts(reentrant, g, sims=8)
+    with pytest.raises(ValueError, match="busy"):
+        q.choose(g.start())
+
+
+def test_positions_and_games_pickle_as_values():
+    import copy
+    import pickle
+
+    s = flipzero.Game("hexxagon").start()
+    s = s.play(s.legal_moves()[0])
+    assert pickle.loads(pickle.dumps(s)) == s and copy.deepcopy(s) == s
+    assert pickle.loads(pickle.dumps(s.game)) == s.game

@@ -54,3 +54,9 @@ def test_a_match_between_two_players():
     assert 0 <= m["score"] <= 1 and m["pgn"].count("[Event ") == 4
     with pytest.raises(ValueError, match="nonsense"):
         flipzero.play_match("nonsense", "random", g)
+
+
+def test_a_progress_that_is_not_callable_is_refused_before_the_run_starts(tmp_path):
+    with pytest.raises(TypeError, match="progress must be a callable"):
+        flipzero.run(tmp_path / "r", set=MICRO, progress=5)
+    assert not (tmp_path / "r").exists()

@@ -184,3 +184,74 @@ fn browser_the_exported_player_plays_the_native_players_moves_offline() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `export --web` writes only into a new, empty or earlier bundle's folder, through no
+/// link, and says what is wrong with a model that is not a loadable fast net.
+#[test]
+fn export_web_refuses_foreign_folders_links_and_broken_nets() {
+    let base = std::env::temp_dir().join(format!("flipzero-web-refusals-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let export = |model: &Path, out: &Path| {
+        let o = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+            .args(["export", "--web", "--model"])
+            .arg(model)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    // A folder with a bundle.json that is not a bundle's keeps its files.
+    let foreign = base.join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("index.html"), "precious").unwrap();
+    std::fs::write(foreign.join("bundle.json"), "not json").unwrap();
+    let (ok, err) = export(&net(), &foreign);
+    assert!(
+        !ok && err.contains("holds files and no bundle.json"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("index.html")).unwrap(),
+        "precious"
+    );
+    // A bundle whose net/ is a link to another folder: refused before anything is written.
+    let linked = base.join("linked");
+    assert!(export(&net(), &linked).0);
+    let elsewhere = base.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("model.json"), "mine").unwrap();
+    std::fs::remove_dir_all(linked.join("net")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, linked.join("net")).unwrap();
+    let (ok, err) = export(&net(), &linked);
+    assert!(
+        !ok && err.contains("is not a folder (a link or a file)"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(elsewhere.join("model.json")).unwrap(),
+        "mine"
+    );
+    // A fast net whose model.json is cut short: the loader's reason, not "a CNN".
+    let broken = base.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    for f in ["model.json", "fastnet.safetensors"] {
+        std::fs::copy(net().join(f), broken.join(f)).unwrap();
+    }
+    let meta = std::fs::read(broken.join("model.json")).unwrap();
+    std::fs::write(broken.join("model.json"), &meta[..meta.len() / 2]).unwrap();
+    let (ok, err) = export(&broken, &base.join("out-broken"));
+    assert!(
+        !ok && err.contains("holds no fast net the web player can load")
+            && err.contains("model.json"),
+        "{err}"
+    );
+    let cnn = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/strength/gen-0131");
+    let (ok, err) = export(&cnn, &base.join("out-cnn"));
+    assert!(!ok && err.contains("is a CNN model"), "{err}");
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -26,9 +26,12 @@ class FlipzeroPlayer {
     input.set(model, 0);
     input.set(weights, model.length);
     p.write(input);
-    const seed = BigInt.asUintN(64, BigInt(opts.seed || 0));
-    p.answer(p.x.fz_load(model.length, opts.sims || 400,
-      Number(seed >> 32n), Number(seed & 0xffffffffn)));
+    const sims = opts.sims ?? 400, seed = opts.seed ?? 0;
+    // Refused here rather than wrapped: a number the module's u32/u64 cannot take as given.
+    if (!Number.isSafeInteger(sims) || sims < 0 || sims > 0xffffffff) throw new Error(`sims ${sims}: expected a whole number`);
+    if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`seed ${seed}: expected a whole number from 0 to 2^53 - 1`);
+    const s = BigInt(seed);
+    p.answer(p.x.fz_load(model.length, sims, Number(s >> 32n), Number(s & 0xffffffffn)));
     return p;
   }
 
@@ -37,6 +40,7 @@ class FlipzeroPlayer {
   // Copies `bytes` into the module's input buffer.
   write(bytes) {
     const at = this.x.fz_input(bytes.length);
+    if (at === 0) throw new Error(`an input of ${bytes.length} bytes does not fit in the module's memory`);
     new Uint8Array(this.x.memory.buffer, at, bytes.length).set(bytes);
   }
 
@@ -62,7 +66,7 @@ class FlipzeroPlayer {
   play(move) { return this.call({ op: "play", move }); }
   // The net searches and plays its move: `played`, `value`, `lines` (visits, q, prior).
   think() { return this.call({ op: "think" }); }
-  undo(plies) { return this.call({ op: "undo", plies: plies || 1 }); }
+  undo(plies) { return this.call({ op: "undo", plies: plies ?? 1 }); }
   // Simulations a move and the search's seed.
   configure(opts) {
     return this.call({ op: "configure", sims: opts.sims ?? null, seed: opts.seed ?? null });

@@ -24,11 +24,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Sizes the input buffer to `len` bytes (zeroed) and returns where they start.
+/// Sizes the input buffer to `len` bytes (zeroed) and returns where they start, or
+/// null when the module's memory cannot hold them (nothing else changes then).
 #[unsafe(no_mangle)]
 pub extern "C" fn fz_input(len: usize) -> *mut u8 {
     let mut input = lock(&INPUT);
     input.clear();
+    if input.try_reserve_exact(len).is_err() {
+        input.shrink_to_fit();
+        return std::ptr::null_mut();
+    }
     input.resize(len, 0);
     input.as_mut_ptr()
 }

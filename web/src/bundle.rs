@@ -10,6 +10,9 @@ use crate::player::WebPlayer;
 pub const FORMAT: &str = "flipzero-web-bundle";
 /// `bundle.json`'s `version`.
 pub const VERSION: u32 = 1;
+/// The largest seed a bundle takes: JavaScript's numbers hold whole numbers exactly up
+/// to 2^53 − 1, and the page passes the seed as one.
+pub const MAX_SEED: u64 = (1 << 53) - 1;
 /// The file that says what a folder's bundle plays; a folder holding it is a bundle
 /// that a new export may replace.
 pub const CONFIG: &str = "bundle.json";
@@ -50,6 +53,11 @@ pub fn files(
     seed: u64,
     title: Option<&str>,
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
+    if seed > MAX_SEED {
+        return Err(format!(
+            "seed {seed}: at most {MAX_SEED} (2^53 - 1), the largest whole number a page's JavaScript holds exactly"
+        ));
+    }
     let mut player = WebPlayer::load(meta, weights, sims, seed)?;
     let game = player.call(r#"{"op":"state"}"#)?.game;
     let config = BundleConfig {
@@ -81,13 +89,14 @@ pub fn files(
     Ok(out)
 }
 
-/// `model.json` as a public page shows it: what the trainer recorded of its data
-/// (`trained.data`, the training machine's paths) is left out.
+/// `model.json` as a public page shows it: the training machine's paths (the trainer's
+/// `trained.data` and `trained.init`) are left out.
 fn public_meta(meta: &[u8]) -> Result<Vec<u8>, String> {
     let mut v: serde_json::Value =
         serde_json::from_slice(meta).map_err(|e| format!("model.json: {e}"))?;
     if let Some(t) = v.get_mut("trained").and_then(|t| t.as_object_mut()) {
         t.remove("data");
+        t.remove("init");
     }
     let mut out = serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?;
     out.push(b'\n');

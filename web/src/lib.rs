@@ -2,8 +2,8 @@
 //! ([`position`], for `flipzero serve` and this crate's player alike), and the player
 //! that needs no server ([`player`]): the engine, the project's tree search and a fast
 //! net, compiled to WebAssembly (`web/build.sh`) and driven from JavaScript through the
-//! small C interface of [`abi`]. `flipzero export --web DIR` writes the module with a
-//! page and a network as a static bundle (docs/web.md).
+//! small C interface of [`abi`]. `flipzero export --web --out DIR` writes the module with
+//! a page and a network as a static bundle (docs/web.md).
 //!
 //! The player is the same code as the native one (`selfplay::TreePlayer` over
 //! `fastnet::FastEvaluator`, integer inference): a seed and a simulation count give the
