@@ -77,29 +77,10 @@ impl PyShards {
         for p in &paths {
             files.extend(files_of(p)?);
         }
-        let (rows, skipped) = py.detach(|| {
-            let mut chunks = Vec::new();
-            let mut skipped = Vec::new();
-            let mut n = 0;
-            for f in files.iter().rev() {
-                if n >= max_rows {
-                    break;
-                }
-                match selfplay::data::read_shard(f) {
-                    Ok((rows, _)) => {
-                        n += rows.len();
-                        chunks.push(rows);
-                    }
-                    Err(e) => skipped.push(e.to_string()),
-                }
-            }
-            skipped.reverse();
-            let mut rows: Vec<Sample> = chunks.into_iter().rev().flatten().collect();
-            if rows.len() > max_rows {
-                rows.drain(..rows.len() - max_rows);
-            }
-            (rows, skipped)
-        });
+        let window = py
+            .detach(|| train::data::load_window_from(files.iter().rev().cloned().map(Ok), max_rows))
+            .map_err(refused)?;
+        let (rows, skipped) = (window.rows, window.skipped);
         let Some(first) = rows.first() else {
             return Err(refused(format!(
                 "no rows in {} ({} files{})",

@@ -228,17 +228,7 @@ impl selfplay::Evaluator for PyEvaluator {
         };
         // After a failure the search finishes on flat evaluations, and `choose` raises
         // the evaluator's exception instead of answering.
-        answer.unwrap_or_else(|| {
-            moves
-                .iter()
-                .map(|m| selfplay::Evaluation {
-                    policy: vec![1.0 / m.len() as f32; m.len()],
-                    value: 0.0,
-                    wdl: None,
-                    score: None,
-                })
-                .collect()
-        })
+        answer.unwrap_or_else(|| selfplay::Uniform.evaluate(states, moves))
     }
 
     fn name(&self) -> String {

@@ -32,21 +32,36 @@ pub struct Window {
 /// once the window is full, so the cost is the window's, not the run's. Unreadable
 /// files are skipped and listed.
 pub fn load_window(dirs: &[PathBuf], max_rows: usize) -> Result<Window, selfplay::data::DataError> {
+    // Listed lazily: a folder is listed only when the window still needs its rows.
+    let files = dirs
+        .iter()
+        .rev()
+        .flat_map(|dir| match selfplay::data::shard_files(dir) {
+            Ok(files) => files.into_iter().rev().map(Ok).collect::<Vec<_>>(),
+            Err(e) => vec![Err(e)],
+        });
+    load_window_from(files, max_rows)
+}
+
+/// The newest `max_rows` rows of shard files given newest first (a listing error stops
+/// the reading with that error), as [`load_window`] reads a run's folders.
+pub fn load_window_from(
+    newest_first: impl IntoIterator<Item = Result<PathBuf, selfplay::data::DataError>>,
+    max_rows: usize,
+) -> Result<Window, selfplay::data::DataError> {
     let mut chunks: Vec<Vec<Sample>> = Vec::new();
     let mut skipped = Vec::new();
     let mut decoded = 0;
-    'dirs: for dir in dirs.iter().rev() {
-        for file in selfplay::data::shard_files(dir)?.iter().rev() {
-            if decoded >= max_rows {
-                break 'dirs;
+    for file in newest_first {
+        if decoded >= max_rows {
+            break;
+        }
+        match selfplay::data::read_shard(&file?) {
+            Ok((rows, _)) => {
+                decoded += rows.len();
+                chunks.push(rows);
             }
-            match selfplay::data::read_shard(file) {
-                Ok((rows, _)) => {
-                    decoded += rows.len();
-                    chunks.push(rows);
-                }
-                Err(e) => skipped.push(e.to_string()),
-            }
+            Err(e) => skipped.push(e.to_string()),
         }
     }
     skipped.reverse();
