@@ -157,20 +157,29 @@ pub fn is_fastnet(dir: &Path) -> bool {
         .is_some_and(|v| v["format"] == FORMAT)
 }
 
+/// The two files of the fast net in `dir` as they are: `model.json` and [`WEIGHTS`]
+/// (regular files of bounded size), what [`parse`] and a bundle take.
+#[cfg(feature = "train")]
+pub fn read_files(dir: &Path) -> Result<(Vec<u8>, Vec<u8>), Error> {
+    let read = |name: &str, limit| {
+        let path = dir.join(name);
+        rundir::read_regular(&path, limit).map_err(|e| Error::io(&path, e))
+    };
+    Ok((
+        read("model.json", rundir::Limit::SMALL)?,
+        read(WEIGHTS, rundir::Limit::RECORD)?,
+    ))
+}
+
 /// Reads the fast net in `dir`, checking every tensor's name, dtype, shape and range.
 #[cfg(feature = "train")]
 pub fn load(dir: &Path) -> Result<(FloatNet, FastNetMeta), Error> {
-    let meta_path = dir.join("model.json");
-    let meta = rundir::read_regular(&meta_path, rundir::Limit::SMALL)
-        .map_err(|e| Error::io(&meta_path, e))?;
-    let path = dir.join(WEIGHTS);
-    let weights =
-        rundir::read_regular(&path, rundir::Limit::RECORD).map_err(|e| Error::io(&path, e))?;
+    let (meta, weights) = read_files(dir)?;
     parse(
         &meta,
         &weights,
-        &meta_path.display().to_string(),
-        &path.display().to_string(),
+        &dir.join("model.json").display().to_string(),
+        &dir.join(WEIGHTS).display().to_string(),
     )
 }
 

@@ -54,12 +54,7 @@ pub fn export_web(
             )));
         }
     }
-    let read = |name: &str, limit| {
-        let path = model.join(name);
-        rundir::read_regular(&path, limit).map_err(|source| Error::Io { path, source })
-    };
-    let meta = read("model.json", rundir::Limit::SMALL)?;
-    let weights = read(fastnet::io::WEIGHTS, rundir::Limit::RECORD)?;
+    let (meta, weights) = fastnet::io::read_files(model)?;
     let files = web::bundle::files(&meta, &weights, sims, seed, title)
         .map_err(|e| Error::Invalid(format!("{}: {e}", model.display())))?;
     for (name, _) in &files {

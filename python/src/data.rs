@@ -14,31 +14,17 @@ use crate::error::refused;
 use crate::game::PyGame;
 
 /// The shard files `path` names, oldest first: a shard file itself, a folder of shards,
-/// or a run directory (every generation's self-play, in generation order).
+/// or a run directory (its published self-play: the loop's generations in order, then
+/// the workers' batches, as `pipeline::roles::published_selfplay` lists them).
 fn files_of(path: &Path) -> PyResult<Vec<PathBuf>> {
     if path.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let selfplay = rundir::RunDir::new(path).selfplay();
-    let dirs: Vec<PathBuf> = if selfplay.is_dir() {
-        let mut gens: Vec<PathBuf> = std::fs::read_dir(&selfplay)
-            .map_err(|e| refused(format!("{}: {e}", selfplay.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.is_dir()
-                    && p.file_name()
-                        .and_then(|n| n.to_str())
-                        .and_then(rundir::parse_generation)
-                        .is_some()
-            })
-            .collect();
-        // By number: gen-10000 after gen-9999.
-        gens.sort_by_key(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(rundir::parse_generation)
-        });
-        gens
+    let run = rundir::RunDir::new(path);
+    let dirs = if run.selfplay().is_dir() {
+        pipeline::roles::published_selfplay(&run)
+            .map_err(refused)?
+            .0
     } else {
         vec![path.to_path_buf()]
     };

@@ -13,6 +13,15 @@ pub fn games() -> Vec<&'static str> {
     engine::GAME_NAMES.to_vec()
 }
 
+/// A game given as a `Game` or by name.
+pub(crate) fn game_of(game: &Bound<'_, PyAny>) -> PyResult<Game> {
+    if let Ok(g) = game.cast::<PyGame>() {
+        return Ok(g.get().0);
+    }
+    let name: String = game.extract()?;
+    name.parse().map_err(refused)
+}
+
 /// A game: its board, its start and its positions.
 #[pyclass(name = "Game", module = "flipzero", frozen, eq, hash)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

@@ -170,14 +170,10 @@ impl PyModel {
             let model = self.model.lock().unwrap_or_else(|e| e.into_inner());
             train::predict(&model, &[s]).remove(0)
         });
-        let moves = s.legal_moves();
-        let probs = train::move_probabilities(&s, &moves, &pred.policy_logits);
-        let mut out: Vec<(String, usize, f32)> = moves
-            .iter()
-            .zip(probs)
-            .map(|(&m, p)| (s.move_to_string(m), s.policy_index(m), p))
+        let out = train::ranked_moves(&s, &pred.policy_logits)
+            .into_iter()
+            .map(|(m, p)| (s.move_to_string(m), s.policy_index(m), p))
             .collect();
-        out.sort_by(|a, b| b.2.partial_cmp(&a.2).unwrap_or(std::cmp::Ordering::Equal));
         Ok(out)
     }
 

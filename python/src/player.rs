@@ -10,7 +10,7 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 use crate::error::refused;
-use crate::game::{PyGame, PyPosition};
+use crate::game::{PyGame, PyPosition, game_of};
 
 /// A player of one game.
 #[pyclass(name = "Player", module = "flipzero", frozen)]
@@ -20,15 +20,6 @@ pub struct PyPlayer {
     name: String,
     /// The first exception a Python evaluator raised during the current search.
     error: Arc<Mutex<Option<PyErr>>>,
-}
-
-/// A game given as a `Game` or by name.
-pub(crate) fn game_of(game: &Bound<'_, PyAny>) -> PyResult<Game> {
-    if let Ok(g) = game.cast::<PyGame>() {
-        return Ok(g.get().0);
-    }
-    let name: String = game.extract()?;
-    name.parse().map_err(refused)
 }
 
 #[pymethods]

@@ -269,7 +269,7 @@ pub fn play_match<'py>(
     threads: usize,
     clock: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let game = PyGame(crate::player::game_of(game)?);
+    let game = PyGame(crate::game::game_of(game)?);
     let spec_a: PlayerSpec = a.parse().map_err(refused)?;
     let spec_b: PlayerSpec = b.parse().map_err(refused)?;
     if !(1..=100_000).contains(&pairs) || !(1..=256).contains(&threads) {

@@ -371,12 +371,7 @@ fn describe(cfg: &train::TrainConfig, game: engine::Game) -> String {
 
 /// The web benchmark: see [`Suite::Web`]. The last line is `evaluations <n>`.
 fn bench_web(model: &std::path::Path) -> anyhow::Result<()> {
-    let read = |name: &str, limit| {
-        let p = model.join(name);
-        rundir::read_regular(&p, limit).with_context(|| format!("cannot read {}", p.display()))
-    };
-    let meta = read("model.json", rundir::Limit::SMALL)?;
-    let weights = read(fastnet::io::WEIGHTS, rundir::Limit::RECORD)?;
+    let (meta, weights) = fastnet::io::read_files(model)?;
     let mut p = web::player::WebPlayer::load(&meta, &weights, 2000, 1)
         .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
     let t = Instant::now();

@@ -269,19 +269,10 @@ pub fn infer(a: InferArgs) -> anyhow::Result<()> {
         super::write_output(p, &bytes)?;
     }
     let pred = train::predict(&model, &[state]).remove(0);
-    let moves = state.legal_moves();
-    let probs = train::move_probabilities(&state, &moves, &pred.policy_logits);
-    let mut policy: Vec<serde_json::Value> = moves
-        .iter()
-        .zip(&probs)
-        .map(|(&m, &p)| serde_json::json!({"move": state.move_to_string(m), "index": state.policy_index(m), "prob": p}))
+    let policy: Vec<serde_json::Value> = train::ranked_moves(&state, &pred.policy_logits)
+        .into_iter()
+        .map(|(m, p)| serde_json::json!({"move": state.move_to_string(m), "index": state.policy_index(m), "prob": p}))
         .collect();
-    policy.sort_by(|a, b| {
-        b["prob"]
-            .as_f64()
-            .partial_cmp(&a["prob"].as_f64())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
     let out = serde_json::json!({
         "value": pred.wdl[0] - pred.wdl[2],
         "wdl": pred.wdl,

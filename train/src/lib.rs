@@ -30,7 +30,9 @@ pub use config::{OptimizerKind, TrainConfig, training_device};
 pub use error::TrainError;
 pub use export::export;
 pub use infer::fast::{FastEvaluator, FastNet};
-pub use infer::{NetEvaluator, Network, Prediction, Predictions, move_probabilities, predict};
+pub use infer::{
+    NetEvaluator, Network, Prediction, Predictions, move_probabilities, predict, ranked_moves,
+};
 /// The ndarray crate of [`data::Batch`], [`Predictions`] and [`net::encode`]'s arrays.
 pub use ndarray;
 pub use net::{Net, NetConfig};

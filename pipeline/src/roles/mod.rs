@@ -25,5 +25,8 @@ pub use common::{RoleOptions, given_config, prepare_run, progress};
 pub use gatekeeper::gatekeeper;
 pub use local::{AsyncOptions, run_async};
 pub use selfplay::selfplay_worker;
-pub use shards::{Batch, BatchIndex, BatchName, BatchSummary, reserve_game_ids, window_batches};
+pub use shards::{
+    Batch, BatchIndex, BatchName, BatchSummary, published_selfplay, reserve_game_ids,
+    window_batches,
+};
 pub use trainer::{CandidateRecord, trainer};

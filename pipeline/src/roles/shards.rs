@@ -152,6 +152,32 @@ fn read_batch(folder: &Path) -> Result<Option<BatchSummary>, String> {
     Ok(Some(summary))
 }
 
+/// The folders of a run's published self-play, oldest first: the synchronous loop's
+/// generations (`selfplay/gen-NNNN` with their summary, by number), then the workers'
+/// batches (as [`BatchIndex::refresh`] orders them). Folders being written are left
+/// out; batches that cannot be read come back as warnings, as the trainer's are.
+pub fn published_selfplay(run: &RunDir) -> crate::Result<(Vec<PathBuf>, Vec<String>)> {
+    let mut generations: Vec<u32> = match std::fs::read_dir(run.selfplay()) {
+        Ok(entries) => entries
+            .flatten()
+            .filter_map(|e| rundir::parse_generation(&e.file_name().to_string_lossy()))
+            .filter(|&g| run.selfplay_summary(g).is_file())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot list {}", run.selfplay().display()));
+        }
+    };
+    generations.sort_unstable();
+    let mut folders: Vec<PathBuf> = generations
+        .into_iter()
+        .map(|g| run.selfplay_generation(g))
+        .collect();
+    let mut index = BatchIndex::default();
+    folders.extend(index.refresh(run)?.into_iter().map(|b| b.dir));
+    Ok((folders, index.take_warnings()))
+}
+
 /// The newest batches holding at least `window` positions (all of them when fewer),
 /// oldest first: the folders a training window of that size reads.
 pub fn window_batches(batches: &[Batch], window: usize) -> Vec<PathBuf> {

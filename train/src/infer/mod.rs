@@ -13,7 +13,7 @@ mod prediction;
 
 pub use compare::{check_positions, max_difference};
 pub use network::{Network, Predictions};
-pub use prediction::{Prediction, evaluations, move_probabilities, predict};
+pub use prediction::{Prediction, evaluations, move_probabilities, predict, ranked_moves};
 
 /// The largest difference between Burn's outputs on a GPU and the CPU's that
 /// [`evaluators`] accepts, relative to the CPU's value (at least 1). Wider than

@@ -62,6 +62,16 @@ pub fn move_probabilities(state: &State, moves: &[Move], logits: &[f32]) -> Vec<
     e.iter().map(|v| v / sum).collect()
 }
 
+/// The legal moves of `state` with their probabilities under `logits`, most likely
+/// first (ties in legal-move order): what `flipzero infer` prints.
+pub fn ranked_moves(state: &State, logits: &[f32]) -> Vec<(Move, f32)> {
+    let moves = state.legal_moves();
+    let probs = move_probabilities(state, &moves, logits);
+    let mut ranked: Vec<(Move, f32)> = moves.into_iter().zip(probs).collect();
+    ranked.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    ranked
+}
+
 impl Prediction {
     /// The evaluation self-play needs: the policy over `moves` (legal in `state`), the
     /// value win − loss, and the auxiliary outputs.
