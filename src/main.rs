@@ -27,6 +27,9 @@ enum Command {
     Train(cmd::train::TrainArgs),
     /// Export a trained model: safetensors (Burn and PyTorch names) and metadata.
     Export(cmd::train::ExportArgs),
+    /// Make weights trained elsewhere (safetensors, Burn's or PyTorch's names) a model
+    /// directory.
+    Import(cmd::train::ImportArgs),
     /// Run one position through a trained network and print JSON.
     Infer(cmd::train::InferArgs),
     /// Run the whole loop: self-play, train, gate, promote, anchor, report (resumable).
@@ -122,6 +125,7 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Selfplay(a) => cmd::selfplay::run(a),
         Command::Train(a) => cmd::train::run(a),
         Command::Export(a) => cmd::train::export(a),
+        Command::Import(a) => cmd::train::import(a),
         Command::Infer(a) => cmd::train::infer(a),
         Command::Uai(a) => cmd::uai::run(a),
         Command::Serve(a) => cmd::serve::run(a),

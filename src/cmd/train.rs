@@ -221,6 +221,41 @@ fn export_web(a: &ExportArgs) -> anyhow::Result<Vec<PathBuf>> {
     )?)
 }
 
+/// Arguments of `flipzero import`.
+#[derive(Args)]
+pub struct ImportArgs {
+    /// The weights: a safetensors file under Burn's names (an export's model.safetensors)
+    /// or PyTorch's (model.pytorch.safetensors; a PyTorch state_dict saved with
+    /// safetensors), see docs/export.md. The network's shape is read off the tensors.
+    #[arg(long)]
+    weights: PathBuf,
+    #[arg(long, help = super::GAMES_HELP, long_help = "The game the network plays")]
+    game: String,
+    /// The model directory to write (model.json + model.bpk); a model already there is
+    /// never overwritten.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Makes weights trained elsewhere a model directory.
+pub fn import(a: ImportArgs) -> anyhow::Result<()> {
+    let game: engine::Game = a.game.parse()?;
+    let imported = train::import_weights(&a.weights, game, &a.out)?;
+    let n = &imported.network;
+    println!(
+        "imported a {}x{} network for {game} ({} names, {} parameters) into {}",
+        n.blocks,
+        n.channels,
+        match imported.naming {
+            train::Naming::Burn => "Burn's",
+            train::Naming::PyTorch => "PyTorch's",
+        },
+        n.parameter_count(),
+        a.out.display()
+    );
+    Ok(())
+}
+
 /// Arguments of `flipzero infer`.
 #[derive(Args)]
 pub struct InferArgs {

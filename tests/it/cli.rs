@@ -792,3 +792,45 @@ fn tune_runs_spsa_by_matches_and_writes_its_result() {
     assert!(!ok && err.contains("only an MCTS player"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn import_makes_weights_a_model_that_answers_as_the_original() {
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/strength/gen-0131");
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-import-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.join("net");
+    let weights = format!("{model}/model.safetensors");
+    let args = |game: &str| {
+        [
+            "import",
+            "--weights",
+            weights.as_str(),
+            "--game",
+            game,
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .map(String::from)
+    };
+    let run = |a: &[String]| flipzero(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (ok, _, err) = run(&args("othello"));
+    assert!(
+        !ok && err.contains("17 policy planes; othello has 1"),
+        "{err}"
+    );
+    let (ok, stdout, err) = run(&args("ataxx"));
+    assert!(ok, "{err}");
+    assert!(
+        stdout.starts_with("imported a 6x32 network for ataxx (Burn's names,"),
+        "{stdout}"
+    );
+    for position in ["startpos", "x5o/7/7/3x3/7/7/o5x o 0 3"] {
+        let infer = |m: &str| flipzero(&["infer", "--model", m, "--position", position]);
+        let (want, got) = (infer(model), infer(out.to_str().unwrap()));
+        assert!(want.0 && got.0, "{} {}", want.2, got.2);
+        assert_eq!(got.1, want.1);
+    }
+    let (ok, _, err) = run(&args("ataxx"));
+    assert!(!ok && err.contains("already exists"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

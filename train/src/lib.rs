@@ -20,6 +20,7 @@ pub mod config;
 pub mod data;
 pub mod error;
 pub mod export;
+pub mod import;
 pub mod infer;
 pub mod kernels;
 pub mod net;
@@ -29,6 +30,7 @@ pub mod training;
 pub use config::{OptimizerKind, TrainConfig, training_device};
 pub use error::TrainError;
 pub use export::export;
+pub use import::{Imported, Naming, import_weights, named_tensors};
 pub use infer::fast::{FastEvaluator, FastNet};
 pub use infer::{
     NetEvaluator, Network, Prediction, Predictions, move_probabilities, predict, ranked_moves,

@@ -60,6 +60,13 @@ impl NamedTensors {
         self.tensors.insert(name, (shape, values));
     }
 
+    /// Every tensor: its name, shape and values, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[usize], &[f32])> {
+        self.tensors
+            .iter()
+            .map(|(n, (s, v))| (n.as_str(), s.as_slice(), v.as_slice()))
+    }
+
     /// The names held.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tensors.keys().map(String::as_str)

@@ -12,7 +12,7 @@ use train::net::{Head, encode_batch};
 use train::store::save_npy;
 use train::{TrainConfig, TrainOptions};
 
-fn temp(name: &str) -> PathBuf {
+pub(crate) fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("flipzero-export-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
@@ -35,7 +35,7 @@ fn model(game: &str, test: &str) -> PathBuf {
 
 /// The architectures beyond the presets that every engine must run: no global pooling,
 /// pooling in every block with narrow heads, wide heads.
-fn architectures() -> Vec<TrainConfig> {
+pub(crate) fn architectures() -> Vec<TrainConfig> {
     let arch = |blocks, gpool_every, head_channels, value_hidden| TrainConfig {
         blocks: Some(blocks),
         channels: Some(24),
@@ -76,7 +76,7 @@ fn architectures() -> Vec<TrainConfig> {
 }
 
 /// A model of `game` trained with `tc` on a little uniform self-play.
-fn model_of(game: &str, test: &str, tc: TrainConfig) -> PathBuf {
+pub(crate) fn model_of(game: &str, test: &str, tc: TrainConfig) -> PathBuf {
     let tag = format!("{test}-{}", game.replace('/', "_"));
     let data = temp(&format!("data-{tag}"));
     let cfg = SelfplayConfig {
@@ -111,7 +111,7 @@ fn model_of(game: &str, test: &str, tc: TrainConfig) -> PathBuf {
     out
 }
 
-fn positions(game: Game, n: usize) -> Vec<State> {
+pub(crate) fn positions(game: Game, n: usize) -> Vec<State> {
     let mut rng = Rng::new(17);
     let mut out = vec![];
     while out.len() < n {

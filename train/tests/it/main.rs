@@ -2,4 +2,5 @@
 
 mod describe;
 mod export;
+mod import;
 mod training;
