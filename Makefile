@@ -43,8 +43,11 @@ test: $(VENV)/.installed browser
 
 # The Python package (python/): the extension module from the tests build, packed into
 # a wheel (python/build-wheel.py, no second build), installed into .venv/, and its tests.
+# `--workspace --all-targets` resolves features as `cargo test --workspace` does, so after
+# `make test`'s test build only the extension module is compiled (`-p flipzero-python`
+# would rebuild most dependencies with its own features: minutes on 2 cores).
 python-test: $(VENV)/.installed
-	$(CARGO) build --profile tests -p flipzero-python
+	$(CARGO) build --profile tests --workspace --all-targets
 	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
 		"$$($(VENV)/bin/python python/build-wheel.py target/tests/lib_flipzero.so target/wheels)"
 	FLIPZERO_BIN=$(abspath target/tests/flipzero) $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests

@@ -79,12 +79,19 @@ class Model:
     """A trained network: a model folder, or a run directory's best."""
 
     def __init__(self, path: str | PathLike[str]) -> None: ...
+    @staticmethod
+    def import_weights(
+        weights: str | PathLike[str], game: Game | str, out: str | PathLike[str]
+    ) -> Model:
+        """Makes weights trained elsewhere (safetensors, Burn's or PyTorch's names) a model folder `out` and loads it."""
     @property
     def game(self) -> Game: ...
     @property
     def path(self) -> Path: ...
     def predict(self, positions: Sequence[Position]) -> Prediction:
         """The same numbers as ``flipzero infer``."""
+    def tensors(self, naming: str = "pytorch") -> dict[str, npt.NDArray[np.float32]]:
+        """The weights by name: PyTorch's names and layouts, or ``naming="burn"``."""
     def policy(self, position: Position) -> list[tuple[str, int, float]]:
         """(move, policy index, probability) over the legal moves, most likely first."""
 
@@ -134,6 +141,9 @@ class Run:
     def generations(self) -> list[dict[str, Any]]: ...
     def metrics_csv(self) -> str: ...
     def ratings(self, anchor: Optional[str] = None) -> list[dict[str, Any]]: ...
+
+def config(path: Optional[str | PathLike[str]] = None, set: Sequence[str] = ()) -> dict[str, Any]:
+    """A run's settings as ``flipzero run`` reads them (default: the built-in defaults), with ``set`` applied."""
 
 def run(
     path: str | PathLike[str],

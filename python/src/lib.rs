@@ -26,6 +26,7 @@ fn _flipzero(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<data::PyShards>()?;
     m.add_class::<run::PyRun>()?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(run::config, m)?)?;
     m.add_function(wrap_pyfunction!(run::play_match, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

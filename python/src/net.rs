@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::error::refused;
-use crate::game::{PyGame, PyPosition};
+use crate::game::{PyGame, PyPosition, game_of};
 
 fn states(positions: &[PyRef<'_, PyPosition>]) -> Vec<State> {
     positions.iter().map(|p| p.0).collect()
@@ -87,6 +87,25 @@ impl PyModel {
         })
     }
 
+    /// Makes weights trained elsewhere a model folder and loads it, as `flipzero import`
+    /// does: `weights` is a safetensors file under Burn's names or PyTorch's (a PyTorch
+    /// `state_dict` saved with `safetensors.torch.save_file`), the network's shape read off
+    /// its tensors; `out` gets `model.json` and `model.bpk` (a model already there is
+    /// never overwritten).
+    #[staticmethod]
+    fn import_weights(
+        py: Python<'_>,
+        weights: PathBuf,
+        game: &Bound<'_, PyAny>,
+        out: PathBuf,
+    ) -> PyResult<PyModel> {
+        let game = game_of(game)?;
+        let o = out.clone();
+        py.detach(move || train::import_weights(&weights, game, &o))
+            .map_err(refused)?;
+        PyModel::new(py, out)
+    }
+
     /// The game it plays.
     #[getter]
     fn game(&self) -> PyGame {
@@ -146,6 +165,31 @@ impl PyModel {
         d.set_item("wdl", PyArray1::from_vec(py, wdl).reshape([n, 3])?)?;
         d.set_item("value", PyArray1::from_vec(py, value))?;
         d.set_item("score", PyArray1::from_vec(py, score))?;
+        Ok(d)
+    }
+
+    /// The network's tensors as float32 numpy arrays by name: `naming="pytorch"` (the
+    /// default) gives PyTorch's names and layouts (BatchNorm `weight`/`bias`, Linear
+    /// weights `[out, in]`; a `state_dict` without BatchNorm's `num_batches_tracked`),
+    /// `"burn"` the project's own (as `model.safetensors` of an export). What
+    /// `Model.import_weights` reads back.
+    #[pyo3(signature = (naming = "pytorch"))]
+    fn tensors<'py>(&self, py: Python<'py>, naming: &str) -> PyResult<Bound<'py, PyDict>> {
+        let naming = match naming {
+            "pytorch" => train::Naming::PyTorch,
+            "burn" => train::Naming::Burn,
+            other => {
+                return Err(refused(format!("naming `{other}` (known: pytorch, burn)")));
+            }
+        };
+        let tensors = py.detach(|| {
+            let model = self.model.lock().unwrap_or_else(|e| e.into_inner());
+            train::named_tensors(&model.net, naming)
+        });
+        let d = PyDict::new(py);
+        for (name, shape, values) in tensors {
+            d.set_item(name, PyArray1::from_vec(py, values).reshape(shape)?)?;
+        }
         Ok(d)
     }
 

@@ -207,6 +207,21 @@ impl Progress for PyProgress<'_> {
     }
 }
 
+/// A run's settings as `flipzero run` reads them: the file `path` (default: the built-in
+/// defaults, configs/default.toml) with `set` (`KEY=VALUE`, as `--set`) applied and every
+/// default filled in, as a dict of sections. A bad key or value is refused with the
+/// command line's message.
+#[pyfunction]
+#[pyo3(signature = (path = None, set = Vec::new()))]
+pub fn config(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    set: Vec<String>,
+) -> PyResult<Bound<'_, PyAny>> {
+    let cfg = pipeline::load_config(path.as_deref(), &set).map_err(refused)?;
+    to_python(py, &cfg)
+}
+
 /// Starts or resumes the run in `path`, as `flipzero run --run PATH [--config CONFIG]
 /// [--set KEY=VALUE …] [--force]` does, until its generations or time budget are used
 /// up; `progress(kind, data)` receives its lines and progress. Returns the report's

@@ -25,3 +25,13 @@ def cli():
         return out.stdout
 
     return run
+
+
+@pytest.fixture(scope="session")
+def shards_dir(tmp_path_factory):
+    """Four games of Ataxx self-play (the stand-in evaluator): a folder of shards."""
+    out = tmp_path_factory.mktemp("selfplay")
+    subprocess.run([str(flipzero_bin()), "selfplay", "--game", "ataxx", "--games", "4", "--out", str(out),
+                    "--evaluator", "bootstrap", "--threads", "1", "--seed", "1", "--quiet"],
+                   check=True, capture_output=True)
+    return out

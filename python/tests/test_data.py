@@ -5,18 +5,6 @@ import flipzero
 from flipzero import data
 
 
-@pytest.fixture(scope="module")
-def shards_dir(tmp_path_factory):
-    from conftest import flipzero_bin
-    import subprocess
-
-    out = tmp_path_factory.mktemp("selfplay")
-    subprocess.run([str(flipzero_bin()), "selfplay", "--game", "ataxx", "--games", "4", "--out", str(out),
-                    "--evaluator", "bootstrap", "--threads", "1", "--seed", "1", "--quiet"],
-                   check=True, capture_output=True)
-    return out
-
-
 def test_rows_become_the_trainers_arrays(shards_dir):
     rows = flipzero.Shards(shards_dir)
     n = len(rows)
