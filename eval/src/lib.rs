@@ -19,7 +19,7 @@ pub use gate::{
 };
 pub use matches::{
     BadClock, GameRecord, MatchClock, MatchConfig, MatchError, TIME_LOSS, generate_openings,
-    match_stats, run_match,
+    match_stats, run_match, run_match_until,
 };
 pub use operating::{
     OperatingError, OperatingPoint, PairModel, operating_characteristic, operating_point,

@@ -7,6 +7,7 @@
 //! time is measured and taken off the mover's clock; a player whose move takes longer
 //! than its clock held loses on time (`time-loss by x: …`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use engine::boards::{BlockerParams, random_blocker_board};
@@ -389,6 +390,18 @@ pub fn run_match(
     cfg: &MatchConfig,
     on_game: &(dyn Fn(&GameRecord) + Sync),
 ) -> Result<(Vec<GameRecord>, MatchStats), MatchError> {
+    run_match_until(a, b, cfg, on_game, &AtomicBool::new(false))
+}
+
+/// [`run_match`] that starts no game once `stop` is set (the games under way finish):
+/// the records and stats are those of the games played.
+pub fn run_match_until(
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    cfg: &MatchConfig,
+    on_game: &(dyn Fn(&GameRecord) + Sync),
+    stop: &AtomicBool,
+) -> Result<(Vec<GameRecord>, MatchStats), MatchError> {
     let pin = |p: &PlayerSpec| {
         p.pinned()
             .and_then(|pinned| pinned.check(cfg.game, cfg.timeouts).map(|()| pinned))
@@ -424,13 +437,16 @@ pub fn run_match(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.threads.max(1))
         .build()?;
-    let pairs: Result<Vec<[GameRecord; 2]>, MatchError> = pool.install(|| {
+    let pairs: Result<Vec<Vec<GameRecord>>, MatchError> = pool.install(|| {
         (cfg.first_pair..cfg.first_pair + cfg.pairs)
             .into_par_iter()
             .map(|pair| {
                 let opening = openings[pair % openings.len()];
                 let pair_seed = splitmix64(cfg.seed ^ (pair as u64).wrapping_mul(0x9E37)).1;
                 let game = |a_is_x: bool| {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(None);
+                    }
                     let (x, o) = if a_is_x { (a, b) } else { (b, a) };
                     let seed = pair_seed ^ u64::from(a_is_x);
                     let (moves, winner, reason) =
@@ -451,9 +467,9 @@ pub fn run_match(
                         reason,
                     };
                     on_game(&rec);
-                    Ok::<_, MatchError>(rec)
+                    Ok::<_, MatchError>(Some(rec))
                 };
-                Ok([game(true)?, game(false)?])
+                Ok([game(true)?, game(false)?].into_iter().flatten().collect())
             })
             .collect()
     });

@@ -4,6 +4,7 @@
 //! and the interrupt is raised.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -15,11 +16,28 @@ pub(crate) fn interruptible<T: Send>(
     work: impl FnOnce(&AtomicBool) -> T + Send,
 ) -> PyResult<T> {
     let stop = AtomicBool::new(false);
+    let (done, mut finished) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
-        let handle = scope.spawn(|| work(&stop));
+        let stop = &stop;
+        let handle = scope.spawn(move || {
+            let out = work(stop);
+            // The waiting thread wakes at once (not at its next poll).
+            let _ = done.send(());
+            out
+        });
         let mut signal = None;
-        while !handle.is_finished() {
-            py.detach(|| std::thread::sleep(Duration::from_millis(20)));
+        loop {
+            // (The receiver moves into the released section and back: it is not Sync.)
+            let (receiver, waited) = py.detach(move || {
+                let waited = finished.recv_timeout(Duration::from_millis(20));
+                (finished, waited)
+            });
+            finished = receiver;
+            match waited {
+                // Finished, or the work panicked (its sender dropped): join it.
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
             if signal.is_none()
                 && let Err(e) = py.check_signals()
             {

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use engine::{Game, State};
 use numpy::{PyArray1, PyArrayMethods};
@@ -16,6 +17,9 @@ use crate::game::{PyGame, PyPosition, game_of};
 fn states(positions: &[PyRef<'_, PyPosition>]) -> Vec<State> {
     positions.iter().map(|p| p.0).collect()
 }
+
+/// Positions a `predict` call runs at once: a longer call is interruptible between two.
+const CHUNK: usize = 1024;
 
 /// The positions of one game, or why not.
 fn one_game(states: &[State], want: Option<Game>) -> PyResult<Option<Game>> {
@@ -143,10 +147,24 @@ impl PyModel {
         })?;
         let n = states.len();
         let p = self.game.policy_size();
-        let preds = py.detach(|| {
+        let run = |stop: &AtomicBool| {
             let model = self.model.lock().unwrap_or_else(|e| e.into_inner());
-            train::predict(&model, &states)
-        });
+            let mut out = Vec::with_capacity(n);
+            for chunk in states.chunks(CHUNK) {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                out.extend(train::predict(&model, chunk));
+            }
+            out
+        };
+        // A long call in chunks on a thread of its own, which Ctrl-C stops between two;
+        // a short one (a search's batch) on this thread, without a thread's start.
+        let preds = if n > CHUNK {
+            crate::interrupt::interruptible(py, run)?
+        } else {
+            py.detach(|| run(&AtomicBool::new(false)))
+        };
         let mut logits = Vec::with_capacity(n * p);
         let mut wdl = Vec::with_capacity(n * 3);
         let mut value = Vec::with_capacity(n);

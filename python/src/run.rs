@@ -296,9 +296,11 @@ pub fn play_match<'py>(
     let mut cfg = MatchConfig::new(game.0, pairs, seed);
     cfg.threads = threads;
     cfg.clock = clock;
-    let (records, stats) = py
-        .detach(|| eval::run_match(&spec_a, &spec_b, &cfg, &|_| {}))
-        .map_err(refused)?;
+    // Ctrl-C: no new game starts, the games under way end, KeyboardInterrupt.
+    let (records, stats) = crate::interrupt::interruptible(py, |stop| {
+        eval::run_match_until(&spec_a, &spec_b, &cfg, &|_| {}, stop)
+    })?
+    .map_err(refused)?;
     let e = stats.elo();
     let d = PyDict::new(py);
     d.set_item("wdl", stats.wdl.to_vec())?;
