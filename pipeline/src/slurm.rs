@@ -153,6 +153,9 @@ fn submit_checked(a: &SubmitOptions, observer: &dyn Observer) -> crate::Result<S
             .output()
             .map_err(|e| missing_tool("sbatch", e))?;
     }
+    if let Some(why) = RunDir::new(&a.run).foreign() {
+        return Err(crate::Error::Invalid(why));
+    }
     std::fs::create_dir_all(&a.run)
         .with_context(|| format!("cannot create run directory {}", a.run.display()))?;
     let run = std::path::absolute(&a.run)

@@ -50,6 +50,9 @@ impl<'o> SyncRun<'o> {
         observer: &'o dyn Observer,
     ) -> crate::Result<SyncRun<'o>> {
         let run = RunDir::new(dir);
+        if let Some(why) = run.foreign() {
+            return Err(crate::Error::Invalid(why));
+        }
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create run directory {}", dir.display()))?;
         let lock = RunLock::acquire(dir, "run")?;

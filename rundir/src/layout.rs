@@ -59,6 +59,24 @@ impl RunDir {
         &self.root
     }
 
+    /// Why a new run must not start in this folder, if it must not: the folder exists,
+    /// holds files, and is not a run (no `config.toml`, and no `run.lock` of a run killed
+    /// before it saved its config). A run never scatters its files among someone
+    /// else's.
+    pub fn foreign(&self) -> Option<String> {
+        let mut entries = std::fs::read_dir(&self.root).ok()?;
+        if self.config().exists() || self.lock_file().exists() {
+            return None;
+        }
+        let first = entries.next()?.ok()?;
+        Some(format!(
+            "{} is not a run directory (no config.toml) and is not empty (it holds {}, …): \
+             give a new or empty folder for a new run",
+            self.root.display(),
+            first.file_name().to_string_lossy()
+        ))
+    }
+
     /// `config.toml`: the run's effective config.
     pub fn config(&self) -> PathBuf {
         self.root.join("config.toml")

@@ -834,3 +834,33 @@ fn import_makes_weights_a_model_that_answers_as_the_original() {
     assert!(!ok && err.contains("already exists"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_new_run_is_refused_in_a_folder_that_holds_other_files() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-foreign-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("thesis.tex"), b"years of work").unwrap();
+    for extra in [&[][..], &["--async", "--workers", "1"][..]] {
+        let mut args = vec!["run", "--run", dir.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (ok, _, err) = flipzero(&args);
+        assert!(!ok, "{extra:?}");
+        assert!(
+            err.contains(
+                "is not a run directory (no config.toml) and is not empty (it holds thesis.tex"
+            ),
+            "{err}"
+        );
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            ["thesis.tex"],
+            "{extra:?}: the run wrote into the folder"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -79,6 +79,9 @@ pub fn run_async(
     if workers == 0 {
         bail!("--workers 0: an asynchronous run needs at least one self-play worker");
     }
+    if let Some(why) = RunDir::new(dir).foreign() {
+        return Err(crate::Error::Invalid(why));
+    }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
     {
