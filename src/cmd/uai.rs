@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use engine::Game;
-use eval::uai::{Settings, UaiError};
+use eval::uai::Settings;
 
 /// Arguments of `flipzero uai`.
 #[derive(Args)]
@@ -23,8 +23,9 @@ pub struct UaiArgs {
     /// MCTS simulations per move; 0 = as many as the clock allows (option `Simulations`).
     #[arg(long, default_value_t = 0)]
     simulations: u32,
-    /// The Ataxx rule set at start (the `Game` option changes it), e.g. ataxx/assimilation;
-    /// a --model must be of this game.
+    /// The game at start (the `Game` option changes it), e.g. ataxx/assimilation, othello,
+    /// hexxagon, annexation64: positions in its text format, moves in its notation, a pass
+    /// as 0000; a --model must be of this game.
     #[arg(long, default_value = "ataxx")]
     game: String,
 }
@@ -38,10 +39,11 @@ pub fn run(a: UaiArgs) -> anyhow::Result<()> {
         model: a.model,
         simulations: a.simulations,
     };
-    eval::uai::serve(&settings, BufReader::new(std::io::stdin()), Stdout).map_err(|e| match e {
-        UaiError::NotAtaxx(_) => anyhow::anyhow!("--game {e}"),
-        e => e.into(),
-    })
+    Ok(eval::uai::serve(
+        &settings,
+        BufReader::new(std::io::stdin()),
+        Stdout,
+    )?)
 }
 
 /// Standard output, failing as `println!` does everywhere else in the binary: a failed

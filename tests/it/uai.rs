@@ -803,11 +803,47 @@ fn the_game_can_be_chosen_at_start() {
         !out.status.success() && err.contains("ataxx/assimilation"),
         "{err}"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-        .args(["uai", "--game", "othello"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_game_speaks_uai_othello_with_its_passes() {
+    let mut s = Session::start();
+    s.send("setoption name Game value othello");
+    // (The engine names cells as chess does, rank 1 at the bottom: Othello's f5 is f4.)
+    s.send("position startpos moves f4 d3");
+    s.send("go movetime 100");
+    let mv = move_of(&s.until("bestmove"));
+    let mut pos = "othello".parse::<engine::Game>().unwrap().startpos();
+    for m in ["f4", "d3"] {
+        pos.play(pos.parse_move(m).unwrap());
+    }
+    assert!(pos.parse_move(&mv).is_ok(), "{mv} is not legal after f4 d3");
+    // Black (x) has no move: the pass is its move.
+    s.send("position fen othello 8/8/8/8/8/8/8/ox6 x play - - 0");
+    s.send("go movetime 100");
+    assert_eq!(move_of(&s.until("bestmove")), "0000");
+    s.send("position fen othello 8/8/8/8/8/8/8/ox6 x play - - 0 moves 0000");
+    s.send("go nodes 50");
+    // White's one move: the cell beyond Black's disc.
+    let mut after = "othello"
+        .parse::<engine::Game>()
+        .unwrap()
+        .parse_position("othello 8/8/8/8/8/8/8/ox6 x play - - 0")
+        .unwrap();
+    after.play(after.parse_move("0000").unwrap());
+    let only = after.legal_moves();
+    assert_eq!(only.len(), 1);
+    assert_eq!(move_of(&s.until("bestmove")), after.move_to_string(only[0]));
+    // A position of another game is refused by the game's own parser.
+    s.send("position fen x5o/7/7/7/7/7/o5x x 0 1");
+    s.send("isready");
+    let lines = s.until("readyok");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string error: bad FEN")),
+        "{lines:?}"
+    );
+    s.quit();
 }

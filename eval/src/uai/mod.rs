@@ -1,6 +1,8 @@
 //! A UAI engine for Ataxx GUIs and tournament managers (cuteataxx): the loop behind
 //! `flipzero uai`, which plays any player of the ladder, an MCTS player with a network,
-//! or the alpha-beta search on the GUI's clock. Commands are parsed and replies
+//! or the alpha-beta search on the GUI's clock. Every game of the engine speaks it:
+//! positions in the game's text format (`position fen …`), moves in its notation, a
+//! pass as `0000`; Othello GUIs speak NBoard (`crate::nboard`). Commands are parsed and replies
 //! formatted by the protocol module, `engine::uai`; [`serve`] runs the loop on any input
 //! and output.
 //!
@@ -55,7 +57,7 @@ use output::Output;
 /// How the engine starts; the GUI's options change it later.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// The Ataxx rule set (the `Game` option); a model must be of this game.
+    /// The game (the `Game` option); a model must be of this game.
     pub game: Game,
     /// The player (the `Player` option): `ab` (alpha-beta on the GUI's clock), any
     /// ladder name, or an MCTS player (`mcts:bootstrap`, `mcts:<model or run dir>`).
@@ -83,9 +85,6 @@ impl Settings {
 /// Why the engine could not start, or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum UaiError {
-    /// A game outside the Ataxx family.
-    #[error("{0}: UAI plays the Ataxx family (ataxx, ataxx/assimilation, …)")]
-    NotAtaxx(Game),
     /// A player that cannot play (its name, or its network).
     #[error("{0}")]
     Player(String),
@@ -144,9 +143,6 @@ pub fn serve(
     output: impl Write + Send + 'static,
 ) -> Result<(), UaiError> {
     let game = settings.game;
-    if !matches!(game, Game::Ataxx(_)) {
-        return Err(UaiError::NotAtaxx(game));
-    }
     let player = parse_player(&settings.player, game).map_err(UaiError::Player)?;
     let model = match &settings.model {
         Some(dir) => Some((
@@ -372,7 +368,7 @@ impl Engine {
                 Err(msg) => self.out.error(msg),
             },
             "game" => match value.parse::<Game>() {
-                Ok(g @ Game::Ataxx(_)) => match self.check_nets(g) {
+                Ok(g) => match self.check_nets(g) {
                     Ok(()) => {
                         self.game = g;
                         self.position = g.startpos();
@@ -381,9 +377,6 @@ impl Engine {
                         .out
                         .error(format!("{msg}; the game stays {}", self.game)),
                 },
-                Ok(_) => self
-                    .out
-                    .error(format!("`{}` is not an Ataxx-family game", excerpt(value))),
                 Err(err) => self.out.error(err),
             },
             // Tournament managers send their usual options (debug, ownbook) to every
@@ -485,13 +478,9 @@ impl Engine {
                 ..OptionDecl::new(name, OptionKind::String)
             })
         };
-        let games = engine::GAME_NAMES
-            .iter()
-            .filter(|n| matches!(n.parse::<Game>(), Ok(Game::Ataxx(_))))
-            .map(|n| n.to_string())
-            .collect();
+        let games = engine::GAME_NAMES.iter().map(|n| n.to_string()).collect();
         let game = Reply::Option(OptionDecl {
-            default: Some("ataxx".into()),
+            default: Some(self.game.to_string()),
             vars: games,
             ..OptionDecl::new("Game", OptionKind::Combo)
         });
