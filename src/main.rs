@@ -51,6 +51,8 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Run as a UAI engine on standard input/output (for cuteataxx and Ataxx GUIs).
     Uai(cmd::uai::UaiArgs),
+    /// Run as an Othello engine speaking the NBoard protocol (NBoard and its drivers).
+    Nboard(cmd::nboard::NboardArgs),
     /// Tune an MCTS player's search settings by matches (SPSA).
     Tune(cmd::tune::TuneArgs),
 }
@@ -128,6 +130,7 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Import(a) => cmd::train::import(a),
         Command::Infer(a) => cmd::train::infer(a),
         Command::Uai(a) => cmd::uai::run(a),
+        Command::Nboard(a) => cmd::nboard::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Worker(a) => cmd::worker::run(a),

@@ -5,6 +5,7 @@
 
 mod gate;
 mod matches;
+pub mod nboard;
 mod operating;
 pub mod pgn;
 mod players;
@@ -34,7 +35,7 @@ pub use players::mcts::{
 pub use players::params::{PARAM_KEYS, SearchParams};
 pub use players::spec::{BadPlayerName, DEFAULT_MCTS_SIMS, PlayerSpec};
 pub use players::uai::UaiPlayer;
-pub use players::{Player, PlayerError, Timeouts};
+pub use players::{Evaluation, Player, PlayerError, Timeouts};
 /// The engine that runs a network in play (see `PlayerSpec::Mcts`).
 pub use selfplay::NetEngine;
 pub use stats::{

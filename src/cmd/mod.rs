@@ -5,6 +5,7 @@ pub mod bench_play;
 pub mod bench_serve;
 pub mod gate;
 pub mod matches;
+pub mod nboard;
 pub mod observer;
 pub mod perft;
 pub mod play;

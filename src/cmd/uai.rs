@@ -50,7 +50,7 @@ pub fn run(a: UaiArgs) -> anyhow::Result<()> {
 /// write panics with `println!`'s message, which the panic hook of `main.rs` turns into
 /// its exit (a closed pipe quietly, status 141; another error reported, status 1),
 /// whichever thread wrote.
-struct Stdout;
+pub(crate) struct Stdout;
 
 impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

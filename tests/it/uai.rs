@@ -847,3 +847,68 @@ fn every_game_speaks_uai_othello_with_its_passes() {
     );
     s.quit();
 }
+
+/// The NBoard session of a GUI: its replies, and every malformed line answered on a
+/// `status` line without changing the position.
+#[test]
+fn nboard_plays_othello_in_othellos_coordinates() {
+    let ggf = "(;GM[Othello]PC[NBoard]PB[a]PW[b]RE[?]TI[15:00]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5]W[F6]B[D3]W[C5]B[E6]W[F7]B[E7]W[F4];)";
+    let mut input =
+        format!("nboard 2\nset depth 3\nset game {ggf}\nping 1\ngo\nhint 2\n").into_bytes();
+    input.extend_from_slice(b"move A1\n\xff\xfe\nset game (;GM[Othello]BO[8 x *];)\nset depth 0\nunknown command\nping 2\ngo\nquit\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["nboard", "--player", "ab"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "set myname flipzero ab", "{text}");
+    assert_eq!(lines[1], "pong 1", "{text}");
+    // The move, in Othello's rows (from the top), legal in the game's position.
+    let mut pos = "othello".parse::<engine::Game>().unwrap().startpos();
+    for m in ["f5", "f6", "d3", "c5", "e6", "f7", "e7", "f4"] {
+        let (file, row) = m.split_at(1);
+        let engine_cell = format!("{file}{}", 9 - row.parse::<u32>().unwrap());
+        pos.play(pos.parse_move(&engine_cell).unwrap());
+    }
+    let go: Vec<&&str> = lines.iter().filter(|l| l.starts_with("=== ")).collect();
+    assert_eq!(go.len(), 2, "{text}");
+    for reply in &go {
+        let fields: Vec<&str> = reply[4..].split('/').collect();
+        assert_eq!(fields.len(), 3, "{reply}");
+        let (file, row) = fields[0].split_at(1);
+        let cell = format!("{}{}", file.to_lowercase(), 9 - row.parse::<u32>().unwrap());
+        assert!(pos.parse_move(&cell).is_ok(), "{reply} is not legal");
+        assert!(
+            fields[1].parse::<f64>().is_ok() && fields[2].parse::<f64>().is_ok(),
+            "{reply}"
+        );
+    }
+    // Both searches were of the same position: nothing malformed changed it.
+    assert_eq!(go[0].split('/').next(), go[1].split('/').next(), "{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("search ") && l.ends_with(" 0 3")),
+        "{text}"
+    );
+    for wanted in [
+        "status error: `A1` is not legal here; position unchanged",
+        "status error: an input line is not valid UTF-8; ignored",
+        "status error: board `8 x *` (8, 64 cells of - * O, the side to move); position unchanged",
+        "status error: depth `0` (1 to 60); still 3",
+        "pong 2",
+    ] {
+        assert!(lines.contains(&wanted), "missing `{wanted}` in\n{text}");
+    }
+}

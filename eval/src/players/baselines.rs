@@ -6,7 +6,7 @@ use engine::search::{Limits, Searcher};
 use engine::{Move, Rng, State};
 use selfplay::{ClockState, TimeManager, expected_moves_left};
 
-use super::{Player, PlayerError};
+use super::{Evaluation, Player, PlayerError};
 
 /// Plays uniformly random legal moves.
 pub struct RandomPlayer(pub(crate) Rng);
@@ -38,6 +38,19 @@ impl Player for GreedyPlayer {
 pub struct AlphaBetaPlayer {
     pub(crate) searcher: Searcher,
     pub(crate) limits: Limits,
+    /// The last search's score (centi-pieces; `MATE - n` for a win in `n`).
+    pub(crate) last_score: Option<i32>,
+}
+
+impl AlphaBetaPlayer {
+    /// A search with `limits` and its own 16 MiB table.
+    pub fn new(limits: Limits) -> AlphaBetaPlayer {
+        AlphaBetaPlayer {
+            searcher: Searcher::new(16),
+            limits,
+            last_score: None,
+        }
+    }
 }
 
 impl Player for AlphaBetaPlayer {
@@ -55,7 +68,17 @@ impl Player for AlphaBetaPlayer {
             .searcher
             .search(state, self.limits, stop, |_| {})
             .expect("not over");
+        self.last_score = Some(report.score);
         Ok(report.pv[0])
+    }
+
+    fn last_evaluation(&self) -> Option<Evaluation> {
+        let s = self.last_score?;
+        Some(if s.abs() > engine::search::MATE - 1000 {
+            Evaluation::Value(s.signum() as f32)
+        } else {
+            Evaluation::Pieces(s as f32 / 100.0)
+        })
     }
 
     fn choose_timed(&mut self, state: &State, clock: &ClockState) -> Result<Move, PlayerError> {
@@ -71,6 +94,7 @@ impl Player for AlphaBetaPlayer {
             .searcher
             .search(state, limits, &stop, |_| {})
             .expect("not over");
+        self.last_score = Some(report.score);
         Ok(report.pv[0])
     }
 }

@@ -19,7 +19,7 @@ use selfplay::{
 };
 use train::LoadedModel;
 
-use super::{Player, PlayerError};
+use super::{Evaluation, Player, PlayerError};
 
 /// Where an MCTS player's evaluations come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -322,6 +322,10 @@ impl Player for MctsPlayer {
     fn new_game(&mut self) -> Result<(), PlayerError> {
         self.tree.new_game();
         Ok(())
+    }
+
+    fn last_evaluation(&self) -> Option<Evaluation> {
+        self.analysis(0).map(|(v, _)| Evaluation::Value(v))
     }
 
     fn choose(&mut self, state: &State) -> Result<Move, PlayerError> {

@@ -34,6 +34,12 @@ pub trait Player: Send {
         self.choose(state)
     }
 
+    /// What this player's last search thought of the position it moved from, for the
+    /// side to move there; none for players that do not search (or before a search).
+    fn last_evaluation(&self) -> Option<Evaluation> {
+        None
+    }
+
     /// A legal move for `state` on `clock`, this player's own clock in a timed match.
     /// Players that think ignore their own limits of time and spend the clock as their
     /// time manager sees fit; the default, for players that move at once, ignores it.
@@ -41,6 +47,16 @@ pub trait Player: Send {
         let _ = clock;
         self.choose(state)
     }
+}
+
+/// A search's opinion of a position, for its side to move, in the search's own terms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Evaluation {
+    /// The expected final margin in pieces (the alpha-beta search's evaluation).
+    Pieces(f32),
+    /// The expected result, win − loss, in [−1, 1] (an MCTS search's root value; ±1 for
+    /// a proven result).
+    Value(f32),
 }
 
 /// Why a player failed to give a move: the game is forfeited.

@@ -387,13 +387,11 @@ impl PlayerSpec {
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer(Rng::new(seed))),
             PlayerSpec::Greedy => Box::new(GreedyPlayer(Rng::new(seed))),
-            PlayerSpec::AlphaBeta(limits) => Box::new(AlphaBetaPlayer {
-                searcher: Searcher::new(16),
-                limits: *limits,
-            }),
+            PlayerSpec::AlphaBeta(limits) => Box::new(AlphaBetaPlayer::new(*limits)),
             PlayerSpec::NetAlphaBeta { net, limits } => Box::new(AlphaBetaPlayer {
                 searcher: Searcher::new(16).with_eval(fast_value(net, game)?),
                 limits: *limits,
+                last_score: None,
             }),
             PlayerSpec::Mcts {
                 net,

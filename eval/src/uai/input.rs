@@ -5,7 +5,7 @@ use std::io::{BufRead, Read};
 use std::sync::mpsc::{Receiver, channel};
 
 /// One event of the input.
-pub(super) enum Input {
+pub(crate) enum Input {
     /// A line, without its line ending.
     Line(String),
     /// A line that is not valid UTF-8 (shown lossily).
@@ -20,7 +20,7 @@ pub(super) enum Input {
 
 /// The longest input line kept (UAI lines are short; a FEN with a thousand moves is
 /// about 5 KB): a longer one is skipped as it is read, never held in memory whole.
-pub(super) const MAX_LINE: u64 = 1 << 20;
+pub(crate) const MAX_LINE: u64 = 1 << 20;
 
 /// Reads one line of at most [`MAX_LINE`] bytes into `buf` (its ending included); a
 /// longer one is read to its end and dropped. `Ok(Err(length))`: a line too long;
@@ -52,7 +52,7 @@ fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Res
 }
 
 /// Starts the reader thread on `input`. The channel ends with `Eof` or `Failed`.
-pub(super) fn spawn_reader(mut input: impl BufRead + Send + 'static) -> Receiver<Input> {
+pub(crate) fn spawn_reader(mut input: impl BufRead + Send + 'static) -> Receiver<Input> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         let mut buf = Vec::new();

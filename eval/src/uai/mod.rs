@@ -37,7 +37,7 @@
 //! ```
 
 mod go;
-mod input;
+pub(crate) mod input;
 mod options;
 mod output;
 

@@ -1,0 +1,474 @@
+//! An NBoard engine: the protocol of the NBoard Othello GUI (which Ntest, Edax and
+//! Egaroucid also speak), the loop behind `flipzero nboard`. It plays Othello with any
+//! player of the ladder, an MCTS player with a network, or the alpha-beta search at the
+//! GUI's depth.
+//!
+//! The GUI names cells as Othello does, rows counted from the top (the first moves are
+//! d3, c4, f5, e6); the engine counts ranks from the bottom as chess does, so row `r` is
+//! rank `9 - r`: moves and GGF boards are turned over here, at the edge. A pass is `PA`.
+//!
+//! Searches run on the loop's thread: a command that arrives during a search (`ping`
+//! among them) is answered when it ends, which the protocol allows. A malformed game, an
+//! illegal move or an unknown setting is reported on a `status` line and changes
+//! nothing; a command the protocol does not know is ignored, as it asks.
+//!
+//! ```
+//! let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+//! struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+//! impl std::io::Write for Sink {
+//!     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+//!         self.0.lock().unwrap().write(b)
+//!     }
+//!     fn flush(&mut self) -> std::io::Result<()> {
+//!         Ok(())
+//!     }
+//! }
+//! let input = &b"nboard 2\nset depth 2\nset game (;GM[Othello]BO[8 ---------------------------O*------*O--------------------------- *];)\nping 1\ngo\n"[..];
+//! eval::nboard::serve(&eval::nboard::Settings::new("ab"), std::io::BufReader::new(input), Sink(out.clone())).unwrap();
+//! let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
+//! assert!(text.contains("pong 1\n"));
+//! let reply = text.lines().find(|l| l.starts_with("=== ")).unwrap();
+//! assert!(["=== D3", "=== C4", "=== F5", "=== E6"].iter().any(|m| reply.starts_with(m)), "{reply}");
+//! ```
+
+use std::io::{BufRead, Write};
+use std::time::Instant;
+
+use engine::search::Limits;
+use engine::{Game, Move, State};
+
+use crate::players::{Evaluation, Player, PlayerError, Timeouts};
+use crate::uai::input::{Input, MAX_LINE, spawn_reader};
+use crate::{AlphaBetaPlayer, PlayerSpec};
+
+/// How the engine starts.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The player: `ab` (the alpha-beta search at the GUI's `set depth`), any ladder
+    /// name (`ab6`, `ab:time=500`, `mcts:DIR:sims=800`, …).
+    pub player: String,
+}
+
+impl Settings {
+    /// A session with `player`.
+    pub fn new(player: &str) -> Settings {
+        Settings {
+            player: player.into(),
+        }
+    }
+}
+
+/// Why the engine could not start, or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum NboardError {
+    /// A player that cannot play Othello.
+    #[error("{0}")]
+    Player(String),
+    /// Writing a reply failed.
+    #[error("cannot write a reply: {0}")]
+    Output(std::io::Error),
+}
+
+/// The depth the alpha-beta player searches until the GUI sets one.
+const DEFAULT_DEPTH: u32 = 6;
+/// The deepest `set depth` taken (the board has 60 empty cells).
+const MAX_DEPTH: u32 = 60;
+
+struct Engine<W: Write> {
+    game: Game,
+    position: State,
+    spec: PlayerSpec,
+    depth: u32,
+    /// The player, built at the first search after a change of depth or game.
+    player: Option<Box<dyn Player>>,
+    out: W,
+}
+
+/// Runs the NBoard loop on `input` until `quit` or the end of the input, writing replies
+/// to `output` (flushed line by line).
+pub fn serve(
+    settings: &Settings,
+    input: impl BufRead + Send + 'static,
+    output: impl Write,
+) -> Result<(), NboardError> {
+    let game: Game = "othello".parse().expect("a game of the engine");
+    let spec: PlayerSpec = settings
+        .player
+        .parse()
+        .map_err(|e: crate::BadPlayerName| NboardError::Player(e.to_string()))?;
+    spec.check(game, Timeouts::default())
+        .map_err(|e| NboardError::Player(format!("{}: {e}", settings.player)))?;
+    let mut e = Engine {
+        game,
+        position: game.startpos(),
+        spec,
+        depth: DEFAULT_DEPTH,
+        player: None,
+        out: output,
+    };
+    for event in spawn_reader(input) {
+        let line = match event {
+            Input::Line(line) => line,
+            Input::NotUtf8(_) => {
+                e.status("error: an input line is not valid UTF-8; ignored")?;
+                continue;
+            }
+            Input::TooLong(bytes) => {
+                e.status(&format!(
+                    "error: an input line of {bytes} bytes ignored (at most {MAX_LINE})"
+                ))?;
+                continue;
+            }
+            Input::Failed(_) | Input::Eof => break,
+        };
+        if !e.command(line.trim())? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+impl<W: Write> Engine<W> {
+    fn say(&mut self, line: &str) -> Result<(), NboardError> {
+        writeln!(self.out, "{line}")
+            .and_then(|()| self.out.flush())
+            .map_err(NboardError::Output)
+    }
+
+    /// The GUI's status line; an empty text clears it.
+    fn status(&mut self, text: &str) -> Result<(), NboardError> {
+        if text.is_empty() {
+            self.say("status")
+        } else {
+            self.say(&format!("status {text}"))
+        }
+    }
+
+    /// Handles one line; false on `quit`.
+    fn command(&mut self, line: &str) -> Result<bool, NboardError> {
+        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let rest = rest.trim();
+        match word {
+            "nboard" => self.say(&format!("set myname flipzero {}", self.spec))?,
+            "ping" => self.say(&format!("pong {rest}"))?,
+            "learn" => self.say("learned")?,
+            "quit" => return Ok(false),
+            "set" => {
+                let (what, value) = rest.split_once(' ').unwrap_or((rest, ""));
+                match what {
+                    "depth" => match value.trim().parse::<u32>() {
+                        Ok(d) if (1..=MAX_DEPTH).contains(&d) => {
+                            self.depth = d;
+                            self.player = None;
+                        }
+                        _ => self.status(&format!(
+                            "error: depth `{}` (1 to {MAX_DEPTH}); still {}",
+                            excerpt(value),
+                            self.depth
+                        ))?,
+                    },
+                    "game" => match parse_ggf(value, self.game) {
+                        Ok(p) => {
+                            if p.hash() != self.position.hash() {
+                                self.player = None;
+                            }
+                            self.position = p;
+                        }
+                        Err(msg) => self.status(&format!("error: {msg}; position unchanged"))?,
+                    },
+                    // contempt and the settings of other engines: not ours.
+                    _ => {}
+                }
+            }
+            "move" => self.play(rest)?,
+            "hint" => self.think(true)?,
+            "go" => self.think(false)?,
+            // NBoard 1.1 sends a bare move.
+            w if w.len() == 2 && rest.is_empty() && w.is_ascii() => self.play(w)?,
+            _ => {}
+        }
+        Ok(true)
+    }
+
+    fn play(&mut self, text: &str) -> Result<(), NboardError> {
+        let mv = text.split('/').next().unwrap_or("");
+        match parse_move(&self.position, mv) {
+            Ok(m) => self.position.play(m),
+            Err(msg) => self.status(&format!("error: {msg}; position unchanged"))?,
+        }
+        Ok(())
+    }
+
+    /// `go` (`=== MOVE/EVAL/TIME`) or `hint` (a `search` line, then an empty status).
+    fn think(&mut self, hint: bool) -> Result<(), NboardError> {
+        if self.position.result().is_some() {
+            return self.status("error: the game is over");
+        }
+        self.status("flipzero is thinking")?;
+        let start = Instant::now();
+        let chosen = self.choose();
+        let seconds = start.elapsed().as_secs_f64();
+        let (mv, eval) = match chosen {
+            Ok(found) => found,
+            Err(e) => {
+                return self.status(&format!("error: {} cannot move: {e}", self.spec));
+            }
+        };
+        let name = move_name(&self.position, mv);
+        // NBoard's eval is in discs for the side to move: the alpha-beta margin, or an
+        // MCTS value (win − loss) times 64.
+        let discs = eval.map(|e| match e {
+            Evaluation::Pieces(p) => p,
+            Evaluation::Value(v) => v * 64.0,
+        });
+        if hint {
+            let eval = discs.map_or_else(|| "0".to_string(), |d| format!("{d:.2}"));
+            self.say(&format!("search {name} {eval} 0 {}", self.depth))?;
+            self.status("")
+        } else {
+            let eval = discs.map_or_else(String::new, |d| format!("{d:.2}"));
+            self.say(&format!("=== {name}/{eval}/{seconds:.2}"))?;
+            self.status("")
+        }
+    }
+
+    fn choose(&mut self) -> Result<(Move, Option<Evaluation>), PlayerError> {
+        if self.player.is_none() {
+            let player: Box<dyn Player> = match &self.spec {
+                // `ab` alone: the GUI's depth.
+                PlayerSpec::AlphaBeta(own) if *own == Limits::default() => {
+                    Box::new(AlphaBetaPlayer::new(Limits {
+                        depth: Some(self.depth),
+                        ..Limits::default()
+                    }))
+                }
+                spec => spec.build(self.game, self.position.hash(), Timeouts::default())?,
+            };
+            self.player = Some(player);
+        }
+        let p = self.player.as_mut().expect("built above");
+        let mv = p.choose(&self.position)?;
+        Ok((mv, p.last_evaluation()))
+    }
+}
+
+/// A short, printable excerpt of input for a message.
+fn excerpt(s: &str) -> String {
+    engine::uai::excerpt(s)
+}
+
+/// The engine's move named as Othello names it: `F5` (rows from the top), `PA`.
+fn move_name(pos: &State, mv: Move) -> String {
+    let text = pos.move_to_string(mv);
+    othello_square(&text).unwrap_or_else(|| "PA".into())
+}
+
+/// `f4` (rank from the bottom) as `F5` (row from the top), and back: the same turn.
+fn othello_square(cell: &str) -> Option<String> {
+    let mut chars = cell.chars();
+    let file = chars.next()?.to_ascii_lowercase();
+    let row: u32 = chars.as_str().parse().ok()?;
+    if !('a'..='h').contains(&file) || !(1..=8).contains(&row) {
+        return None;
+    }
+    Some(format!("{}{}", file.to_ascii_uppercase(), 9 - row))
+}
+
+/// An NBoard or GGF move (`F5`, `f5`, `PA`, `pass`) in `pos`.
+fn parse_move(pos: &State, text: &str) -> Result<Move, String> {
+    let t = text.trim();
+    let engine_text = if t.eq_ignore_ascii_case("pa") || t.eq_ignore_ascii_case("pass") {
+        "0000".to_string()
+    } else {
+        othello_square(t)
+            .ok_or_else(|| format!("`{}` is not a cell (a1 to h8) or PA", excerpt(t)))?
+            .to_ascii_lowercase()
+    };
+    pos.parse_move(&engine_text)
+        .map_err(|_| format!("`{}` is not legal here", excerpt(t)))
+}
+
+/// The position at the end of a GGF game: its board (`BO[8 <64 cells> <side>]`, cells
+/// `-`, `*` black, `O` white, row 1 first) and its moves (`B[F5]`, `W[D6/0.5/1.2]`).
+fn parse_ggf(text: &str, game: Game) -> Result<State, String> {
+    let mut pos: Option<State> = None;
+    for (name, value) in ggf_properties(text)? {
+        match name.as_str() {
+            "GM" if !value.trim().eq_ignore_ascii_case("othello") => {
+                return Err(format!(
+                    "game `{}` (this engine plays Othello)",
+                    excerpt(&value)
+                ));
+            }
+            "TY" if value.trim() != "8" => {
+                return Err(format!(
+                    "board type `{}` (this engine plays the 8x8 board, TY[8])",
+                    excerpt(&value)
+                ));
+            }
+            "BO" => pos = Some(parse_board(&value, game)?),
+            "B" | "W" => {
+                let p = pos.as_mut().ok_or("a move before the board (BO)")?;
+                let mover = if name == "B" { 'x' } else { 'o' };
+                if p.side_to_move().char() != mover {
+                    return Err(format!("{name}[{}]: not that side's turn", excerpt(&value)));
+                }
+                let mv = value.split('/').next().unwrap_or("");
+                let m =
+                    parse_move(p, mv).map_err(|e| format!("{name}[{}]: {e}", excerpt(&value)))?;
+                p.play(m);
+            }
+            _ => {}
+        }
+    }
+    pos.ok_or_else(|| "no board (BO[...])".to_string())
+}
+
+/// The properties of a GGF game in order: `NAME[value]` (a `\` escapes the next
+/// character), between `(;` and `;)`.
+fn ggf_properties(text: &str) -> Result<Vec<(String, String)>, String> {
+    let t = text.trim();
+    let body = t
+        .strip_prefix("(;")
+        .and_then(|b| b.strip_suffix(";)"))
+        .ok_or_else(|| format!("`{}` is not a GGF game `(;...;)`", excerpt(t)))?;
+    let mut out = Vec::new();
+    let mut chars = body.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let Some(&c) = chars.peek() else { break };
+        if !c.is_ascii_uppercase() {
+            return Err(format!(
+                "unexpected `{c}` in the game (a property NAME[value])"
+            ));
+        }
+        let mut name = String::new();
+        while let Some(&c) = chars.peek().filter(|c| c.is_ascii_uppercase()) {
+            name.push(c);
+            chars.next();
+        }
+        if chars.next() != Some('[') {
+            return Err(format!("property {name} without a [value]"));
+        }
+        let mut value = String::new();
+        loop {
+            match chars.next() {
+                Some(']') => break,
+                Some('\\') => value.extend(chars.next()),
+                Some(c) => value.push(c),
+                None => return Err(format!("property {name}: its value has no closing ]")),
+            }
+        }
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+/// `8 <cells> <side>`: 64 cells row 1 first (spaces between them allowed).
+fn parse_board(value: &str, game: Game) -> Result<State, String> {
+    let mut words: Vec<&str> = value.split_whitespace().collect();
+    let bad = || {
+        format!(
+            "board `{}` (8, 64 cells of - * O, the side to move)",
+            excerpt(value)
+        )
+    };
+    if words.len() < 3 || words[0] != "8" {
+        return Err(bad());
+    }
+    let side = match words.pop() {
+        Some("*") => "x",
+        Some("O") | Some("o") => "o",
+        _ => return Err(bad()),
+    };
+    let cells: String = words[1..].concat();
+    if cells.chars().count() != 64 {
+        return Err(bad());
+    }
+    let mut ranks = Vec::new();
+    let cells: Vec<char> = cells.chars().collect();
+    for row in cells.chunks(8) {
+        let mut rank = String::new();
+        let mut empty = 0;
+        for &c in row {
+            let piece = match c {
+                '-' | '.' => None,
+                '*' | 'X' | 'x' | 'B' | 'b' => Some('x'),
+                'O' | 'o' | 'W' | 'w' => Some('o'),
+                _ => return Err(bad()),
+            };
+            match piece {
+                None => empty += 1,
+                Some(p) => {
+                    if empty > 0 {
+                        rank.push_str(&empty.to_string());
+                        empty = 0;
+                    }
+                    rank.push(p);
+                }
+            }
+        }
+        if empty > 0 {
+            rank.push_str(&empty.to_string());
+        }
+        ranks.push(rank);
+    }
+    // GGF lists row 1 (the top) first, as the engine's text lists its top rank first.
+    let text = format!("othello {} {side} play - - 0", ranks.join("/"));
+    game.parse_position(&text)
+        .map_err(|e| format!("board: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const START: &str = "(;GM[Othello]PC[NBoard]PB[a]PW[b]RE[?]TI[15:00]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5]W[F6]B[E6//1.2]W[F4];)";
+
+    #[test]
+    fn ggf_games_replay_in_othellos_coordinates() {
+        let game: Game = "othello".parse().unwrap();
+        let p = parse_ggf(START, game).unwrap();
+        // F5 F6 E6 F4 in Othello's rows is f4 f3 e3 f5 in the engine's ranks.
+        let mut want = game.startpos();
+        for m in ["f4", "f3", "e3", "f5"] {
+            want.play(want.parse_move(m).unwrap());
+        }
+        assert_eq!(p, want);
+        assert_eq!(othello_square("f4").as_deref(), Some("F5"));
+        assert_eq!(othello_square("F5").as_deref(), Some("F4"));
+        // The start's four moves, named as Othello names them.
+        let start = game.startpos();
+        let mut names: Vec<String> = start
+            .legal_moves()
+            .into_iter()
+            .map(|m| move_name(&start, m))
+            .collect();
+        names.sort();
+        assert_eq!(names, ["C4", "D3", "E6", "F5"]);
+    }
+
+    #[test]
+    fn malformed_games_are_refused_with_the_reason() {
+        let game: Game = "othello".parse().unwrap();
+        let err = |t: &str| parse_ggf(t, game).unwrap_err();
+        assert!(err("GM[Othello]").contains("is not a GGF game"));
+        assert!(err("(;GM[Chess]BO[8 ---------------------------O*------*O--------------------------- *];)").contains("game `Chess`"));
+        assert!(err("(;TY[10]BO[8 - *];)").contains("board type `10`"));
+        assert!(err("(;BO[8 --- *];)").contains("board `8 --- *`"));
+        assert!(err("(;B[F5];)").contains("a move before the board"));
+        assert!(err(&START.replace("B[F5]", "B[A1]")).contains("B[A1]: `A1` is not legal here"));
+        assert!(err(&START.replace("W[F6]", "B[F6]")).contains("not that side's turn"));
+        assert!(
+            err("(;BO[8 ---------------------------O*------*O--------------------------- *")
+                .contains("is not a GGF game")
+        );
+        assert!(
+            err("(;BO[8 ---------------------------O*------*O--------------------------- *;)")
+                .contains("no closing ]")
+        );
+        assert!(err("(;GM[Othello];)").contains("no board"));
+    }
+}
