@@ -7,9 +7,11 @@
 //! d3, c4, f5, e6); the engine counts ranks from the bottom as chess does, so row `r` is
 //! rank `9 - r`: moves and GGF boards are turned over here, at the edge. A pass is `PA`.
 //!
-//! Searches run on the loop's thread: a command that arrives during a search (`ping`
-//! among them) is answered when it ends, which the protocol allows. A malformed game, an
-//! illegal move or an unknown setting is reported on a `status` line and changes
+//! A search runs on a thread of its own while the loop reads on: `ping` stops it (the
+//! protocol asks that a `pong` never precede the answer of a search it interrupts, so the
+//! search answers first, with its best move so far), as do `quit` and the end of the
+//! input; other commands wait for the answer and are then handled in order. A malformed
+//! game, an illegal move or an unknown setting is reported on a `status` line and changes
 //! nothing; a command the protocol does not know is ignored, as it asks.
 //!
 //! ```
@@ -27,12 +29,16 @@
 //! eval::nboard::serve(&eval::nboard::Settings::new("ab"), std::io::BufReader::new(input), Sink(out.clone())).unwrap();
 //! let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
 //! assert!(text.contains("pong 1\n"));
+//! // (The end of the input stops the search at once: its move is a legal one, unsearched.)
 //! let reply = text.lines().find(|l| l.starts_with("=== ")).unwrap();
-//! assert!(["=== D3", "=== C4", "=== F5", "=== E6"].iter().any(|m| reply.starts_with(m)), "{reply}");
+//! assert!(["=== D3/", "=== C4/", "=== F5/", "=== E6/"].iter().any(|m| reply.starts_with(m)), "{reply}");
 //! ```
 
+use std::collections::VecDeque;
 use std::io::{BufRead, Write};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use engine::search::Limits;
 use engine::{Game, Move, State};
@@ -79,8 +85,10 @@ struct Engine<W: Write> {
     position: State,
     spec: PlayerSpec,
     depth: u32,
-    /// The player, built at the first search after a change of depth or game.
+    /// The player, built at the first search after a change of depth.
     player: Option<Box<dyn Player>>,
+    /// Input read during a search, handled after it.
+    pending: VecDeque<Input>,
     out: W,
 }
 
@@ -104,9 +112,18 @@ pub fn serve(
         spec,
         depth: DEFAULT_DEPTH,
         player: None,
+        pending: VecDeque::new(),
         out: output,
     };
-    for event in spawn_reader(input) {
+    let events = spawn_reader(input);
+    loop {
+        let event = match e.pending.pop_front() {
+            Some(event) => event,
+            None => match events.recv() {
+                Ok(event) => event,
+                Err(_) => break,
+            },
+        };
         let line = match event {
             Input::Line(line) => line,
             Input::NotUtf8(_) => {
@@ -121,11 +138,23 @@ pub fn serve(
             }
             Input::Failed(_) | Input::Eof => break,
         };
-        if !e.command(line.trim())? {
+        if !e.command(line.trim(), &events)? {
             break;
         }
     }
     Ok(())
+}
+
+/// Whether an input event stops a running search: `ping`, `quit`, the end of the input.
+fn stops_search(event: &Input) -> bool {
+    match event {
+        Input::Line(l) => {
+            let word = l.split_whitespace().next().unwrap_or("");
+            word == "ping" || word == "quit"
+        }
+        Input::Eof | Input::Failed(_) => true,
+        Input::NotUtf8(_) | Input::TooLong(_) => false,
+    }
 }
 
 impl<W: Write> Engine<W> {
@@ -145,7 +174,7 @@ impl<W: Write> Engine<W> {
     }
 
     /// Handles one line; false on `quit`.
-    fn command(&mut self, line: &str) -> Result<bool, NboardError> {
+    fn command(&mut self, line: &str, events: &Receiver<Input>) -> Result<bool, NboardError> {
         let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
         let rest = rest.trim();
         match word {
@@ -167,13 +196,9 @@ impl<W: Write> Engine<W> {
                             self.depth
                         ))?,
                     },
+                    // The player is kept: its tables, its tree, its loaded network.
                     "game" => match parse_ggf(value, self.game) {
-                        Ok(p) => {
-                            if p.hash() != self.position.hash() {
-                                self.player = None;
-                            }
-                            self.position = p;
-                        }
+                        Ok(p) => self.position = p,
                         Err(msg) => self.status(&format!("error: {msg}; position unchanged"))?,
                     },
                     // contempt and the settings of other engines: not ours.
@@ -181,10 +206,11 @@ impl<W: Write> Engine<W> {
                 }
             }
             "move" => self.play(rest)?,
-            "hint" => self.think(true)?,
-            "go" => self.think(false)?,
-            // NBoard 1.1 sends a bare move.
-            w if w.len() == 2 && rest.is_empty() && w.is_ascii() => self.play(w)?,
+            "hint" => self.think(true, events)?,
+            "go" => self.think(false, events)?,
+            // NBoard 1.1 sends a bare move; another two-letter word is a command this
+            // engine does not know, ignored.
+            w if rest.is_empty() && parse_move(&self.position, w).is_ok() => self.play(w)?,
             _ => {}
         }
         Ok(true)
@@ -200,13 +226,13 @@ impl<W: Write> Engine<W> {
     }
 
     /// `go` (`=== MOVE/EVAL/TIME`) or `hint` (a `search` line, then an empty status).
-    fn think(&mut self, hint: bool) -> Result<(), NboardError> {
+    fn think(&mut self, hint: bool, events: &Receiver<Input>) -> Result<(), NboardError> {
         if self.position.result().is_some() {
             return self.status("error: the game is over");
         }
         self.status("flipzero is thinking")?;
         let start = Instant::now();
-        let chosen = self.choose();
+        let chosen = self.choose(events);
         let seconds = start.elapsed().as_secs_f64();
         let (mv, eval) = match chosen {
             Ok(found) => found,
@@ -215,15 +241,17 @@ impl<W: Write> Engine<W> {
             }
         };
         let name = move_name(&self.position, mv);
-        // NBoard's eval is in discs for the side to move: the alpha-beta margin, or an
-        // MCTS value (win − loss) times 64.
+        // NBoard's eval is in discs for the side to move: the alpha-beta margin (±64 for
+        // a proven result), or an MCTS value (win − loss) times 64.
         let discs = eval.map(|e| match e {
             Evaluation::Pieces(p) => p,
             Evaluation::Value(v) => v * 64.0,
         });
         if hint {
+            // The depth is the GUI's for `ab`; other players search to their own limits.
+            let depth = if self.gui_depth() { self.depth } else { 0 };
             let eval = discs.map_or_else(|| "0".to_string(), |d| format!("{d:.2}"));
-            self.say(&format!("search {name} {eval} 0 {}", self.depth))?;
+            self.say(&format!("search {name} {eval} 0 {depth}"))?;
             self.status("")
         } else {
             let eval = discs.map_or_else(String::new, |d| format!("{d:.2}"));
@@ -232,23 +260,60 @@ impl<W: Write> Engine<W> {
         }
     }
 
-    fn choose(&mut self) -> Result<(Move, Option<Evaluation>), PlayerError> {
+    /// Whether the player is `ab` alone, which searches to the GUI's `set depth`.
+    fn gui_depth(&self) -> bool {
+        matches!(&self.spec, PlayerSpec::AlphaBeta(own) if *own == Limits::default())
+    }
+
+    /// The player's move and evaluation, searched on a thread of its own while `events`
+    /// are read into `pending`; one that stops a search ([`stops_search`]) stops it.
+    fn choose(
+        &mut self,
+        events: &Receiver<Input>,
+    ) -> Result<(Move, Option<Evaluation>), PlayerError> {
         if self.player.is_none() {
-            let player: Box<dyn Player> = match &self.spec {
-                // `ab` alone: the GUI's depth.
-                PlayerSpec::AlphaBeta(own) if *own == Limits::default() => {
-                    Box::new(AlphaBetaPlayer::new(Limits {
-                        depth: Some(self.depth),
-                        ..Limits::default()
-                    }))
-                }
-                spec => spec.build(self.game, self.position.hash(), Timeouts::default())?,
+            let player: Box<dyn Player> = if self.gui_depth() {
+                Box::new(AlphaBetaPlayer::new(Limits {
+                    depth: Some(self.depth),
+                    ..Limits::default()
+                }))
+            } else {
+                self.spec
+                    .build(self.game, self.position.hash(), Timeouts::default())?
             };
             self.player = Some(player);
         }
         let p = self.player.as_mut().expect("built above");
-        let mv = p.choose(&self.position)?;
-        Ok((mv, p.last_evaluation()))
+        let (position, pending) = (&self.position, &mut self.pending);
+        // A `ping` or `quit` already waiting (sent with the `go`, in one burst) stops
+        // this search as one arriving during it would.
+        let stop = AtomicBool::new(pending.iter().any(stops_search));
+        std::thread::scope(|scope| {
+            let search = scope.spawn(|| -> Result<(Move, Option<Evaluation>), PlayerError> {
+                let mv = p.choose_until(position, &stop)?;
+                Ok((mv, p.last_evaluation()))
+            });
+            while !search.is_finished() {
+                match events.recv_timeout(Duration::from_millis(10)) {
+                    Ok(event) => {
+                        if stops_search(&event) {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        pending.push_back(event);
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    // The input has ended (its end already read): wait for the search.
+                    Err(RecvTimeoutError::Disconnected) => {
+                        stop.store(true, Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+            }
+            match search.join() {
+                Ok(found) => found,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
     }
 }
 
@@ -379,8 +444,8 @@ fn parse_board(value: &str, game: Game) -> Result<State, String> {
         return Err(bad());
     }
     let side = match words.pop() {
-        Some("*") => "x",
-        Some("O") | Some("o") => "o",
+        Some("*" | "X" | "x" | "B" | "b") => "x",
+        Some("O" | "o" | "W" | "w") => "o",
         _ => return Err(bad()),
     };
     let cells: String = words[1..].concat();

@@ -69,8 +69,13 @@ impl RunDir {
             return None;
         }
         let first = entries.next()?.ok()?;
+        let more = if entries.next().is_some() {
+            ", …"
+        } else {
+            ""
+        };
         Some(format!(
-            "{} is not a run directory (no config.toml) and is not empty (it holds {}, …): \
+            "{} is not a run directory (no config.toml) and is not empty (it holds {}{more}): \
              give a new or empty folder for a new run",
             self.root.display(),
             first.file_name().to_string_lossy()

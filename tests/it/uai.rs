@@ -848,67 +848,139 @@ fn every_game_speaks_uai_othello_with_its_passes() {
     s.quit();
 }
 
+/// An NBoard session as a GUI drives it: a batch of commands, then the answer awaited.
+struct Nboard {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Nboard {
+    fn start(player: &str) -> Nboard {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+            .args(["nboard", "--player", player])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines() {
+                if tx.send(l.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Nboard {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+    }
+
+    /// The lines up to the first that starts with `prefix`, within `bound`.
+    fn until(&mut self, prefix: &str, bound: Duration) -> Vec<String> {
+        let deadline = std::time::Instant::now() + bound;
+        let mut got = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => {
+                    let done = l.starts_with(prefix);
+                    got.push(l);
+                    if done {
+                        return got;
+                    }
+                }
+                Err(_) => panic!("no `{prefix}` within {bound:?}; got {got:?}"),
+            }
+        }
+    }
+}
+
+/// The move of a `=== F5/EVAL/SECONDS` answer, legal in `pos` once its row is turned
+/// over (Othello counts rows from the top, the engine ranks from the bottom).
+fn nboard_move(reply: &str, pos: &engine::State) -> String {
+    let fields: Vec<&str> = reply.strip_prefix("=== ").unwrap().split('/').collect();
+    assert_eq!(fields.len(), 3, "{reply}");
+    assert!(
+        fields[1].parse::<f64>().is_ok() && fields[2].parse::<f64>().is_ok(),
+        "{reply}"
+    );
+    let (file, row) = fields[0].split_at(1);
+    let cell = format!("{}{}", file.to_lowercase(), 9 - row.parse::<u32>().unwrap());
+    assert!(pos.parse_move(&cell).is_ok(), "{reply} is not legal");
+    fields[0].to_string()
+}
+
 /// The NBoard session of a GUI: its replies, and every malformed line answered on a
 /// `status` line without changing the position.
 #[test]
 fn nboard_plays_othello_in_othellos_coordinates() {
     let ggf = "(;GM[Othello]PC[NBoard]PB[a]PW[b]RE[?]TI[15:00]TY[8]BO[8 ---------------------------O*------*O--------------------------- *]B[F5]W[F6]B[D3]W[C5]B[E6]W[F7]B[E7]W[F4];)";
-    let mut input =
-        format!("nboard 2\nset depth 3\nset game {ggf}\nping 1\ngo\nhint 2\n").into_bytes();
-    input.extend_from_slice(b"move A1\n\xff\xfe\nset game (;GM[Othello]BO[8 x *];)\nset depth 0\nunknown command\nping 2\ngo\nquit\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-        .args(["nboard", "--player", "ab"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "set myname flipzero ab", "{text}");
-    assert_eq!(lines[1], "pong 1", "{text}");
-    // The move, in Othello's rows (from the top), legal in the game's position.
     let mut pos = "othello".parse::<engine::Game>().unwrap().startpos();
     for m in ["f5", "f6", "d3", "c5", "e6", "f7", "e7", "f4"] {
         let (file, row) = m.split_at(1);
         let engine_cell = format!("{file}{}", 9 - row.parse::<u32>().unwrap());
         pos.play(pos.parse_move(&engine_cell).unwrap());
     }
-    let go: Vec<&&str> = lines.iter().filter(|l| l.starts_with("=== ")).collect();
-    assert_eq!(go.len(), 2, "{text}");
-    for reply in &go {
-        let fields: Vec<&str> = reply[4..].split('/').collect();
-        assert_eq!(fields.len(), 3, "{reply}");
-        let (file, row) = fields[0].split_at(1);
-        let cell = format!("{}{}", file.to_lowercase(), 9 - row.parse::<u32>().unwrap());
-        assert!(pos.parse_move(&cell).is_ok(), "{reply} is not legal");
-        assert!(
-            fields[1].parse::<f64>().is_ok() && fields[2].parse::<f64>().is_ok(),
-            "{reply}"
-        );
-    }
-    // Both searches were of the same position: nothing malformed changed it.
-    assert_eq!(go[0].split('/').next(), go[1].split('/').next(), "{text}");
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("search ") && l.ends_with(" 0 3")),
-        "{text}"
+    let mut s = Nboard::start("ab");
+    s.send(format!("nboard 2\nset depth 3\nset game {ggf}\nping 1\ngo\n").as_bytes());
+    let lines = s.until("=== ", Duration::from_secs(30));
+    assert_eq!(
+        lines[..2],
+        ["set myname flipzero ab", "pong 1"],
+        "{lines:?}"
     );
+    let first = nboard_move(lines.last().unwrap(), &pos);
+    s.send(b"hint 2\n");
+    let lines = s.until("search ", Duration::from_secs(30));
+    assert!(lines.last().unwrap().ends_with(" 0 3"), "{lines:?}");
+    s.send(b"move A1\n\xff\xfe\nset game (;GM[Othello]BO[8 x *];)\nset depth 0\nunknown command\nping 2\n");
+    let lines = s.until("pong 2", Duration::from_secs(30));
     for wanted in [
         "status error: `A1` is not legal here; position unchanged",
         "status error: an input line is not valid UTF-8; ignored",
         "status error: board `8 x *` (8, 64 cells of - * O, the side to move); position unchanged",
         "status error: depth `0` (1 to 60); still 3",
-        "pong 2",
     ] {
-        assert!(lines.contains(&wanted), "missing `{wanted}` in\n{text}");
+        assert!(
+            lines.iter().any(|l| l == wanted),
+            "missing `{wanted}` in {lines:?}"
+        );
+    }
+    // Nothing malformed changed the position: the same search (a new player: depth
+    // set again, empty tables), the same move.
+    s.send(b"set depth 3\ngo\n");
+    let again = s.until("=== ", Duration::from_secs(30));
+    assert_eq!(nboard_move(again.last().unwrap(), &pos), first);
+    // `ping` stops a search that would take hours: its answer first, then the pong.
+    s.send(b"set depth 60\ngo\n");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(b"ping 3\n");
+    let lines = s.until("pong 3", Duration::from_secs(5));
+    let answer = lines
+        .iter()
+        .find(|l| l.starts_with("=== "))
+        .expect("the search's answer");
+    nboard_move(answer, &pos);
+    // And `quit` ends one at once.
+    s.send(b"go\n");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(b"quit\n");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while s.child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "quit did not end the search"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -36,7 +36,7 @@ pub struct Imported {
 /// Reads the safetensors file `weights` as a network for `game` and writes `out/model.json`
 /// and `out/model.bpk` (atomically; `out` is made if missing). Refused, naming the file
 /// and the tensor: a file that is not safetensors, a dtype other than F32/F64/F16/BF16,
-/// a value that is not finite, a missing, extra or misshapen tensor, a shape this version
+/// a value that is not finite, a negative BatchNorm variance, a missing, extra or misshapen tensor, a shape this version
 /// does not run or that does not fit `game`, and an `out` that already holds a model (it
 /// is never overwritten).
 pub fn import_weights(weights: &Path, game: Game, out: &Path) -> Result<Imported, TrainError> {
@@ -84,8 +84,13 @@ pub fn import_weights(weights: &Path, game: Game, out: &Path) -> Result<Imported
         .into_net(&network, &burn::prelude::Device::flex())
         .map_err(bad)?;
     std::fs::create_dir_all(out).map_err(io(out))?;
-    let digest = save_net(&net, &out.join("model.bpk"))?;
-    write_metadata(out, game, &network, 0, 0, &digest)?;
+    let bpk = out.join("model.bpk");
+    let digest = save_net(&net, &bpk)?;
+    if let Err(e) = write_metadata(out, game, &network, 0, 0, &digest) {
+        // Weights without their model.json are no model, and would block a retry.
+        let _ = std::fs::remove_file(&bpk);
+        return Err(e);
+    }
     Ok(Imported { network, naming })
 }
 
@@ -126,6 +131,11 @@ fn read_tensors(bytes: &[u8]) -> Result<(Tensors, Naming), String> {
             return Err(format!(
                 "`{name}` holds a value that is not finite (at {i})"
             ));
+        }
+        if name.ends_with(".running_var")
+            && let Some(i) = values.iter().position(|&v| v < 0.0)
+        {
+            return Err(format!("`{name}` holds a negative variance (at {i})"));
         }
         let mut shape = view.shape().to_vec();
         let mut values = values;

@@ -68,7 +68,8 @@ impl Player for AlphaBetaPlayer {
             .searcher
             .search(state, self.limits, stop, |_| {})
             .expect("not over");
-        self.last_score = Some(report.score);
+        // A search stopped before its first iteration has no score of its own.
+        self.last_score = (report.depth > 0).then_some(report.score);
         Ok(report.pv[0])
     }
 
@@ -94,7 +95,8 @@ impl Player for AlphaBetaPlayer {
             .searcher
             .search(state, limits, &stop, |_| {})
             .expect("not over");
-        self.last_score = Some(report.score);
+        // A search stopped before its first iteration has no score of its own.
+        self.last_score = (report.depth > 0).then_some(report.score);
         Ok(report.pv[0])
     }
 }

@@ -134,6 +134,18 @@ fn malformed_weights_are_refused_naming_the_file_and_the_tensor() {
         "{e}"
     );
     let e = refused(
+        "variance",
+        &edited(&|t| {
+            let w = t.iter_mut().find(|x| x.0 == "stem.bn.running_var").unwrap();
+            w.3[0..4].copy_from_slice(&(-1.0f32).to_le_bytes());
+        }),
+        ataxx,
+    );
+    assert!(
+        e.contains("`stem.bn.running_var` holds a negative variance (at 0)"),
+        "{e}"
+    );
+    let e = refused(
         "int",
         &edited(&|t| t.iter_mut().find(|x| x.0 == "stem.bn.beta").unwrap().1 = Dtype::I32),
         ataxx,
