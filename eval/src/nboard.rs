@@ -41,6 +41,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use engine::search::Limits;
+use engine::uai::excerpt;
 use engine::{Game, Move, State};
 
 use crate::players::{Evaluation, Player, PlayerError, Timeouts};
@@ -315,11 +316,6 @@ impl<W: Write> Engine<W> {
             }
         })
     }
-}
-
-/// A short, printable excerpt of input for a message.
-fn excerpt(s: &str) -> String {
-    engine::uai::excerpt(s)
 }
 
 /// The engine's move named as Othello names it: `F5` (rows from the top), `PA`.

@@ -20,8 +20,13 @@ const PROMPT: Duration = Duration::from_secs(1);
 
 impl Session {
     pub(crate) fn start() -> Session {
+        Session::spawn(&["uai"])
+    }
+
+    /// `flipzero ARGS` with its input, output and errors piped.
+    fn spawn(args: &[&str]) -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-            .arg("uai")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -848,63 +853,6 @@ fn every_game_speaks_uai_othello_with_its_passes() {
     s.quit();
 }
 
-/// An NBoard session as a GUI drives it: a batch of commands, then the answer awaited.
-struct Nboard {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Nboard {
-    fn start(player: &str) -> Nboard {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-            .args(["nboard", "--player", player])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let out = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines() {
-                if tx.send(l.unwrap()).is_err() {
-                    break;
-                }
-            }
-        });
-        Nboard {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).unwrap();
-    }
-
-    /// The lines up to the first that starts with `prefix`, within `bound`.
-    fn until(&mut self, prefix: &str, bound: Duration) -> Vec<String> {
-        let deadline = std::time::Instant::now() + bound;
-        let mut got = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => {
-                    let done = l.starts_with(prefix);
-                    got.push(l);
-                    if done {
-                        return got;
-                    }
-                }
-                Err(_) => panic!("no `{prefix}` within {bound:?}; got {got:?}"),
-            }
-        }
-    }
-}
-
 /// The move of a `=== F5/EVAL/SECONDS` answer, legal in `pos` once its row is turned
 /// over (Othello counts rows from the top, the engine ranks from the bottom).
 fn nboard_move(reply: &str, pos: &engine::State) -> String {
@@ -931,20 +879,20 @@ fn nboard_plays_othello_in_othellos_coordinates() {
         let engine_cell = format!("{file}{}", 9 - row.parse::<u32>().unwrap());
         pos.play(pos.parse_move(&engine_cell).unwrap());
     }
-    let mut s = Nboard::start("ab");
-    s.send(format!("nboard 2\nset depth 3\nset game {ggf}\nping 1\ngo\n").as_bytes());
-    let lines = s.until("=== ", Duration::from_secs(30));
+    let mut s = Session::spawn(&["nboard", "--player", "ab"]);
+    s.send_raw(format!("nboard 2\nset depth 3\nset game {ggf}\nping 1\ngo\n").as_bytes());
+    let lines = s.within("=== ", Duration::from_secs(30));
     assert_eq!(
         lines[..2],
         ["set myname flipzero ab", "pong 1"],
         "{lines:?}"
     );
     let first = nboard_move(lines.last().unwrap(), &pos);
-    s.send(b"hint 2\n");
-    let lines = s.until("search ", Duration::from_secs(30));
+    s.send_raw(b"hint 2\n");
+    let lines = s.within("search ", Duration::from_secs(30));
     assert!(lines.last().unwrap().ends_with(" 0 3"), "{lines:?}");
-    s.send(b"move A1\n\xff\xfe\nset game (;GM[Othello]BO[8 x *];)\nset depth 0\nunknown command\nping 2\n");
-    let lines = s.until("pong 2", Duration::from_secs(30));
+    s.send_raw(b"move A1\n\xff\xfe\nset game (;GM[Othello]BO[8 x *];)\nset depth 0\nunknown command\nping 2\n");
+    let lines = s.within("pong 2", Duration::from_secs(30));
     for wanted in [
         "status error: `A1` is not legal here; position unchanged",
         "status error: an input line is not valid UTF-8; ignored",
@@ -958,29 +906,23 @@ fn nboard_plays_othello_in_othellos_coordinates() {
     }
     // Nothing malformed changed the position: the same search (a new player: depth
     // set again, empty tables), the same move.
-    s.send(b"set depth 3\ngo\n");
-    let again = s.until("=== ", Duration::from_secs(30));
+    s.send_raw(b"set depth 3\ngo\n");
+    let again = s.within("=== ", Duration::from_secs(30));
     assert_eq!(nboard_move(again.last().unwrap(), &pos), first);
     // `ping` stops a search that would take hours: its answer first, then the pong.
-    s.send(b"set depth 60\ngo\n");
+    s.send_raw(b"set depth 60\ngo\n");
     std::thread::sleep(Duration::from_millis(300));
-    s.send(b"ping 3\n");
-    let lines = s.until("pong 3", Duration::from_secs(5));
+    s.send_raw(b"ping 3\n");
+    let lines = s.within("pong 3", Duration::from_secs(5));
     let answer = lines
         .iter()
         .find(|l| l.starts_with("=== "))
         .expect("the search's answer");
     nboard_move(answer, &pos);
     // And `quit` ends one at once.
-    s.send(b"go\n");
+    s.send_raw(b"go\n");
     std::thread::sleep(Duration::from_millis(300));
-    s.send(b"quit\n");
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while s.child.try_wait().unwrap().is_none() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "quit did not end the search"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    s.send_raw(b"quit\n");
+    // (Within 5 s: `exit_within` fails otherwise.)
+    s.exit_within(Duration::from_secs(5));
 }

@@ -137,21 +137,10 @@ fn read_tensors(bytes: &[u8]) -> Result<(Tensors, Naming), String> {
         {
             return Err(format!("`{name}` holds a negative variance (at {i})"));
         }
-        let mut shape = view.shape().to_vec();
-        let mut values = values;
-        let mut name = name.to_string();
-        if naming == Naming::PyTorch {
-            if let Some(prefix) = name.strip_suffix(".bn.weight") {
-                name = format!("{prefix}.bn.gamma");
-            } else if let Some(prefix) = name.strip_suffix(".bn.bias") {
-                name = format!("{prefix}.bn.beta");
-            } else if shape.len() == 2 && name.ends_with(".weight") {
-                // Every 2-D weight of the network is a Linear map's: PyTorch keeps it
-                // `[out, in]`, Burn `[in, out]`.
-                values = transposed(shape[0], shape[1], &values);
-                shape = vec![shape[1], shape[0]];
-            }
-        }
+        let (name, shape, values) = match naming {
+            Naming::Burn => (name.to_string(), view.shape().to_vec(), values),
+            Naming::PyTorch => renamed(name, view.shape(), &values, Naming::Burn),
+        };
         out.insert(name, (shape, values));
     }
     Ok((out, naming))
@@ -172,24 +161,38 @@ pub fn named_tensors(net: &crate::net::Net, naming: Naming) -> Vec<(String, Vec<
         .iter()
         .map(|(name, shape, values)| match naming {
             Naming::Burn => (name.to_string(), shape.to_vec(), values.to_vec()),
-            Naming::PyTorch => {
-                if let Some(prefix) = name.strip_suffix(".bn.gamma") {
-                    (
-                        format!("{prefix}.bn.weight"),
-                        shape.to_vec(),
-                        values.to_vec(),
-                    )
-                } else if let Some(prefix) = name.strip_suffix(".bn.beta") {
-                    (format!("{prefix}.bn.bias"), shape.to_vec(), values.to_vec())
-                } else if shape.len() == 2 {
-                    let v = transposed(shape[0], shape[1], values);
-                    (name.to_string(), vec![shape[1], shape[0]], v)
-                } else {
-                    (name.to_string(), shape.to_vec(), values.to_vec())
-                }
-            }
+            Naming::PyTorch => renamed(name, shape, values, Naming::PyTorch),
         })
         .collect()
+}
+
+/// One tensor moved between the two namings, to `to`: BatchNorm's `gamma`/`beta` are
+/// PyTorch's `weight`/`bias`, and every 2-D tensor of the network is a Linear weight,
+/// `[in, out]` in Burn and `[out, in]` in PyTorch.
+fn renamed(
+    name: &str,
+    shape: &[usize],
+    values: &[f32],
+    to: Naming,
+) -> (String, Vec<usize>, Vec<f32>) {
+    const PAIRS: [(&str, &str); 2] = [(".bn.gamma", ".bn.weight"), (".bn.beta", ".bn.bias")];
+    for (burn, torch) in PAIRS {
+        let (from, into) = match to {
+            Naming::Burn => (torch, burn),
+            Naming::PyTorch => (burn, torch),
+        };
+        if let Some(prefix) = name.strip_suffix(from) {
+            return (format!("{prefix}{into}"), shape.to_vec(), values.to_vec());
+        }
+    }
+    if let [rows, cols] = *shape {
+        return (
+            name.to_string(),
+            vec![cols, rows],
+            transposed(rows, cols, values),
+        );
+    }
+    (name.to_string(), shape.to_vec(), values.to_vec())
 }
 
 /// A tensor's values as f32.
