@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 mod gate;
+mod ggf;
 mod matches;
 pub mod nboard;
 mod operating;

@@ -361,7 +361,7 @@ impl RunConfig {
                     "anchor.ladder = {p}: baselines must be fixed players (random, greedy, ab…, uai:…)"
                 );
             }
-            if let PlayerSpec::Uai { path, .. } = &spec {
+            if let Some(path) = spec.external_program() {
                 check_program(path).with_context(|| format!("anchor.ladder = {p}"))?;
             }
             if spec.needs_clock() && self.gate.clock.is_none() {

@@ -524,9 +524,9 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
         .parse()
         .map_err(|e: eval::BadPlayerName| ApiError::BadRequest(e.to_string()))?;
     Ok(match spec {
-        PlayerSpec::Uai { .. } => {
+        PlayerSpec::Uai { .. } | PlayerSpec::Nboard { .. } => {
             return Err(ApiError::Forbidden(
-                "external engines (uai:) cannot be started from the web page".into(),
+                "external engines (uai:, nboard:) cannot be started from the web page".into(),
             ));
         }
         PlayerSpec::Mcts {

@@ -234,6 +234,11 @@ fn public_player(name: &str) -> String {
             options,
         }
         .to_string(),
+        Ok(PlayerSpec::Nboard { path, options }) => PlayerSpec::Nboard {
+            path: path.file_name().map(PathBuf::from).unwrap_or_default(),
+            options,
+        }
+        .to_string(),
         _ => name.to_string(),
     }
 }
@@ -391,6 +396,7 @@ mod tests {
             ("mcts:/srv/runs/a", "mcts:a"),
             ("mcts:bootstrap:sims=8", "mcts:bootstrap:sims=8"),
             ("uai:/opt/engines/cat:Hash=16", "uai:cat:Hash=16"),
+            ("nboard:/opt/engines/ega:depth=5", "nboard:ega:depth=5"),
             ("ab:time=100", "ab:time=100"),
             ("random", "random"),
         ] {

@@ -14,8 +14,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub struct MatchArgs {
     /// Player A: random, greedy, ab (with --clock), ab1..ab64, ab:depth=N, ab:nodes=N,
     /// ab:time=MS, mcts:bootstrap or mcts:<model dir or run dir>[:sims=N|:time=MS] (a run
-    /// directory means its current best), or uai:<path>[:name=value,...] (UAI options,
-    /// plus movetime/depth/nodes for `go`).
+    /// directory means its current best), uai:<path>[:name=value,...] (UAI options,
+    /// plus movetime/depth/nodes for `go`), or nboard:<path>[:depth=N] (an NBoard
+    /// Othello engine at depth, or level, N; no clock: it may take --move-timeout-ms).
     #[arg(long)]
     a: String,
     /// Player B (same names as A).
@@ -190,8 +191,7 @@ fn player_paths(p: &PlayerSpec) -> Vec<&std::path::Path> {
             net: eval::NetSource::Path(dir),
             ..
         } => vec![dir.as_path()],
-        PlayerSpec::Uai { path, .. } => vec![path.as_path()],
-        _ => vec![],
+        other => other.external_program().into_iter().collect(),
     }
 }
 

@@ -551,6 +551,7 @@ fn api_positions_moves_and_players() {
     assert_eq!(s, 200, "{v}");
     for (p, status) in [
         ("uai:/bin/sh", 403),
+        ("nboard:/bin/sh", 403),
         ("mcts:/etc", 403),
         (&format!("mcts:{}", run.display()) as &str, 403),
         ("mcts:../x", 403),

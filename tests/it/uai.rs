@@ -926,3 +926,97 @@ fn nboard_plays_othello_in_othellos_coordinates() {
     // (Within 5 s: `exit_within` fails otherwise.)
     s.exit_within(Duration::from_secs(5));
 }
+
+/// `nboard:<path>` plays an external NBoard engine in a match: here this project's own
+/// (`flipzero nboard`), Othello's coordinates both ways; games are forfeited by one that
+/// hangs, and what cannot work is refused before any game.
+#[test]
+fn matches_against_nboard_engines() {
+    let dir = std::env::temp_dir().join(format!("flipzero-nboard-match-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("games.pgn");
+    let pgn = pgn.to_str().unwrap();
+    let own = script(
+        "own-nboard",
+        &format!("exec {} nboard --player ab", env!("CARGO_BIN_EXE_flipzero")),
+    );
+    let spec = format!("nboard:{}:depth=2", own.display());
+    let (ok, out) = run_match(&[
+        "--game", "othello", "--a", &spec, "--b", "random", "--games", "6", "--seed", "3", "--pgn",
+        pgn, "--quiet",
+    ]);
+    assert!(ok, "{out}");
+    assert!(!out.contains("forfeit"), "{out}");
+    let last = out.lines().last().unwrap();
+    assert!(last.ends_with("games 6"), "{last}");
+    // A 2-ply search against random moves: it wins nearly every game.
+    let score: f64 = last.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(score >= 0.8, "{out}");
+    let games = std::fs::read_to_string(pgn).unwrap();
+    assert_eq!(games.matches("[Event ").count(), 6);
+    assert!(
+        games.contains(&format!("nboard:{}:depth=2", own.display())),
+        "{games}"
+    );
+
+    // Answers `ping` but never `go`: forfeits on the move timeout; the match goes on.
+    let hang = script(
+        "hang-nboard",
+        "while read c n rest; do case \"$c\" in ping) echo \"pong $n\";; quit) exit 0;; esac; done",
+    );
+    let spec = format!("nboard:{}", hang.display());
+    let (ok, out) = run_match(&[
+        "--game",
+        "othello",
+        "--a",
+        "greedy",
+        "--b",
+        &spec,
+        "--games",
+        "2",
+        "--move-timeout-ms",
+        "300",
+        "--pgn",
+        pgn,
+        "--quiet",
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("forfeits: 2"), "{out}");
+    assert!(
+        out.lines().last().unwrap().starts_with("score 1.000"),
+        "{out}"
+    );
+
+    // An illegal answer forfeits too.
+    let corner = script(
+        "corner-nboard",
+        "while read c n rest; do case \"$c\" in ping) echo \"pong $n\";; go) echo '=== A1';; quit) exit 0;; esac; done",
+    );
+    let spec = format!("nboard:{}", corner.display());
+    let (ok, out) = run_match(&[
+        "--game", "othello", "--a", &spec, "--b", "greedy", "--games", "2", "--pgn", pgn, "--quiet",
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("forfeits: 2"), "{out}");
+    assert!(
+        out.lines().last().unwrap().starts_with("score 0.000"),
+        "{out}"
+    );
+
+    // Refused before any game: another game, a bad depth, an unknown option.
+    let own_spec = |o: &str| format!("nboard:{}{o}", own.display());
+    for (game, spec, why) in [
+        ("ataxx", own_spec(""), "NBoard plays Othello, not ataxx"),
+        (
+            "othello",
+            own_spec(":depth=0"),
+            "its depth `0` is not 1..=60",
+        ),
+        ("othello", own_spec(":hash=16"), "unknown option `hash`"),
+    ] {
+        let (ok, out) = run_match(&[
+            "--game", game, "--a", &spec, "--b", "random", "--games", "2", "--quiet",
+        ]);
+        assert!(!ok && out.contains(why), "{spec}: {out}");
+    }
+}

@@ -17,6 +17,7 @@ use super::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
 use super::mcts::{
     MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluators, resolve_net,
 };
+use super::nboard::NboardPlayer;
 use super::params::SearchParams;
 use super::uai::UaiPlayer;
 use super::{Player, PlayerError, Timeouts};
@@ -89,12 +90,19 @@ pub enum PlayerSpec {
         /// `setoption` pairs, and the `go` parameters `movetime`, `depth`, `nodes`.
         options: Vec<(String, String)>,
     },
+    /// An external NBoard engine (Othello): `nboard:<path>[:depth=N]`.
+    Nboard {
+        /// The program.
+        path: PathBuf,
+        /// `depth=N`, the depth (an engine's level) sent with `set depth`.
+        options: Vec<(String, String)>,
+    },
 }
 
 /// A player name that names no player.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], or uai:<path>[:name=value,...]"
+    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], uai:<path>[:name=value,...], or nboard:<path>[:depth=N] (Othello)"
 )]
 pub struct BadPlayerName(pub String);
 
@@ -110,20 +118,12 @@ impl FromStr for PlayerSpec {
             _ => {}
         }
         if let Some(rest) = s.strip_prefix("uai:") {
-            let (path, options) = path_and_options(rest).ok_or_else(bad)?;
-            let options = options
-                .split(',')
-                .filter(|o| !o.is_empty())
-                .map(|o| {
-                    o.split_once('=')
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                })
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(bad)?;
-            return Ok(PlayerSpec::Uai {
-                path: PathBuf::from(path),
-                options,
-            });
+            let (path, options) = engine_and_options(rest).ok_or_else(bad)?;
+            return Ok(PlayerSpec::Uai { path, options });
+        }
+        if let Some(rest) = s.strip_prefix("nboard:") {
+            let (path, options) = engine_and_options(rest).ok_or_else(bad)?;
+            return Ok(PlayerSpec::Nboard { path, options });
         }
         if let Some(rest) = s.strip_prefix("abnet:") {
             let (net, options) = path_and_options(rest).ok_or_else(bad)?;
@@ -206,6 +206,20 @@ fn path_and_options(rest: &str) -> Option<(&str, &str)> {
         _ => (rest, ""),
     };
     (!path.is_empty()).then_some((path, options))
+}
+
+/// An external engine's `PATH[:name=value,...]`.
+fn engine_and_options(rest: &str) -> Option<(PathBuf, Vec<(String, String)>)> {
+    let (path, options) = path_and_options(rest)?;
+    let options = options
+        .split(',')
+        .filter(|o| !o.is_empty())
+        .map(|o| {
+            o.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((PathBuf::from(path), options))
 }
 
 /// The limits `depth=N,nodes=N,time=MS` (at least one) of an alpha-beta player.
@@ -291,8 +305,13 @@ impl fmt::Display for PlayerSpec {
                     write!(f, ":{}", parts.join(","))
                 }
             }
-            PlayerSpec::Uai { path, options } => {
-                write!(f, "uai:{}", path.display())?;
+            PlayerSpec::Uai { path, options } | PlayerSpec::Nboard { path, options } => {
+                let kind = if matches!(self, PlayerSpec::Uai { .. }) {
+                    "uai"
+                } else {
+                    "nboard"
+                };
+                write!(f, "{kind}:{}", path.display())?;
                 if !options.is_empty() {
                     let o: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
                     write!(f, ":{}", o.join(","))?;
@@ -304,6 +323,14 @@ impl fmt::Display for PlayerSpec {
 }
 
 impl PlayerSpec {
+    /// The program of an external engine (`uai:` and `nboard:` players).
+    pub fn external_program(&self) -> Option<&std::path::Path> {
+        match self {
+            PlayerSpec::Uai { path, .. } | PlayerSpec::Nboard { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
     /// Checks, before any game starts, that this player can play `game`: an MCTS
     /// player's model must load and be a model of `game`; an external engine must start,
     /// complete its handshake and accept `game` and its options (it is stopped again; one
@@ -315,6 +342,9 @@ impl PlayerSpec {
             }
             PlayerSpec::Uai { path, options } => {
                 UaiPlayer::start(path.clone(), options.clone(), game, timeouts).map(drop)
+            }
+            PlayerSpec::Nboard { path, options } => {
+                NboardPlayer::start(path.clone(), options.clone(), game, timeouts).map(drop)
             }
             PlayerSpec::NetAlphaBeta { net, .. } => fast_value(net, game).map(drop),
             _ => Ok(()),
@@ -416,6 +446,12 @@ impl PlayerSpec {
                 Box::new(player)
             }
             PlayerSpec::Uai { path, options } => Box::new(UaiPlayer::start(
+                path.clone(),
+                options.clone(),
+                game,
+                timeouts,
+            )?),
+            PlayerSpec::Nboard { path, options } => Box::new(NboardPlayer::start(
                 path.clone(),
                 options.clone(),
                 game,

@@ -34,7 +34,9 @@ pub(super) fn parse_player(name: &str, game: Game) -> Result<Choice, String> {
         return Ok(Choice::Search);
     }
     match name.parse::<PlayerSpec>() {
-        Ok(PlayerSpec::Uai { .. }) => Err("an external engine cannot be the player here".into()),
+        Ok(PlayerSpec::Uai { .. } | PlayerSpec::Nboard { .. }) => {
+            Err("an external engine cannot be the player here".into())
+        }
         Ok(spec) => {
             let choice = Choice::Ladder(spec);
             if let Some(p) = choice.net_path() {
