@@ -1,7 +1,7 @@
 //! Players: the [`Player`] trait and what every player shares (its errors, the timeouts
 //! of external engines). One module per kind of player: `baselines` (random, greedy,
 //! alpha-beta), `mcts` (a network or the bootstrap evaluator behind MCTS), `uai` and
-//! `nboard` (external engines); `spec` is the factory that parses player names and builds
+//! `nboard` (external engines, over `process`); `spec` is the factory that parses player names and builds
 //! them. Imports go one way: `spec` imports the players, the players import this module
 //! (and `nboard` the Othello notation of `crate::ggf`).
 
@@ -9,6 +9,7 @@ pub(crate) mod baselines;
 pub(crate) mod mcts;
 pub(crate) mod nboard;
 pub(crate) mod params;
+pub(crate) mod process;
 pub(crate) mod spec;
 pub(crate) mod uai;
 

@@ -4,15 +4,13 @@
 //! no history, then `go`, and reads the `=== MOVE` answer. Othello only (the protocol's
 //! board is the 8×8 one).
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use engine::uai::excerpt;
 use engine::{Game, Move, State};
 
+use super::process::EngineProcess;
 use super::{Player, PlayerError, Timeouts};
 use crate::ggf::{board_value, parse_move};
 
@@ -22,9 +20,7 @@ const DEFAULT_DEPTH: u32 = 6;
 
 /// An external NBoard engine; killed when dropped.
 pub struct NboardPlayer {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+    process: EngineProcess,
     timeouts: Timeouts,
     /// `ping` numbers, so that a late `pong` is told from the current one.
     ping: u32,
@@ -69,30 +65,8 @@ impl NboardPlayer {
                 }
             }
         }
-        let mut child = std::process::Command::new(&path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|source| PlayerError::Spawn {
-                path: path.display().to_string(),
-                source,
-            })?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         let mut p = NboardPlayer {
-            child,
-            stdin,
-            lines,
+            process: EngineProcess::spawn(&path)?,
             timeouts,
             ping: 0,
         };
@@ -103,9 +77,7 @@ impl NboardPlayer {
     }
 
     fn send(&mut self, line: &str) -> Result<(), PlayerError> {
-        writeln!(self.stdin, "{line}")?;
-        self.stdin.flush()?;
-        Ok(())
+        self.process.send(line)
     }
 
     /// `ping N`, and every line up to its `pong N`: an engine that has taken every
@@ -116,24 +88,10 @@ impl NboardPlayer {
         self.send(&format!("ping {}", self.ping))?;
         let deadline = Instant::now() + within;
         loop {
-            let line = self.next_line(deadline, within, "pong")?;
+            let line = self.process.next_line(deadline, within, "pong")?;
             if line.trim() == want {
                 return Ok(());
             }
-        }
-    }
-
-    fn next_line(
-        &mut self,
-        deadline: Instant,
-        within: Duration,
-        waiting_for: &'static str,
-    ) -> Result<String, PlayerError> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(left) {
-            Ok(line) => Ok(line),
-            Err(RecvTimeoutError::Timeout) => Err(PlayerError::Timeout(within, waiting_for)),
-            Err(RecvTimeoutError::Disconnected) => Err(PlayerError::Exited),
         }
     }
 }
@@ -152,27 +110,12 @@ impl Player for NboardPlayer {
         let within = self.timeouts.per_move;
         let deadline = Instant::now() + within;
         loop {
-            let line = self.next_line(deadline, within, "=== MOVE")?;
+            let line = self.process.next_line(deadline, within, "=== MOVE")?;
             if let Some(answer) = line.trim().strip_prefix("===") {
                 let text = answer.trim().split('/').next().unwrap_or("").trim();
                 return parse_move(state, text)
                     .map_err(|_| PlayerError::IllegalMove(excerpt(text).to_string()));
             }
         }
-    }
-}
-
-impl Drop for NboardPlayer {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.stdin.flush();
-        for _ in 0..20 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

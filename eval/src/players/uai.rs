@@ -1,23 +1,19 @@
 //! External engines as players, spoken to over UAI: commands are formatted and replies
 //! parsed by the protocol module, `engine::uai`.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use engine::uai::{Command, Go, GoParam, Reply, ReplyError, Start};
 use engine::{Game, Move, State};
 use selfplay::ClockState;
 
+use super::process::EngineProcess;
 use super::{Player, PlayerError, Timeouts};
 
 /// An external engine spoken to over UAI; killed when dropped.
 pub struct UaiPlayer {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+    process: EngineProcess,
     go: Go,
     move_budget: Duration,
     timeouts: Timeouts,
@@ -60,30 +56,8 @@ impl UaiPlayer {
         if go.params.is_empty() {
             go.params.push(GoParam::MoveTime(100));
         }
-        let mut child = std::process::Command::new(&path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|source| PlayerError::Spawn {
-                path: path.display().to_string(),
-                source,
-            })?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         let mut p = UaiPlayer {
-            child,
-            stdin,
-            lines,
+            process: EngineProcess::spawn(&path)?,
             go,
             move_budget,
             timeouts,
@@ -137,9 +111,7 @@ impl UaiPlayer {
     }
 
     fn send(&mut self, command: &Command) -> Result<(), PlayerError> {
-        writeln!(self.stdin, "{command}")?;
-        self.stdin.flush()?;
-        Ok(())
+        self.process.send(&command.to_string())
     }
 
     /// Waits for the reply `keyword` (`uaiok`, `readyok`, `bestmove`; a malformed one
@@ -149,26 +121,18 @@ impl UaiPlayer {
         keyword: &'static str,
         within: Duration,
     ) -> Result<Vec<Read>, PlayerError> {
-        let deadline = std::time::Instant::now() + within;
+        let deadline = Instant::now() + within;
         let mut read = Vec::new();
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    let reply = Reply::parse(&line);
-                    let done = match &reply {
-                        Ok(r) => r.keyword() == keyword,
-                        Err(e) => e.reply() == Some(keyword),
-                    };
-                    read.push((line, reply));
-                    if done {
-                        return Ok(read);
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(PlayerError::Timeout(within, keyword));
-                }
-                Err(RecvTimeoutError::Disconnected) => return Err(PlayerError::Exited),
+            let line = self.process.next_line(deadline, within, keyword)?;
+            let reply = Reply::parse(&line);
+            let done = match &reply {
+                Ok(r) => r.keyword() == keyword,
+                Err(e) => e.reply() == Some(keyword),
+            };
+            read.push((line, reply));
+            if done {
+                return Ok(read);
             }
         }
     }
@@ -248,20 +212,4 @@ fn game_option(hello: &[Read]) -> Option<Vec<String>> {
         }
         _ => None,
     })
-}
-
-impl Drop for UaiPlayer {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "{}", Command::Quit);
-        let _ = self.stdin.flush();
-        // Give it a moment to exit by itself, then make sure it is gone.
-        for _ in 0..20 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
