@@ -265,6 +265,19 @@ pub(crate) fn run_match(args: &[&str]) -> (bool, String) {
     )
 }
 
+/// A 2-game match (`args` name the players and the rest) in which one side forfeits
+/// both games: the match still ends well and scores A `score`.
+fn forfeited_match(args: &[&str], score: &str) {
+    let (ok, out) = run_match(&[args, &["--games", "2", "--quiet"]].concat());
+    assert!(ok, "{args:?}: {out}");
+    assert!(out.contains("forfeits: 2"), "{args:?}: {out}");
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!("score {score}")),
+        "{args:?}: {out}"
+    );
+}
+
 #[test]
 fn matches_against_external_engines_forfeit_broken_ones() {
     let dir = std::env::temp_dir().join(format!("flipzero-match-{}", std::process::id()));
@@ -295,24 +308,10 @@ fn matches_against_external_engines_forfeit_broken_ones() {
         "while read l; do case \"$l\" in uai) echo uaiok;; isready) echo readyok;; quit) exit 0;; esac; done",
     );
     let spec = format!("uai:{}", hang.display());
-    let (ok, out) = run_match(&[
-        "--a",
-        "greedy",
-        "--b",
-        &spec,
-        "--games",
-        "2",
-        "--move-timeout-ms",
-        "300",
-        "--pgn",
-        pgn,
-        "--quiet",
-    ]);
-    assert!(ok, "{out}");
-    assert!(out.contains("forfeits: 2"), "{out}");
-    assert!(
-        out.lines().last().unwrap().starts_with("score 1.000"),
-        "{out}"
+    let timeout = ["--move-timeout-ms", "300", "--pgn", pgn];
+    forfeited_match(
+        &[&["--a", "greedy", "--b", &spec], &timeout[..]].concat(),
+        "1.000",
     );
 
     // Dies at the first `go`: it forfeits every game, the match goes on.
@@ -321,14 +320,7 @@ fn matches_against_external_engines_forfeit_broken_ones() {
         "while read l; do case \"$l\" in uai) echo uaiok;; isready) echo readyok;; go*) exit 3;; esac; done",
     );
     let spec = format!("uai:{}", crash.display());
-    let (ok, out) = run_match(&[
-        "--a", &spec, "--b", "greedy", "--games", "2", "--pgn", pgn, "--quiet",
-    ]);
-    assert!(ok, "{out}");
-    assert!(
-        out.lines().last().unwrap().starts_with("score 0.000"),
-        "{spec}: {out}"
-    );
+    forfeited_match(&["--a", &spec, "--b", "greedy", "--pgn", pgn], "0.000");
 
     // An engine that cannot play at all is refused before the first game, in a match
     // and in a gate (no verdict over forfeits): a program that does not exist or exits at
@@ -965,27 +957,9 @@ fn matches_against_nboard_engines() {
         "while read c n rest; do case \"$c\" in ping) echo \"pong $n\";; quit) exit 0;; esac; done",
     );
     let spec = format!("nboard:{}", hang.display());
-    let (ok, out) = run_match(&[
-        "--game",
-        "othello",
-        "--a",
-        "greedy",
-        "--b",
-        &spec,
-        "--games",
-        "2",
-        "--move-timeout-ms",
-        "300",
-        "--pgn",
-        pgn,
-        "--quiet",
-    ]);
-    assert!(ok, "{out}");
-    assert!(out.contains("forfeits: 2"), "{out}");
-    assert!(
-        out.lines().last().unwrap().starts_with("score 1.000"),
-        "{out}"
-    );
+    let timeout = ["--move-timeout-ms", "300", "--pgn", pgn];
+    let players = ["--game", "othello", "--a", "greedy", "--b", &spec];
+    forfeited_match(&[&players[..], &timeout[..]].concat(), "1.000");
 
     // An illegal answer forfeits too.
     let corner = script(
@@ -993,15 +967,10 @@ fn matches_against_nboard_engines() {
         "while read c n rest; do case \"$c\" in ping) echo \"pong $n\";; go) echo '=== A1';; quit) exit 0;; esac; done",
     );
     let spec = format!("nboard:{}", corner.display());
-    let (ok, out) = run_match(&[
-        "--game", "othello", "--a", &spec, "--b", "greedy", "--games", "2", "--pgn", pgn, "--quiet",
-    ]);
-    assert!(ok, "{out}");
-    assert!(out.contains("forfeits: 2"), "{out}");
-    assert!(
-        out.lines().last().unwrap().starts_with("score 0.000"),
-        "{out}"
-    );
+    let players = [
+        "--game", "othello", "--a", &spec, "--b", "greedy", "--pgn", pgn,
+    ];
+    forfeited_match(&players, "0.000");
 
     // Refused before any game: another game, a bad depth, an unknown option.
     let own_spec = |o: &str| format!("nboard:{}{o}", own.display());
