@@ -13,6 +13,8 @@
 #   --engine-info TEXT  what the engine is (repository, commit, build), for the records
 #   --levels "L ..."    the engine's levels, one match each (default "1 3 5 7 9 11")
 #   --time MS           the model's time a move (default 100)
+#   --search OPTS       the MCTS player's settings, appended to its name (e.g.
+#                       "endgame=8,cpuct=1.3"; see `flipzero match --help`)
 #   --games N           games a level, even (default 100)
 #   --random-plies R    random plies of the generated openings (default 4)
 #   --threads T         games at once (default 1; 2 on the 2-core box halves the wall
@@ -31,13 +33,13 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 command_line="$(printf '%q ' "$0" "$@")"
 
-model="" engine="" info="" levels="1 3 5 7 9 11" time=100 games=100 plies=4 threads=1
+model="" engine="" info="" levels="1 3 5 7 9 11" time=100 search="" games=100 plies=4 threads=1
 seed=1 flipzero="${FLIPZERO:-}" out=""
 while [ $# -gt 0 ]; do
     case "$1" in
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        --model | --engine | --engine-info | --levels | --time | --games | --random-plies | \
-            --threads | --seed | --flipzero | --out)
+        --model | --engine | --engine-info | --levels | --time | --search | --games | \
+            --random-plies | --threads | --seed | --flipzero | --out)
             [ $# -ge 2 ] || die "$1 needs a value"
             case "$1" in
                 --model) model="$2" ;;
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
                 --engine-info) info="$2" ;;
                 --levels) levels="$2" ;;
                 --time) time="$2" ;;
+                --search) search="$2" ;;
                 --games) games="$2" ;;
                 --random-plies) plies="$2" ;;
                 --threads) threads="$2" ;;
@@ -69,6 +72,7 @@ for l in $levels; do
 done
 flipzero="${flipzero:-$repo/target/release/flipzero}"
 [ -x "$flipzero" ] || die "no flipzero binary at $flipzero (make build, or --flipzero PATH)"
+player="mcts:$model:time=$time${search:+,$search}"
 out="${out:-$repo/data/othello-gauntlet/$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$out"
 
@@ -80,7 +84,7 @@ mkdir -p "$out"
     echo "model: $model"
     echo "engine: $engine"
     echo "engine info: ${info:-(not given)}"
-    echo "player: mcts:$model:time=$time; games $games a level, random plies $plies, seed $seed, threads $threads"
+    echo "player: $player; games $games a level, random plies $plies, seed $seed, threads $threads"
 } >"$out/machine.txt"
 
 summary="$out/summary.md"
@@ -90,7 +94,7 @@ summary="$out/summary.md"
 } >"$summary"
 for level in $levels; do
     echo "level $level: $games games ..." >&2
-    "$flipzero" match --game othello --a "mcts:$model:time=$time" \
+    "$flipzero" match --game othello --a "$player" \
         --b "nboard:$engine:depth=$level" --games "$games" --random-plies "$plies" \
         --threads "$threads" --seed "$seed" --pgn "$out/level-$level.pgn" --quiet \
         >"$out/level-$level.txt" 2>&1 || die "level $level: the match failed (see $out/level-$level.txt)"
