@@ -8,6 +8,11 @@ BIN := target/release/flipzero
 # The system Python itself is never written to (it may refuse pip, PEP 668).
 PYTHON ?= python3
 VENV := .venv
+# Cargo features of the test build (`make test FEATURES=wgpu`): CI builds once with the
+# wgpu backend, so that `make test` runs the wgpu test too and no second build of the
+# workspace with other features is needed (about 19 CPU-minutes).
+FEATURES ?=
+FEATURE_FLAGS := $(if $(FEATURES),--features $(FEATURES))
 
 .PHONY: build run test python-test test-wgpu venv browser lint fmt bench perft clean architecture web
 
@@ -38,7 +43,7 @@ browser:
 
 test: $(VENV)/.installed browser
 	.ci/check-architecture
-	FLIPZERO_PYTHON=$(abspath $(VENV))/bin/python $(CARGO) test --profile tests --workspace
+	FLIPZERO_PYTHON=$(abspath $(VENV))/bin/python $(CARGO) test --profile tests --workspace $(FEATURE_FLAGS)
 	$(MAKE) python-test
 
 # The Python package (python/): the extension module from the tests build, packed into
@@ -47,7 +52,7 @@ test: $(VENV)/.installed browser
 # `make test`'s test build only the extension module is compiled (`-p flipzero-python`
 # would rebuild most dependencies with its own features: minutes on 2 cores).
 python-test: $(VENV)/.installed
-	$(CARGO) build --profile tests --workspace --all-targets
+	$(CARGO) build --profile tests --workspace --all-targets $(FEATURE_FLAGS)
 	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
 		"$$($(VENV)/bin/python python/build-wheel.py target/tests/lib_flipzero.so target/wheels)"
 	FLIPZERO_BIN=$(abspath target/tests/flipzero) $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
@@ -55,7 +60,8 @@ python-test: $(VENV)/.installed
 # Burn's wgpu backend against the CPU engines (training losses, the fast path's outputs,
 # self-play through selfplay.device = "wgpu"), on Mesa's software Vulkan driver (lavapipe)
 # where there is no GPU; installed with apt when missing (as root). A second build of the
-# workspace, with --features wgpu: about 19 CPU-minutes cold.
+# workspace, with --features wgpu: about 19 CPU-minutes cold (CI instead runs
+# `make test FEATURES=wgpu`, one build for both).
 test-wgpu:
 	.ci/install-vulkan
 	$(CARGO) test --profile tests --workspace --features wgpu --test it wgpu

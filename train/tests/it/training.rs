@@ -743,9 +743,10 @@ fn surprising_rows_are_sampled_in_proportion_to_their_weight() {
 }
 
 /// Burn's wgpu backend against the CPU (in CI on Mesa's lavapipe, a software Vulkan
-/// driver; `make test-wgpu`): from the same initial weights, training on wgpu gives
-/// Flex's losses, and the trained model moved to wgpu gives the fast path's outputs and
-/// plays self-play games through the evaluators a worker builds with `selfplay.device`.
+/// driver; `make test-wgpu`, or `make test FEATURES=wgpu` as CI runs it): from the same
+/// initial weights, training on wgpu gives Flex's losses, and the trained model moved to
+/// wgpu gives the fast path's outputs and plays self-play games through the evaluators a
+/// worker builds with `selfplay.device`.
 #[cfg(feature = "wgpu")]
 #[test]
 fn wgpu_trains_as_flex_does_and_plays_as_the_fast_path_does() {
