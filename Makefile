@@ -12,7 +12,7 @@ VENV := .venv
 # wgpu backend, so that `make test` runs the wgpu test too and no second build of the
 # workspace with other features is needed (about 19 CPU-minutes).
 FEATURES ?=
-FEATURE_FLAGS := $(if $(FEATURES),--features $(FEATURES))
+FEATURE_FLAGS := $(if $(FEATURES),--features '$(FEATURES)')
 
 .PHONY: build run test python-test test-wgpu venv browser lint fmt bench perft clean architecture web
 
@@ -43,6 +43,7 @@ browser:
 
 test: $(VENV)/.installed browser
 	.ci/check-architecture
+	$(if $(filter wgpu,$(FEATURES)),.ci/install-vulkan)
 	FLIPZERO_PYTHON=$(abspath $(VENV))/bin/python $(CARGO) test --profile tests --workspace $(FEATURE_FLAGS)
 	$(MAKE) python-test
 

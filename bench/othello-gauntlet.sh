@@ -9,7 +9,8 @@
 #
 # Options:
 #   --model DIR         a model directory (model.json) or a run directory (its best)
-#   --engine PATH       the NBoard engine's program (no arguments: wrap it in a script)
+#   --engine PATH       the NBoard engine's program (no arguments: wrap it in a script
+#                       that `exec`s it, so that stopping the script stops the engine)
 #   --engine-info TEXT  what the engine is (repository, commit, build), for the records
 #   --levels "L ..."    the engine's levels, one match each (default "1 3 5 7 9 11")
 #   --time MS           the model's time a move (default 100)
@@ -17,6 +18,10 @@
 #                       "endgame=8,cpuct=1.3"; see `flipzero match --help`)
 #   --games N           games a level, even (default 100)
 #   --random-plies R    random plies of the generated openings (default 4)
+#   --move-timeout-ms MS
+#                       how long the engine may take for a move before it forfeits the
+#                       game (default 5000: deep levels need more; its forfeits are
+#                       counted apart in the summary)
 #   --threads T         games at once (default 1; 2 on the 2-core box halves the wall
 #                       time: each game has one side thinking at a time)
 #   --seed S            seed of the openings and the players (default 1)
@@ -34,12 +39,13 @@ repo="$(cd "$here/.." && pwd)"
 command_line="$(printf '%q ' "$0" "$@")"
 
 model="" engine="" info="" levels="1 3 5 7 9 11" time=100 search="" games=100 plies=4 threads=1
+move_timeout=5000
 seed=1 flipzero="${FLIPZERO:-}" out=""
 while [ $# -gt 0 ]; do
     case "$1" in
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         --model | --engine | --engine-info | --levels | --time | --search | --games | \
-            --random-plies | --threads | --seed | --flipzero | --out)
+            --random-plies | --move-timeout-ms | --threads | --seed | --flipzero | --out)
             [ $# -ge 2 ] || die "$1 needs a value"
             case "$1" in
                 --model) model="$2" ;;
@@ -50,6 +56,7 @@ while [ $# -gt 0 ]; do
                 --search) search="$2" ;;
                 --games) games="$2" ;;
                 --random-plies) plies="$2" ;;
+                --move-timeout-ms) move_timeout="$2" ;;
                 --threads) threads="$2" ;;
                 --seed) seed="$2" ;;
                 --flipzero) flipzero="$2" ;;
@@ -63,7 +70,7 @@ done
 [ -n "$model" ] || die "--model DIR is required"
 [ -n "$engine" ] || die "--engine PATH is required"
 [ -x "$engine" ] && [ -f "$engine" ] || die "--engine $engine is not an executable file"
-for n in "$time" "$games" "$plies" "$threads" "$seed"; do
+for n in "$time" "$games" "$plies" "$move_timeout" "$threads" "$seed"; do
     [[ "$n" =~ ^[0-9]+$ ]] || die "\`$n\` is not a number"
 done
 [ $((games % 2)) -eq 0 ] && [ "$games" -gt 0 ] || die "--games must be even and positive"
@@ -76,11 +83,13 @@ player="mcts:$model:time=$time${search:+,$search}"
 out="${out:-$repo/data/othello-gauntlet/$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$out"
 
+simd="no AVX2"
+if grep -qw avx512f /proc/cpuinfo; then simd="AVX-512"; elif grep -qw avx2 /proc/cpuinfo; then simd="AVX2, no AVX-512"; fi
 {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores; $simd)"
     echo "command: $command_line"
-    echo "flipzero: $(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown) ($flipzero)"
+    echo "flipzero: $("$flipzero" --version) at $flipzero; the checkout: $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)"
     echo "model: $model"
     echo "engine: $engine"
     echo "engine info: ${info:-(not given)}"
@@ -89,19 +98,20 @@ mkdir -p "$out"
 
 summary="$out/summary.md"
 {
-    echo "| engine level | W/D/L (model) | score | Elo ± 95% | forfeits |"
+    echo "| engine level | W/D/L (model) | score | Elo ± 95% | forfeits (model / engine) |"
     echo "|---|---|---|---|---|"
 } >"$summary"
 for level in $levels; do
     echo "level $level: $games games ..." >&2
     "$flipzero" match --game othello --a "$player" \
         --b "nboard:$engine:depth=$level" --games "$games" --random-plies "$plies" \
-        --threads "$threads" --seed "$seed" --pgn "$out/level-$level.pgn" --quiet \
+        --move-timeout-ms "$move_timeout" --threads "$threads" --seed "$seed" \
+        --pgn "$out/level-$level.pgn" --quiet \
         >"$out/level-$level.txt" 2>&1 || die "level $level: the match failed (see $out/level-$level.txt)"
     wdl=$(sed -n 's/^W\/D\/L (A): \([0-9/]*\).*/\1/p' "$out/level-$level.txt")
     read -r _ score _ elo _ ci _ n < <(tail -n 1 "$out/level-$level.txt")
-    forfeits=$(sed -n 's/.*forfeits: \([0-9]*\).*/\1/p' "$out/level-$level.txt" | head -n 1)
-    echo "| $level | $wdl | $score | $elo ± $ci | ${forfeits:-0} |" >>"$summary"
+    forfeits=$(sed -n 's/^forfeits: [0-9]* (A \([0-9]*\), B \([0-9]*\);.*/\1 \/ \2/p' "$out/level-$level.txt")
+    echo "| $level | $wdl | $score | $elo ± $ci | ${forfeits:-0 / 0} |" >>"$summary"
     echo "level $level: score $score ($wdl) in $n games" >&2
 done
 cat "$summary"

@@ -19,6 +19,8 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <cstdint>
 
@@ -71,45 +73,69 @@ bool play(Position &p, const std::string &t) {
     return true;
 }
 
-// The position at the end of a GGF game; false (and `why`) if it is malformed.
+// The properties of a GGF game in order, NAME[value] (a `\` escapes the next character),
+// between `(;` and `;)`; false (and `why`) if it is malformed.
+bool ggf_properties(const std::string &g, std::vector<std::pair<std::string, std::string>> &out,
+                    std::string &why) {
+    size_t open = g.find("(;"), close = g.rfind(";)");
+    if (open == std::string::npos || close == std::string::npos || close < open + 2) {
+        why = "not a GGF game (;...;)";
+        return false;
+    }
+    size_t k = open + 2;
+    while (k < close) {
+        if (std::isspace(static_cast<unsigned char>(g[k]))) { ++k; continue; }
+        std::string name;
+        while (k < close && std::isupper(static_cast<unsigned char>(g[k]))) name += g[k++];
+        if (name.empty() || k >= close || g[k] != '[') { why = "a property without NAME[value]"; return false; }
+        std::string value;
+        for (++k;; ++k) {
+            if (k >= close) { why = "property " + name + " without ]"; return false; }
+            if (g[k] == '\\' && k + 1 < close) { value += g[++k]; continue; }
+            if (g[k] == ']') { ++k; break; }
+            value += g[k];
+        }
+        out.emplace_back(name, value);
+    }
+    return true;
+}
+
+// The position at the end of a GGF game (its board BO[...] and its moves B[..]/W[..]);
+// false (and `why`) if it is malformed. Other properties (PB, PW, TI, C, ...) are skipped.
 bool parse_ggf(const std::string &g, Position &out, std::string &why) {
-    size_t i = g.find("BO[");
-    if (i == std::string::npos) { why = "no board BO[...]"; return false; }
-    size_t end = g.find(']', i);
-    if (end == std::string::npos) { why = "BO without ]"; return false; }
-    std::istringstream bo(g.substr(i + 3, end - i - 3));
-    std::string size, cells, word, side;
-    bo >> size;
-    while (bo >> word) cells += word;
-    if (size != "8" || cells.size() != 65) { why = "board is not 8, 64 cells and a side"; return false; }
-    side = cells.substr(64);
+    std::vector<std::pair<std::string, std::string>> props;
+    if (!ggf_properties(g, props, why)) return false;
     Position p;
-    uint64_t black = 0, white = 0;
-    for (int k = 0; k < 64; ++k) {
-        char c = cells[k];
-        uint64_t bit = 1ULL << (HW2_M1 - k);
-        if (c == '*' || c == 'X' || c == 'x' || c == 'B' || c == 'b') black |= bit;
-        else if (c == 'O' || c == 'o' || c == 'W' || c == 'w') white |= bit;
-        else if (c != '-' && c != '.') { why = "bad cell in BO"; return false; }
+    bool have_board = false;
+    for (const auto &[name, value] : props) {
+        if (name == "BO") {
+            std::istringstream bo(value);
+            std::string size, cells, word;
+            bo >> size;
+            while (bo >> word) cells += word;
+            if (size != "8" || cells.size() != 65) { why = "board is not 8, 64 cells and a side"; return false; }
+            uint64_t black = 0, white = 0;
+            for (int k = 0; k < 64; ++k) {
+                char c = cells[k];
+                uint64_t bit = 1ULL << (HW2_M1 - k);
+                if (c == '*' || c == 'X' || c == 'x' || c == 'B' || c == 'b') black |= bit;
+                else if (c == 'O' || c == 'o' || c == 'W' || c == 'w') white |= bit;
+                else if (c != '-' && c != '.') { why = "bad cell in BO"; return false; }
+            }
+            char side = cells[64];
+            if (side == '*' || side == 'X' || side == 'x' || side == 'B' || side == 'b') p.black_to_move = true;
+            else if (side == 'O' || side == 'o' || side == 'W' || side == 'w') p.black_to_move = false;
+            else { why = "bad side to move in BO"; return false; }
+            p.board.translate_from_ull(p.black_to_move ? black : white, p.black_to_move ? white : black);
+            have_board = true;
+        } else if (name == "B" || name == "W") {
+            if (!have_board) { why = "a move before the board"; return false; }
+            if ((name == "B") != p.black_to_move) { why = "a move out of turn"; return false; }
+            std::string mv = value.substr(0, value.find('/'));
+            if (!play(p, mv)) { why = "illegal move " + mv; return false; }
+        }
     }
-    if (side == "*" || side == "X" || side == "x" || side == "B" || side == "b") p.black_to_move = true;
-    else if (side == "O" || side == "o" || side == "W" || side == "w") p.black_to_move = false;
-    else { why = "bad side to move in BO"; return false; }
-    p.board.translate_from_ull(p.black_to_move ? black : white, p.black_to_move ? white : black);
-    size_t at = end + 1;
-    while (true) {
-        size_t b = g.find("B[", at), w = g.find("W[", at);
-        size_t m = std::min(b, w);
-        if (m == std::string::npos) break;
-        size_t close = g.find(']', m);
-        if (close == std::string::npos) { why = "move without ]"; return false; }
-        bool black_move = (m == b);
-        if (black_move != p.black_to_move) { why = "a move out of turn"; return false; }
-        std::string mv = g.substr(m + 2, close - m - 2);
-        mv = mv.substr(0, mv.find('/'));
-        if (!play(p, mv)) { why = "illegal move " + mv; return false; }
-        at = close + 1;
-    }
+    if (!have_board) { why = "no board BO[...]"; return false; }
     out = p;
     return true;
 }
@@ -138,7 +164,7 @@ int main(int argc, char **argv) {
     Position pos;
     {
         std::string why;
-        parse_ggf("BO[8 ---------------------------O*------*O--------------------------- *]", pos, why);
+        parse_ggf("(;BO[8 ---------------------------O*------*O--------------------------- *];)", pos, why);
     }
     int level = 5;
     std::string line;

@@ -5,6 +5,7 @@
 
 mod gate;
 mod ggf;
+mod input;
 mod matches;
 pub mod nboard;
 mod operating;

@@ -45,8 +45,8 @@ use engine::uai::excerpt;
 use engine::{Game, Move, State};
 
 use crate::ggf::{move_name, parse_ggf, parse_move};
+use crate::input::{Input, MAX_LINE, spawn_reader};
 use crate::players::{Evaluation, Player, PlayerError, Timeouts};
-use crate::uai::input::{Input, MAX_LINE, spawn_reader};
 use crate::{AlphaBetaPlayer, PlayerSpec};
 
 /// How the engine starts.

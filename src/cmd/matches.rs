@@ -208,16 +208,18 @@ fn report(
     records.sort_by_key(|r| (r.pair, !r.a_is_x));
     let game = cfg.game;
     let stats = eval::match_stats(&records);
-    let forfeits = records
-        .iter()
-        .filter(|r| r.reason.starts_with("forfeit"))
-        .count();
-    // Games lost on time by A and by B.
-    let mut time_losses = [0usize; 2];
+    // Games forfeited (an error, a timeout, an illegal move) and lost on time, by A and
+    // by B (the reasons name the side: `forfeit by x: …`).
+    let (mut forfeits, mut time_losses) = ([0usize; 2], [0usize; 2]);
     for r in &records {
-        if let Some(rest) = r.reason.strip_prefix(eval::TIME_LOSS) {
-            let x_lost = rest.starts_with(" by x");
-            time_losses[usize::from(x_lost != r.a_is_x)] += 1;
+        for (prefix, count) in [
+            ("forfeit", &mut forfeits),
+            (eval::TIME_LOSS, &mut time_losses),
+        ] {
+            if let Some(rest) = r.reason.strip_prefix(prefix) {
+                let x_lost = rest.starts_with(" by x");
+                count[usize::from(x_lost != r.a_is_x)] += 1;
+            }
         }
     }
     let e = stats.elo();
@@ -232,8 +234,13 @@ fn report(
     );
     println!("W/D/L (A): {w}/{d}/{l}   score {:.3}", e.score);
     println!("pentanomial (pairs scoring 0, 1/2, 1, 3/2, 2 for A): {p:?}");
-    if forfeits > 0 {
-        println!("forfeits: {forfeits} (see Termination tags in the PGN)");
+    if forfeits.iter().sum::<usize>() > 0 {
+        println!(
+            "forfeits: {} (A {}, B {}; see Termination tags in the PGN)",
+            forfeits[0] + forfeits[1],
+            forfeits[0],
+            forfeits[1]
+        );
     }
     if cfg.clock.is_some() {
         println!("time losses: A {}   B {}", time_losses[0], time_losses[1]);

@@ -266,11 +266,19 @@ pub(crate) fn run_match(args: &[&str]) -> (bool, String) {
 }
 
 /// A 2-game match (`args` name the players and the rest) in which one side forfeits
-/// both games: the match still ends well and scores A `score`.
+/// both games: the match still ends well and scores A `score` (1.000: B forfeited).
 fn forfeited_match(args: &[&str], score: &str) {
     let (ok, out) = run_match(&[args, &["--games", "2", "--quiet"]].concat());
     assert!(ok, "{args:?}: {out}");
-    assert!(out.contains("forfeits: 2"), "{args:?}: {out}");
+    let by = if score == "1.000" {
+        "(A 0, B 2"
+    } else {
+        "(A 2, B 0"
+    };
+    assert!(
+        out.contains(&format!("forfeits: 2 {by}")),
+        "{args:?}: {out}"
+    );
     let last = out.lines().last().unwrap();
     assert!(
         last.starts_with(&format!("score {score}")),
@@ -971,6 +979,27 @@ fn matches_against_nboard_engines() {
         "--game", "othello", "--a", &spec, "--b", "greedy", "--pgn", pgn,
     ];
     forfeited_match(&players, "0.000");
+    let games = std::fs::read_to_string(pgn).unwrap();
+    assert!(
+        games.contains("illegal answer `=== A1`: `A1` is not legal here (in Othello's coordinates"),
+        "{games}"
+    );
+
+    // An answer without end (2 MB before its newline): read no further than the cap.
+    let endless = script(
+        "endless-nboard",
+        "while read c n rest; do case \"$c\" in ping) echo \"pong $n\";; go) head -c 2000000 /dev/zero | tr '\\0' x; echo;; quit) exit 0;; esac; done",
+    );
+    let spec = format!("nboard:{}", endless.display());
+    let players = [
+        "--game", "othello", "--a", "greedy", "--b", &spec, "--pgn", pgn,
+    ];
+    forfeited_match(&players, "1.000");
+    let games = std::fs::read_to_string(pgn).unwrap();
+    assert!(
+        games.contains("the engine wrote a line of 2000001 bytes"),
+        "{games}"
+    );
 
     // Refused before any game: another game, a bad depth, an unknown option.
     let own_spec = |o: &str| format!("nboard:{}{o}", own.display());

@@ -79,9 +79,21 @@ pub enum PlayerError {
     /// The engine closed its output or died.
     #[error("the engine exited or closed its output")]
     Exited,
+    /// The engine wrote what no reply can be (a line too long to read).
+    #[error("the engine wrote {0}")]
+    BadOutput(String),
     /// The engine answered with a move that is not legal.
     #[error("illegal move `{0}`")]
     IllegalMove(String),
+    /// The engine's answer names no legal move, and why (with what the engine said about
+    /// the position it was sent, if it said anything).
+    #[error("illegal answer `{answer}`: {why}")]
+    IllegalAnswer {
+        /// The answer, as the engine wrote it (bounded).
+        answer: String,
+        /// Why it is not a legal move here.
+        why: String,
+    },
     /// Writing to the engine failed.
     #[error("could not talk to the engine: {0}")]
     Io(#[from] std::io::Error),
@@ -114,9 +126,11 @@ pub enum PlayerError {
 /// Timeouts for external engines.
 #[derive(Clone, Copy, Debug)]
 pub struct Timeouts {
-    /// From start to `uaiok` / `readyok`.
+    /// From start to `uaiok` / `readyok` (UAI), to the first `pong` (NBoard); and an
+    /// NBoard engine's `pong` after each position sent.
     pub startup: Duration,
-    /// Allowed beyond the requested move time for each `bestmove`.
+    /// Allowed beyond the requested move time for each `bestmove` (UAI); the whole time
+    /// of an NBoard engine's move, which searches to a depth, not a clock.
     pub per_move: Duration,
 }
 

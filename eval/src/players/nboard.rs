@@ -81,16 +81,21 @@ impl NboardPlayer {
     }
 
     /// `ping N`, and every line up to its `pong N`: an engine that has taken every
-    /// command before it.
-    fn sync(&mut self, within: Duration) -> Result<(), PlayerError> {
+    /// command before it. Returns the last `status` line among them (an engine reports a
+    /// game or a move it refused there).
+    fn sync(&mut self, within: Duration) -> Result<Option<String>, PlayerError> {
         self.ping += 1;
         let want = format!("pong {}", self.ping);
         self.send(&format!("ping {}", self.ping))?;
         let deadline = Instant::now() + within;
+        let mut status = None;
         loop {
             let line = self.process.next_line(deadline, within, "pong")?;
             if line.trim() == want {
-                return Ok(());
+                return Ok(status);
+            }
+            if line.starts_with("status") {
+                status = Some(line);
             }
         }
     }
@@ -103,7 +108,7 @@ impl Player for NboardPlayer {
             board_value(state)
         ))?;
         // The game is taken (or refused, on a `status` line) before the search starts.
-        self.sync(self.timeouts.startup)?;
+        let status = self.sync(self.timeouts.startup)?;
         self.send("go")?;
         // An NBoard engine searches to a depth, not to a clock: a move may take the
         // whole per-move timeout (`flipzero match --move-timeout-ms` for deep levels).
@@ -113,8 +118,17 @@ impl Player for NboardPlayer {
             let line = self.process.next_line(deadline, within, "=== MOVE")?;
             if let Some(answer) = line.trim().strip_prefix("===") {
                 let text = answer.trim().split('/').next().unwrap_or("").trim();
-                return parse_move(state, text)
-                    .map_err(|_| PlayerError::IllegalMove(excerpt(text).to_string()));
+                return parse_move(state, text).map_err(|why| PlayerError::IllegalAnswer {
+                    answer: excerpt(line.trim()).to_string(),
+                    why: match &status {
+                        Some(s) => format!(
+                            "{why} (in Othello's coordinates, rows from the top; after the \
+                             position was sent the engine said `{}`)",
+                            excerpt(s)
+                        ),
+                        None => format!("{why} (in Othello's coordinates, rows from the top)"),
+                    },
+                });
             }
         }
     }

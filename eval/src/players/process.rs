@@ -2,19 +2,20 @@
 //! output read line by line on a thread of its own, and its end (`quit`, a moment to exit
 //! by itself, then killed) when dropped.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use super::PlayerError;
+use crate::input::{Input, MAX_LINE, spawn_reader};
 
 /// A running engine.
 pub(crate) struct EngineProcess {
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<String>,
+    lines: Receiver<Input>,
 }
 
 impl EngineProcess {
@@ -31,19 +32,10 @@ impl EngineProcess {
             })?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         Ok(EngineProcess {
             child,
             stdin,
-            lines,
+            lines: spawn_reader(BufReader::new(stdout)),
         })
     }
 
@@ -55,7 +47,9 @@ impl EngineProcess {
     }
 
     /// The next line, by `deadline`; a timeout names what was awaited (`waiting_for`)
-    /// and the time allowed (`within`).
+    /// and the time allowed (`within`). A line that is not UTF-8 is taken lossily (what
+    /// it says is then refused as a reply, showing it); one longer than
+    /// [`MAX_LINE`](crate::input::MAX_LINE) bytes is an error.
     pub(crate) fn next_line(
         &self,
         deadline: Instant,
@@ -64,9 +58,13 @@ impl EngineProcess {
     ) -> Result<String, PlayerError> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
-            Ok(line) => Ok(line),
+            Ok(Input::Line(line) | Input::NotUtf8(line)) => Ok(line),
+            Ok(Input::TooLong(bytes)) => Err(PlayerError::BadOutput(format!(
+                "a line of {bytes} bytes (at most {MAX_LINE} are read) while waiting for `{waiting_for}`"
+            ))),
+            Ok(Input::Failed(e)) => Err(PlayerError::Io(e)),
+            Ok(Input::Eof) | Err(RecvTimeoutError::Disconnected) => Err(PlayerError::Exited),
             Err(RecvTimeoutError::Timeout) => Err(PlayerError::Timeout(within, waiting_for)),
-            Err(RecvTimeoutError::Disconnected) => Err(PlayerError::Exited),
         }
     }
 }

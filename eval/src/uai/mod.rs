@@ -37,7 +37,6 @@
 //! ```
 
 mod go;
-pub(crate) mod input;
 mod options;
 mod output;
 
@@ -49,8 +48,8 @@ use engine::uai::{Command, CommandError, Go, Id, OptionDecl, OptionKind, Reply, 
 use engine::{Game, State};
 use selfplay::TimeManager;
 
+use crate::input::{self, Input};
 use go::{GoParams, KeptMcts, Running, Setup};
-use input::Input;
 use options::{Choice, check_net, model_player, parse_player};
 use output::Output;
 

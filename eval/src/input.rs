@@ -1,5 +1,7 @@
-//! The input on its own thread, so that the command loop never waits on a read and a
-//! read never waits on a search.
+//! Lines read on a thread of their own, bounded in length: the input of the UAI and
+//! NBoard loops (so that a command loop never waits on a read and a read never waits on
+//! a search), and the output of external engines (so that a player waits for a line with
+//! a deadline, and an engine that writes without end cannot fill the memory).
 
 use std::io::{BufRead, Read};
 use std::sync::mpsc::{Receiver, channel};
