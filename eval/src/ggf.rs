@@ -36,7 +36,7 @@ pub(crate) fn move_name(pos: &State, mv: Move) -> String {
 }
 
 /// `f4` (rank from the bottom) as `F5` (row from the top), and back: the same turn.
-pub(crate) fn othello_square(cell: &str) -> Option<String> {
+fn othello_square(cell: &str) -> Option<String> {
     let mut chars = cell.chars();
     let file = chars.next()?.to_ascii_lowercase();
     let row: u32 = chars.as_str().parse().ok()?;

@@ -222,6 +222,22 @@ fn engine_and_options(rest: &str) -> Option<(PathBuf, Vec<(String, String)>)> {
     Some((PathBuf::from(path), options))
 }
 
+/// An external engine's name, `KIND:PATH[:name=value,...]` (what [`engine_and_options`]
+/// reads back).
+fn engine_name(
+    f: &mut fmt::Formatter<'_>,
+    kind: &str,
+    path: &std::path::Path,
+    options: &[(String, String)],
+) -> fmt::Result {
+    write!(f, "{kind}:{}", path.display())?;
+    if !options.is_empty() {
+        let o: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        write!(f, ":{}", o.join(","))?;
+    }
+    Ok(())
+}
+
 /// The limits `depth=N,nodes=N,time=MS` (at least one) of an alpha-beta player.
 fn ab_limits(text: &str) -> Option<Limits> {
     let mut limits = Limits::default();
@@ -305,19 +321,8 @@ impl fmt::Display for PlayerSpec {
                     write!(f, ":{}", parts.join(","))
                 }
             }
-            PlayerSpec::Uai { path, options } | PlayerSpec::Nboard { path, options } => {
-                let kind = if matches!(self, PlayerSpec::Uai { .. }) {
-                    "uai"
-                } else {
-                    "nboard"
-                };
-                write!(f, "{kind}:{}", path.display())?;
-                if !options.is_empty() {
-                    let o: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                    write!(f, ":{}", o.join(","))?;
-                }
-                Ok(())
-            }
+            PlayerSpec::Uai { path, options } => engine_name(f, "uai", path, options),
+            PlayerSpec::Nboard { path, options } => engine_name(f, "nboard", path, options),
         }
     }
 }
