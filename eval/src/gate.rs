@@ -64,6 +64,9 @@ pub struct GateConfig {
     pub simulations: u32,
     /// Random plies of the generated openings.
     pub opening_random_plies: u32,
+    /// Generated openings on random blocker boards (Ataxx family): the gate and the
+    /// anchors measure the game the run's self-play plays.
+    pub opening_blockers: bool,
     /// Games played at once.
     pub threads: usize,
     /// A game reaching this many plies is a draw.
@@ -92,6 +95,7 @@ impl Default for GateConfig {
             min_score: 0.5,
             simulations: 64,
             opening_random_plies: 4,
+            opening_blockers: false,
             threads: 2,
             max_plies: 600,
             clock: None,
@@ -405,10 +409,16 @@ pub struct GateVerdict {
     pub matched: MatchSummary,
 }
 
-/// The openings of a gating or anchoring match: distinct positions a few random plies
-/// from the start.
-pub fn openings_for(game: Game, pairs: usize, random_plies: u32, seed: u64) -> Vec<engine::State> {
-    generate_openings(game, pairs, random_plies, false, seed)
+/// The openings of a gating or anchoring match: distinct positions `cfg`'s random plies
+/// from the start (on random blocker boards when `cfg` asks for them).
+pub fn openings_for(game: Game, pairs: usize, cfg: &GateConfig, seed: u64) -> Vec<engine::State> {
+    generate_openings(
+        game,
+        pairs,
+        cfg.opening_random_plies,
+        cfg.opening_blockers,
+        seed,
+    )
 }
 
 /// Plays `candidate` against `incumbent` until the SPRT decides or the cap is reached
@@ -424,7 +434,7 @@ pub fn gate(
     cfg.validate()?;
     let sprt = cfg.sprt();
     let mut match_cfg = MatchConfig::new(game, 0, seed);
-    match_cfg.openings = openings_for(game, cfg.max_pairs, cfg.opening_random_plies, seed);
+    match_cfg.openings = openings_for(game, cfg.max_pairs, cfg, seed);
     match_cfg.threads = cfg.threads;
     match_cfg.max_plies = cfg.max_plies;
     match_cfg.clock = cfg.clock;
@@ -513,7 +523,7 @@ pub fn anchor(
     on_game: &(dyn Fn(&GameRecord) + Sync),
 ) -> Result<Vec<MatchSummary>, MatchError> {
     let mut match_cfg = MatchConfig::new(game, pairs, seed);
-    match_cfg.openings = openings_for(game, pairs, cfg.opening_random_plies, seed);
+    match_cfg.openings = openings_for(game, pairs, cfg, seed);
     match_cfg.threads = cfg.threads;
     match_cfg.max_plies = cfg.max_plies;
     match_cfg.clock = cfg.clock;
@@ -539,6 +549,28 @@ mod tests {
 
     fn totals(counts: [u32; 5]) -> PairTotals {
         PairTotals::from_pentanomial(&counts)
+    }
+
+    /// The gate's openings are on blocker boards exactly when it asks for them: every
+    /// Ataxx board then has blocked cells (`-` in its FEN), and none without.
+    #[test]
+    fn gate_openings_follow_opening_blockers() {
+        let game: Game = "ataxx".parse().unwrap();
+        let blocked = |cfg: &GateConfig| {
+            let openings = openings_for(game, 20, cfg, 7);
+            assert_eq!(openings.len(), 20);
+            openings
+                .iter()
+                .filter(|s| s.to_string().split(' ').next().unwrap().contains('-'))
+                .count()
+        };
+        let plain = GateConfig::default();
+        assert_eq!(blocked(&plain), 0);
+        let with = GateConfig {
+            opening_blockers: true,
+            ..plain
+        };
+        assert_eq!(blocked(&with), 20);
     }
 
     #[test]

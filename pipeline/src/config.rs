@@ -324,6 +324,17 @@ impl RunConfig {
         self.train.validate()?;
         self.fastnet.with_sets(&[]).context("in [fastnet]")?;
         self.gate.validate()?;
+        let game: engine::Game = self.selfplay.game.parse()?;
+        for (key, on) in [
+            ("selfplay.opening_blockers", self.selfplay.opening_blockers),
+            ("gate.opening_blockers", self.gate.opening_blockers),
+        ] {
+            if on && !matches!(game, engine::Game::Ataxx(_)) {
+                bail!(
+                    "{key} = true: random blocker boards are an Ataxx-family opening; {game} has none"
+                );
+            }
+        }
         if !(1..=100_000).contains(&self.run.generations) {
             bail!(
                 "run.generations = {} is out of range: 1 to 100000",
@@ -633,6 +644,21 @@ mod tests {
             .chain();
         assert!(e.contains("generationz"), "{e}");
         assert_eq!(e.lines().count(), 1, "{e}");
+    }
+
+    /// Blocker boards are asked of an Ataxx-family game only, by self-play or by the gate.
+    #[test]
+    fn blocker_openings_need_an_ataxx_game() {
+        for key in ["selfplay.opening_blockers", "gate.opening_blockers"] {
+            let on = format!("{key}=true");
+            assert!(
+                load_config(None, &[on.clone(), "selfplay.game=\"ataxx/thomas\"".into()]).is_ok()
+            );
+            let e = load_config(None, &[on, "selfplay.game=\"othello\"".into()])
+                .unwrap_err()
+                .chain();
+            assert!(e.contains(key) && e.contains("othello"), "{e}");
+        }
     }
 
     /// Every setting is written in the built-in config (or is one that is unset by
