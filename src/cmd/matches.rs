@@ -90,6 +90,9 @@ pub fn run(a: MatchArgs) -> anyhow::Result<()> {
             a.games
         );
     }
+    if a.blockers && !matches!(game, engine::Game::Ataxx(_)) {
+        bail!("--blockers: random blocker boards are an Ataxx-family opening; {game} has none");
+    }
     let mut cfg = MatchConfig::new(game, a.games / 2, a.seed);
     cfg.random_plies = a.random_plies;
     cfg.blockers = a.blockers;

@@ -412,6 +412,18 @@ fn bad_match_arguments_get_clear_errors() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("even"));
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args([
+            "match", "--a", "greedy", "--b", "random", "--game", "othello",
+        ])
+        .args(["--blockers", "--games", "2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--blockers") && err.contains("othello"),
+        "{err}"
+    );
 }
 
 /// The tester's probe: a new `go` while a bare (unbounded) `go` runs stops it first; then
