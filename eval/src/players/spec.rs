@@ -47,6 +47,9 @@ pub const DEFAULT_MCTS_SIMS: u32 = 64;
 /// let tuned = "mcts:m:time=100,cpuct=1.3,endgame=3".parse::<PlayerSpec>().unwrap();
 /// assert_eq!(tuned.to_string(), "mcts:m:time=100,cpuct=1.3,endgame=3");
 /// assert!("mcts:m:cpuct=0".parse::<PlayerSpec>().is_err());
+/// // A setting out of its range is named with its range, not as an unknown player:
+/// let e = "mcts:m:endgame=12".parse::<PlayerSpec>().unwrap_err().to_string();
+/// assert!(e.contains("`endgame=12`") && e.contains("endgame (0..=8 empty cells)"), "{e}");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
@@ -99,18 +102,30 @@ pub enum PlayerSpec {
     },
 }
 
-/// A player name that names no player.
+/// The grammar of player names, shown when a name names no player.
+const PLAYER_GRAMMAR: &str = "expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], uai:<path>[:name=value,...], or nboard:<path>[:depth=N] (Othello)";
+
+/// A player name that names no player, or a player setting out of its range.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown player `{0}`: expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], uai:<path>[:name=value,...], or nboard:<path>[:depth=N] (Othello)"
-)]
-pub struct BadPlayerName(pub String);
+pub enum BadPlayerName {
+    /// The name fits no player's grammar.
+    #[error("unknown player `{0}`: {grammar}", grammar = PLAYER_GRAMMAR)]
+    Unknown(String),
+    /// The name is a player's, one of its settings is wrong: the setting and its range.
+    #[error("player `{name}`: {why}")]
+    Setting {
+        /// The whole name.
+        name: String,
+        /// The setting given and what it allows.
+        why: String,
+    },
+}
 
 impl FromStr for PlayerSpec {
     type Err = BadPlayerName;
 
     fn from_str(s: &str) -> Result<PlayerSpec, BadPlayerName> {
-        let bad = || BadPlayerName(s.to_string());
+        let bad = || BadPlayerName::Unknown(s.to_string());
         match s {
             "random" => return Ok(PlayerSpec::Random),
             "greedy" => return Ok(PlayerSpec::Greedy),
@@ -144,7 +159,11 @@ impl FromStr for PlayerSpec {
             let mut params = SearchParams::default();
             for part in options.split(',').filter(|o| !o.is_empty()) {
                 let (k, v) = part.split_once('=').ok_or_else(bad)?;
-                if params.set(k, v).map_err(|_| bad())? {
+                let setting = |why| BadPlayerName::Setting {
+                    name: s.to_string(),
+                    why,
+                };
+                if params.set(k, v).map_err(setting)? {
                     continue;
                 }
                 if k == "engine" {
