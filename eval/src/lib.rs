@@ -35,7 +35,7 @@ pub use players::mcts::{
     build_evaluators, check_loads, load_fastnet, load_network, model_game, resolve_net,
 };
 pub use players::params::{PARAM_KEYS, SearchParams};
-pub use players::spec::{BadPlayerName, DEFAULT_MCTS_SIMS, PlayerSpec};
+pub use players::spec::{BadPlayerName, DEFAULT_MCTS_SIMS, PLAYER_NAMES, PlayerSpec};
 pub use players::uai::UaiPlayer;
 pub use players::{Evaluation, Player, PlayerError, Timeouts};
 /// The engine that runs a network in play (see `PlayerSpec::Mcts`).

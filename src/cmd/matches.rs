@@ -12,12 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Arguments of `flipzero match`.
 #[derive(Args)]
 pub struct MatchArgs {
-    /// Player A: random, greedy, ab (with --clock), ab1..ab64, ab:depth=N, ab:nodes=N,
-    /// ab:time=MS, mcts:bootstrap or mcts:<model dir or run dir>[:sims=N|:time=MS] (a run
-    /// directory means its current best), uai:<path>[:name=value,...] (UAI options,
-    /// plus movetime/depth/nodes for `go`), or nboard:<path>[:depth=N] (an NBoard
-    /// Othello engine at depth, or level, N; no clock: it may take --move-timeout-ms).
-    #[arg(long)]
+    #[arg(long, help = format!("Player A: {}. An NBoard engine has no clock: it may take --move-timeout-ms", eval::PLAYER_NAMES))]
     a: String,
     /// Player B (same names as A).
     #[arg(long)]

@@ -12,10 +12,7 @@ use eval::{PlayerSpec, Timeouts};
 pub struct PlayArgs {
     #[arg(long, default_value = "ataxx", help = super::GAMES_HELP)]
     game: String,
-    /// The opponent: random, greedy, ab1..ab64, ab:time=MS, mcts:bootstrap,
-    /// mcts:<model or run dir>[:sims=N|:time=MS] (a run directory means its best), or
-    /// uai:<path>.
-    #[arg(long, default_value = "ab3")]
+    #[arg(long, default_value = "ab3", help = format!("The opponent: {}", eval::PLAYER_NAMES))]
     opponent: String,
     /// Your side: x (moves first) or o.
     #[arg(long, default_value = "x")]

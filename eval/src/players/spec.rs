@@ -102,14 +102,15 @@ pub enum PlayerSpec {
     },
 }
 
-/// The grammar of player names, shown when a name names no player.
-const PLAYER_GRAMMAR: &str = "expected random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], uai:<path>[:name=value,...], or nboard:<path>[:depth=N] (Othello)";
+/// The grammar of player names: the one text that `--help` and the unknown-player error
+/// both show.
+pub const PLAYER_NAMES: &str = "random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], uai:<path>[:name=value,...] (UAI options, plus movetime/depth/nodes for `go`), or nboard:<path>[:depth=N] (an NBoard Othello engine at depth, or level, N). A run directory means its current best network";
 
 /// A player name that names no player, or a player setting out of its range.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BadPlayerName {
     /// The name fits no player's grammar.
-    #[error("unknown player `{0}`: {grammar}", grammar = PLAYER_GRAMMAR)]
+    #[error("unknown player `{0}`: expected {names}", names = PLAYER_NAMES)]
     Unknown(String),
     /// The name is a player's, one of its settings is wrong: the setting and its range.
     #[error("player `{name}`: {why}")]
