@@ -16,7 +16,7 @@ impl Search {
             .find(|e| e.mv == mv)
             .map(|e| e.child)
             .filter(|&c| c != NONE);
-        let next_state = r.state.after(mv);
+        let next_state = self.states[self.root as usize].after(mv);
         match child {
             Some(c) if keep => self.keep_subtree(c),
             _ => {
@@ -39,13 +39,13 @@ impl Search {
             let children = self.children(self.root);
             children
                 .iter()
-                .find(|&&c| self.nodes[c as usize].state == *target)
+                .find(|&&c| self.states[c as usize] == *target)
                 .copied()
                 .or_else(|| {
                     children
                         .iter()
                         .flat_map(|&c| self.children(c))
-                        .find(|&g| self.nodes[g as usize].state == *target)
+                        .find(|&g| self.states[g as usize] == *target)
                 })
         };
         match found {
@@ -103,8 +103,9 @@ impl Search {
 
     /// Makes node `top` the root, keeping its subtree only.
     fn keep_subtree(&mut self, top: u32) {
-        let (nodes, edges, root) = self.copy_subtree(top);
+        let (nodes, states, edges, root) = self.copy_subtree(top);
         self.nodes = nodes;
+        self.states = states;
         self.edges = edges;
         self.root = root;
         self.gumbel = None;
@@ -116,8 +117,9 @@ impl Search {
         }
     }
 
-    fn copy_subtree(&self, top: u32) -> (Vec<Node>, Vec<Edge>, u32) {
+    fn copy_subtree(&self, top: u32) -> (Vec<Node>, Vec<State>, Vec<Edge>, u32) {
         let mut nodes = Vec::new();
+        let mut states = Vec::new();
         let mut edges = Vec::new();
         let mut queue = VecDeque::from([(top, NONE)]);
         // (old id, index of the edge in `edges` that points to it)
@@ -139,7 +141,8 @@ impl Search {
                 }
             }
             nodes.push(copy);
+            states.push(self.states[old as usize]);
         }
-        (nodes, edges, 0)
+        (nodes, states, edges, 0)
     }
 }
