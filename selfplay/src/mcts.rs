@@ -741,6 +741,22 @@ impl Search {
         g.plan_phase();
     }
 
+    /// The visits given back to each root move (none in flight), in the tree's order;
+    /// none before the root's expansion. Allocation-free: the play loop reads it after
+    /// every batch.
+    pub(crate) fn root_visits(&self) -> impl Iterator<Item = u32> + '_ {
+        let r = &self.nodes[self.root as usize];
+        self.edges[r.first_edge as usize..(r.first_edge + r.num_edges) as usize]
+            .iter()
+            .map(|e| {
+                if e.child == NONE {
+                    0
+                } else {
+                    self.nodes[e.child as usize].visits
+                }
+            })
+    }
+
     fn root_child_visits(&self) -> Vec<u32> {
         let r = &self.nodes[self.root as usize];
         (r.first_edge..r.first_edge + r.num_edges)

@@ -293,10 +293,7 @@ impl Context<'_> {
 
     fn should_stop(&self, g: &Shared<'_>) -> bool {
         let search = &*g.search;
-        let Some((_, children)) = search.visits_at(&[]) else {
-            return false;
-        };
-        if children.is_empty() {
+        if search.root_visits().next().is_none() {
             // The root awaits its evaluation.
             return false;
         }
@@ -318,7 +315,7 @@ impl Context<'_> {
         if elapsed >= budget.hard {
             return true;
         }
-        let (first, second) = leaders(&children);
+        let (first, second) = leaders(search.root_visits());
         if elapsed >= budget.soft {
             return (second as f32) < CLOSE_RATIO * first as f32;
         }
@@ -330,9 +327,9 @@ impl Context<'_> {
 }
 
 /// The largest and second-largest visit counts.
-fn leaders(children: &[(Move, u32)]) -> (u32, u32) {
+fn leaders(visits: impl Iterator<Item = u32>) -> (u32, u32) {
     let mut top = (0, 0);
-    for &(_, v) in children {
+    for v in visits {
         if v > top.0 {
             top = (v, top.0);
         } else if v > top.1 {
@@ -348,9 +345,8 @@ mod tests {
 
     #[test]
     fn leaders_are_the_two_largest() {
-        let m = Move::PASS;
-        assert_eq!(leaders(&[(m, 3), (m, 9), (m, 9), (m, 1)]), (9, 9));
-        assert_eq!(leaders(&[(m, 3), (m, 9), (m, 4)]), (9, 4));
-        assert_eq!(leaders(&[(m, 5)]), (5, 0));
+        assert_eq!(leaders([3, 9, 9, 1].into_iter()), (9, 9));
+        assert_eq!(leaders([3, 9, 4].into_iter()), (9, 4));
+        assert_eq!(leaders([5].into_iter()), (5, 0));
     }
 }
