@@ -609,6 +609,21 @@ impl State {
         self.playable_cells().saturating_sub(x + o)
     }
 
+    /// Cells the game can still fill: the empty cells, or fewer where the players' piece
+    /// supplies run out first (Annexation: 32 pieces a side on the 80-cell board leave
+    /// at least 16 cells empty at the end). Every move of an outflanking game fills one
+    /// cell, so there this bounds the moves left; an Ataxx jump fills none.
+    pub fn cells_to_fill(&self) -> u32 {
+        let empty = self.empty_cells();
+        match self {
+            State::Ataxx(_) => empty,
+            State::Flank(p) => match (p.supply(Side::X), p.supply(Side::O)) {
+                (Some(x), Some(o)) => empty.min(u32::from(x) + u32::from(o)),
+                _ => empty,
+            },
+        }
+    }
+
     /// What stands on a cell: `Some(side)`, or `None` for an empty or blocked cell.
     pub fn piece_at(&self, cell: usize) -> Option<Side> {
         match self {

@@ -59,8 +59,10 @@ pub struct MctsConfig {
     pub gumbel_c_scale: f32,
     /// Evaluate every leaf under a random symmetry of the board.
     pub symmetry: bool,
-    /// A leaf with at most this many empty cells is first given to alpha-beta, whose
-    /// proven win or loss becomes its exact value ([`endgame`]); 0 turns it off.
+    /// A leaf with at most this many cells left to fill ([`State::cells_to_fill`]: the
+    /// empty cells, or the pieces left in the supplies where those run out first) is
+    /// first given to alpha-beta, whose proven win or loss becomes its exact value
+    /// ([`endgame`]); 0 turns it off.
     pub endgame_empties: u32,
     /// Alpha-beta nodes per such leaf.
     pub endgame_nodes: u64,
@@ -531,7 +533,7 @@ impl Search {
     /// [`MctsConfig::endgame_empties`]).
     fn solve_endgame(&mut self, node: u32, cfg: &MctsConfig) -> Option<f32> {
         let s = self.states[node as usize];
-        if cfg.endgame_empties == 0 || s.empty_cells() > cfg.endgame_empties {
+        if cfg.endgame_empties == 0 || s.cells_to_fill() > cfg.endgame_empties {
             return None;
         }
         let searcher = self

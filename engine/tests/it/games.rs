@@ -498,3 +498,36 @@ fn othello_matches_published_perft_past_the_first_finished_games() {
         assert_eq!(s.perft(10), 24_571_056);
     }
 }
+
+#[test]
+fn cells_to_fill_counts_the_moves_an_outflanking_game_has_left() {
+    let mut rng = Rng::new(11);
+    let mut ended_on_supplies = 0;
+    for game in flank_games() {
+        for _ in 0..6 {
+            let mut state = game.startpos();
+            let start = state.cells_to_fill();
+            let mut filled = 0;
+            while !state.is_game_over() {
+                let before = state.cells_to_fill();
+                assert!(before <= state.empty_cells(), "{}", state.text());
+                let moves = state.legal_moves();
+                let mv = moves[rng.below(moves.len() as u64) as usize];
+                state.play(mv);
+                // Every move but a pass fills one cell and spends one piece.
+                let want = if mv.is_pass() { before } else { before - 1 };
+                assert_eq!(state.cells_to_fill(), want, "{game:?} after {mv:?}");
+                filled += u32::from(!mv.is_pass());
+            }
+            assert_eq!(start - filled, state.cells_to_fill(), "{game:?}");
+            if state.cells_to_fill() == 0 && state.empty_cells() > 0 {
+                ended_on_supplies += 1;
+            }
+        }
+    }
+    // Annexation 80's 32 pieces a side cannot fill its 80 cells: its games end with
+    // nothing left to fill and at least 16 cells empty.
+    assert!(ended_on_supplies >= 6, "{ended_on_supplies}");
+    let ataxx = "ataxx".parse::<Game>().unwrap().startpos();
+    assert_eq!(ataxx.cells_to_fill(), ataxx.empty_cells());
+}

@@ -12,7 +12,7 @@ pub struct SearchParams {
     pub c_puct: f32,
     /// First-play urgency reduction.
     pub fpu_reduction: f32,
-    /// Leaves with at most this many empty cells go to the endgame solver (0: off).
+    /// Leaves with at most this many cells left to fill go to the endgame solver (0: off).
     pub endgame_empties: u32,
 }
 
@@ -39,7 +39,7 @@ impl PartialEq for SearchParams {
 impl Eq for SearchParams {}
 
 /// The keys [`SearchParams::set`] knows, with their ranges.
-pub const PARAM_KEYS: &str = "cpuct (0.01..=20), fpu (0..=2), endgame (0..=8 empty cells)";
+pub const PARAM_KEYS: &str = "cpuct (0.01..=20), fpu (0..=2), endgame (0..=8 cells left to fill)";
 
 impl SearchParams {
     /// Sets `key` to `value`; `Err` names the key's range when either is wrong,

@@ -49,7 +49,7 @@ pub const DEFAULT_MCTS_SIMS: u32 = 64;
 /// assert!("mcts:m:cpuct=0".parse::<PlayerSpec>().is_err());
 /// // A setting out of its range is named with its range, not as an unknown player:
 /// let e = "mcts:m:endgame=12".parse::<PlayerSpec>().unwrap_err().to_string();
-/// assert!(e.contains("`endgame=12`") && e.contains("endgame (0..=8 empty cells)"), "{e}");
+/// assert!(e.contains("`endgame=12`") && e.contains("endgame (0..=8 cells left to fill)"), "{e}");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {

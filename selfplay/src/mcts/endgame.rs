@@ -1,4 +1,4 @@
-//! The exact endgame: a leaf with few empty cells is handed to the engine's alpha-beta
+//! The exact endgame: a leaf with few cells left to fill is handed to the engine's alpha-beta
 //! (within a node budget) before the evaluator; when it proves a win or a loss, that
 //! result is the leaf's exact value (the tree treats it as a finished game).
 

@@ -83,13 +83,12 @@ impl TimeManager {
     }
 }
 
-/// How many more moves the player to move is expected to make: the game ends when the
-/// board is full, and about three plies in five fill a cell (Ataxx jumps do not), so a
-/// player has about 0.6 moves per empty cell left; at least 8, at most 60.
+/// How many more moves the player to move is expected to make: the game ends when no
+/// cell is left to fill ([`State::cells_to_fill`]: the board full, or Annexation's
+/// supplies spent), and about three plies in five fill a cell (Ataxx jumps do not), so a
+/// player has about 0.6 moves per cell left to fill; at least 8, at most 60.
 pub fn expected_moves_left(state: &State) -> u32 {
-    let [x, o] = state.counts();
-    let empty = state.playable_cells().saturating_sub(x + o);
-    (empty * 3 / 5 + 4).clamp(8, 60)
+    (state.cells_to_fill() * 3 / 5 + 4).clamp(8, 60)
 }
 
 #[cfg(test)]
