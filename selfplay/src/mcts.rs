@@ -471,6 +471,9 @@ impl Search {
         let max = max.max(1);
         // Descents that found no leaf to evaluate, less those that did.
         let mut misses = 0;
+        // One endgame solve a batch at most: each may take its whole node budget, and a
+        // timed search can only stop between batches.
+        let mut may_solve = true;
         while batch.requests.len() < max && misses < max {
             if self.sims_done + self.in_flight >= self.sims_target
                 || self.nodes[self.root as usize].exact.is_some()
@@ -495,7 +498,7 @@ impl Search {
                         batch.leaves.push(PendingLeaf { path, moves: None });
                         break;
                     }
-                    if let Some(v) = self.solve_endgame(node, cfg) {
+                    if let Some(v) = self.solve_endgame(node, cfg, &mut may_solve) {
                         // Solved: a finished game from now on.
                         for &id in &path {
                             let n = &mut self.nodes[id as usize];
@@ -530,12 +533,13 @@ impl Search {
     }
 
     /// The exact value of leaf `node` when the endgame solver proves it (see
-    /// [`MctsConfig::endgame_empties`]).
-    fn solve_endgame(&mut self, node: u32, cfg: &MctsConfig) -> Option<f32> {
+    /// [`MctsConfig::endgame_empties`]); `may_solve` is cleared by an attempt.
+    fn solve_endgame(&mut self, node: u32, cfg: &MctsConfig, may_solve: &mut bool) -> Option<f32> {
         let s = self.states[node as usize];
-        if cfg.endgame_empties == 0 || s.cells_to_fill() > cfg.endgame_empties {
+        if !*may_solve || cfg.endgame_empties == 0 || s.cells_to_fill() > cfg.endgame_empties {
             return None;
         }
+        *may_solve = false;
         let searcher = self
             .endgame
             .get_or_insert_with(|| Box::new(engine::search::Searcher::new(1)));

@@ -108,7 +108,8 @@ struct Shared<'a> {
     stats: PlayStats,
     /// Set by the first thread that decides to stop; the others stop too.
     done: bool,
-    /// Duration of the latest evaluator call, to keep the next one within the limit.
+    /// Duration of the latest batch, from its gathering (where the endgame solver works)
+    /// to the end of its evaluation, to keep the next one within the limit.
     last_eval: Duration,
 }
 
@@ -226,7 +227,7 @@ impl Context<'_> {
         let mut states: Vec<State> = Vec::with_capacity(self.batch);
         let mut moves: Vec<Vec<Move>> = Vec::with_capacity(self.batch);
         loop {
-            let (batch, mut cached) = {
+            let (batch, mut cached, gathered) = {
                 let mut g = lock();
                 if g.done || self.should_stop(&g) {
                     g.done = true;
@@ -236,9 +237,13 @@ impl Context<'_> {
                     search, rng, cache, ..
                 } = &mut *g;
                 let before = search.simulations();
+                let gathering = now();
                 let batch = search.gather(self.batch, self.cfg, rng);
+                let gathered = since(gathering);
                 if batch.is_empty() && search.simulations() > before {
-                    // Only finished games were met: scored already, no wait.
+                    // Only finished games (or leaves the endgame solver proved) were met:
+                    // scored already, no wait.
+                    g.last_eval = g.last_eval.max(gathered);
                     continue;
                 }
                 let cached: Vec<Option<Evaluation>> = batch
@@ -246,7 +251,7 @@ impl Context<'_> {
                     .iter()
                     .map(|r| cache.get(&r.position))
                     .collect();
-                (batch, cached)
+                (batch, cached, gathered)
             };
             if batch.is_empty() {
                 // Every simulation left is in flight on another thread, or the root
@@ -275,7 +280,7 @@ impl Context<'_> {
                 g.stats.evaluations += states.len() as u64;
                 g.stats.batches += 1;
                 g.stats.eval_time += took;
-                g.last_eval = took;
+                g.last_eval = gathered + took;
             }
             let mut fresh = fresh.into_iter();
             for (r, c) in batch.requests.iter().zip(cached.iter_mut()) {
