@@ -342,7 +342,7 @@ pub fn softmax(x: &mut [f32]) {
 /// libm's `expf` (the same bits too, but a call a value), 7% of the fast-net MCTS
 /// player's time.
 #[inline]
-pub fn exp_nonpositive(x: f32) -> f32 {
+fn exp_nonpositive(x: f32) -> f32 {
     // Cody–Waite reduction x = n·ln 2 + r, |r| ≤ ln 2 / 2, and Cephes' `expf` polynomial.
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_359_4;

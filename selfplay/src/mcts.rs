@@ -535,8 +535,11 @@ impl Search {
     /// The exact value of leaf `node` when the endgame solver proves it (see
     /// [`MctsConfig::endgame_empties`]); `may_solve` is cleared by an attempt.
     fn solve_endgame(&mut self, node: u32, cfg: &MctsConfig, may_solve: &mut bool) -> Option<f32> {
+        if !*may_solve || cfg.endgame_empties == 0 {
+            return None;
+        }
         let s = self.states[node as usize];
-        if !*may_solve || cfg.endgame_empties == 0 || s.cells_to_fill() > cfg.endgame_empties {
+        if s.cells_to_fill() > cfg.endgame_empties {
             return None;
         }
         *may_solve = false;
@@ -747,19 +750,20 @@ impl Search {
         g.plan_phase();
     }
 
-    /// The visits given back to each root move (none in flight), in the tree's order;
-    /// none before the root's expansion. Allocation-free: the play loop reads it after
-    /// every batch.
-    pub(crate) fn root_visits(&self) -> impl Iterator<Item = u32> + '_ {
-        let r = &self.nodes[self.root as usize];
-        self.edges[r.first_edge as usize..(r.first_edge + r.num_edges) as usize]
+    /// Each move of node `id` with the visits given back to it (none in flight), in the
+    /// tree's order; none before the node's expansion. Allocation-free: the play loop
+    /// reads the root's after every batch.
+    pub(crate) fn child_visits(&self, id: u32) -> impl Iterator<Item = (Move, u32)> + '_ {
+        let n = &self.nodes[id as usize];
+        self.edges[n.first_edge as usize..(n.first_edge + n.num_edges) as usize]
             .iter()
             .map(|e| {
-                if e.child == NONE {
+                let v = if e.child == NONE {
                     0
                 } else {
                     self.nodes[e.child as usize].visits
-                }
+                };
+                (e.mv, v)
             })
     }
 

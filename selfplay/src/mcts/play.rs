@@ -110,7 +110,7 @@ struct Shared<'a> {
     done: bool,
     /// Duration of the latest batch, from its gathering (where the endgame solver works)
     /// to the end of its evaluation, to keep the next one within the limit.
-    last_eval: Duration,
+    last_batch: Duration,
 }
 
 impl PlaySearch {
@@ -184,7 +184,7 @@ impl PlaySearch {
                 ..PlayStats::default()
             },
             done: false,
-            last_eval: Duration::ZERO,
+            last_batch: Duration::ZERO,
         });
         let ctx = Context {
             cfg: &cfg,
@@ -243,7 +243,7 @@ impl Context<'_> {
                 if batch.is_empty() && search.simulations() > before {
                     // Only finished games (or leaves the endgame solver proved) were met:
                     // scored already, no wait.
-                    g.last_eval = g.last_eval.max(gathered);
+                    g.last_batch = g.last_batch.max(gathered);
                     continue;
                 }
                 let cached: Vec<Option<Evaluation>> = batch
@@ -280,7 +280,7 @@ impl Context<'_> {
                 g.stats.evaluations += states.len() as u64;
                 g.stats.batches += 1;
                 g.stats.eval_time += took;
-                g.last_eval = gathered + took;
+                g.last_batch = gathered + took;
             }
             let mut fresh = fresh.into_iter();
             for (r, c) in batch.requests.iter().zip(cached.iter_mut()) {
@@ -298,7 +298,8 @@ impl Context<'_> {
 
     fn should_stop(&self, g: &Shared<'_>) -> bool {
         let search = &*g.search;
-        if search.root_visits().next().is_none() {
+        let root = search.root;
+        if search.child_visits(root).next().is_none() {
             // The root awaits its evaluation.
             return false;
         }
@@ -316,11 +317,11 @@ impl Context<'_> {
             return false;
         };
         // Leave room for a batch started now to end in time.
-        let elapsed = start.elapsed() + g.last_eval;
+        let elapsed = start.elapsed() + g.last_batch;
         if elapsed >= budget.hard {
             return true;
         }
-        let (first, second) = leaders(search.root_visits());
+        let (first, second) = leaders(search.child_visits(root).map(|(_, v)| v));
         if elapsed >= budget.soft {
             return (second as f32) < CLOSE_RATIO * first as f32;
         }

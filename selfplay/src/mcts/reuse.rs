@@ -86,19 +86,10 @@ impl Search {
                 .map(|e| e.child)
                 .filter(|&c| c != NONE)?;
         }
-        let n = &self.nodes[id as usize];
-        let children = (n.first_edge..n.first_edge + n.num_edges)
-            .map(|i| {
-                let e = self.edges[i as usize];
-                let v = if e.child == NONE {
-                    0
-                } else {
-                    self.nodes[e.child as usize].visits
-                };
-                (e.mv, v)
-            })
-            .collect();
-        Some((n.visits, children))
+        Some((
+            self.nodes[id as usize].visits,
+            self.child_visits(id).collect(),
+        ))
     }
 
     /// Makes node `top` the root, keeping its subtree only.
