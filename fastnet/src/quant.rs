@@ -24,9 +24,30 @@ pub struct QuantNet {
     l1_b: Vec<i16>,
     v_w: Vec<i16>,
     v_b: f32,
-    p_proj: Vec<f32>,
-    p_w: Vec<f32>,
+    /// The policy's projection B (`rank × hidden`), stored input major (`hidden × rank`):
+    /// [`QuantNet::policy_of`] adds one column per active lane.
+    p_proj_t: Vec<f32>,
+    /// Every subnet's weights (`subnets·dim × rank`), stored input major.
+    p_w_t: Vec<f32>,
     p_b: Vec<f32>,
+}
+
+/// `m` (`rows × cols`, row major) stored column major, each column padded with zeros
+/// to [`padded`] rows (what [`simd::columns`] works on).
+fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let stride = padded(rows);
+    let mut t = vec![0.0; stride * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * stride + r] = m[r * cols + c];
+        }
+    }
+    t
+}
+
+/// `n` rounded up to whole blocks of [`simd::columns`].
+fn padded(n: usize) -> usize {
+    n.div_ceil(simd::BLOCK) * simd::BLOCK
 }
 
 /// The accumulators of both perspectives, and what they were built from.
@@ -71,8 +92,8 @@ impl QuantNet {
             l1_b: quantise(&net.l1_b, f32::from(cfg.qa)),
             v_w: quantise(&net.v_w, f32::from(cfg.qb)),
             v_b: net.v_b,
-            p_proj: net.p_proj.clone(),
-            p_w: net.p_w.clone(),
+            p_proj_t: transpose(&net.p_proj, cfg.policy_rank, cfg.hidden),
+            p_w_t: transpose(&net.p_w, net.p_b.len(), cfg.policy_rank),
             p_b: net.p_b.clone(),
             cfg,
         })
@@ -217,62 +238,39 @@ impl QuantNet {
     }
 
     /// [`QuantNet::policy`] from the side to move's lanes, with reusable scratch.
+    ///
+    /// The projection `z = B a` adds B's column of each lane whose activation is not 0
+    /// (a clamped lane is 0 about half the time), and every subnet's output is computed
+    /// at once as `relu(p_b + W z)`, column by column ([`simd::columns`]): long,
+    /// vectorised loops instead of a dot product per output, in an order that is the
+    /// same in every build.
     pub fn policy_of(&self, lanes: &[i16], moves: &[Move], out: &mut Vec<f32>, sc: &mut Scratch) {
         out.clear();
         let r = self.cfg.policy_rank;
         let d = self.cfg.policy_dim;
-        let qa = f32::from(self.cfg.qa);
+        let qa = self.cfg.qa;
         sc.a.resize(lanes.len(), 0.0);
-        for (a, &v) in sc.a.iter_mut().zip(lanes) {
-            *a = f32::from(v.clamp(0, self.cfg.qa)) / qa;
-        }
+        simd::activations(self.isa, lanes, qa, &mut sc.a, &mut sc.list);
+        // The padding's rows of B and W are 0: so are their outputs.
         sc.z.clear();
-        sc.z.resize(r, 0.0);
-        simd::matvec(self.isa, &self.p_proj, &sc.a, &mut sc.z);
-        let cells = self.layout.cells();
-        // Each subnet at most once: where its output is, stamped with this call's number.
-        sc.call = sc.call.wrapping_add(1);
-        if sc.call == 0 {
-            sc.done.clear();
-            sc.call = 1;
-        }
-        sc.done.resize(crate::net::subnets(cells), (0, 0));
+        sc.z.resize(padded(r), 0.0);
+        simd::columns(self.isa, &sc.a, &sc.list, &self.p_proj_t, &mut sc.z);
         sc.outs.clear();
-        let Scratch {
-            z,
-            done,
-            outs,
-            call,
-            ..
-        } = sc;
-        let mut eval = |k: usize, outs: &mut Vec<f32>| -> usize {
-            if done[k].0 == *call {
-                return done[k].1 as usize;
-            }
-            let i = outs.len();
-            outs.extend_from_slice(&self.p_b[k * d..(k + 1) * d]);
-            simd::matvec(
-                self.isa,
-                &self.p_w[k * d * r..(k + 1) * d * r],
-                z,
-                &mut outs[i..i + d],
-            );
-            for o in &mut outs[i..i + d] {
-                *o = o.max(0.0);
-            }
-            done[k] = (*call, i as u32);
-            i
-        };
-        for &m in moves {
-            out.push(match move_slots(m, cells) {
-                None => 0.0,
-                Some((f, t)) => {
-                    let i = eval(f, outs);
-                    let j = eval(t, outs);
-                    (0..d).map(|k| outs[i + k] * outs[j + k]).sum()
-                }
-            });
+        sc.outs.extend_from_slice(&self.p_b);
+        sc.outs.resize(padded(self.p_b.len()), 0.0);
+        // Only the projection's own `r` outputs are W's columns.
+        sc.list.clear();
+        sc.list.extend(0..r as u16);
+        simd::columns(self.isa, &sc.z[..r], &sc.list, &self.p_w_t, &mut sc.outs);
+        for o in &mut sc.outs {
+            *o = o.max(0.0);
         }
+        let cells = self.layout.cells();
+        let outs = &sc.outs;
+        out.extend(moves.iter().map(|&m| match move_slots(m, cells) {
+            None => 0.0,
+            Some((f, t)) => (0..d).map(|k| outs[f * d + k] * outs[t * d + k]).sum(),
+        }));
         softmax(out);
     }
 }
@@ -302,10 +300,9 @@ impl Leaf {
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
     a: Vec<f32>,
+    list: Vec<u16>,
     z: Vec<f32>,
-    done: Vec<(u32, u32)>,
     outs: Vec<f32>,
-    call: u32,
 }
 
 impl Accumulator {

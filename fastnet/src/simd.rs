@@ -208,47 +208,133 @@ fn screlu_dot_avx512(acc: &[i16], w: &[i16], qa: i16) -> i64 {
     lanes.iter().map(|&x| i64::from(x)).sum()
 }
 
-/// y += Wᵀx for a row-major `rows × n` matrix `w` (f32): the policy's projections.
+/// Lanes of the blocks [`columns`] works in: the outputs a block keeps in registers
+/// while it runs through the columns (`y.len()` is a multiple of it).
+pub const BLOCK: usize = 32;
+
+/// y += Σ x_c · col_c over the columns `c` listed in `list` (`cols` holds `x.len()`
+/// columns of `y.len()` floats one after another; `y.len()` a multiple of [`BLOCK`]):
+/// the policy's projections, column by column, so that only the listed (nonzero)
+/// inputs cost anything. The listed columns are summed in four interleaved partial sums
+/// (the `i`-th listed column into partial `i mod 4`, each in list order), added to `y`
+/// as `y + ((s₀ + s₁) + (s₂ + s₃))`; each product a multiply then an add, never fused.
+/// The order is part of the definition: every build and the WebAssembly player
+/// compute the same bits.
 #[inline]
-pub fn matvec(isa: Isa, w: &[f32], x: &[f32], y: &mut [f32]) {
-    assert_eq!(w.len(), x.len() * y.len());
+pub fn columns(isa: Isa, x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
+    assert_eq!(cols.len(), x.len() * y.len());
+    assert!(y.len().is_multiple_of(BLOCK));
+    assert!(list.iter().all(|&c| usize::from(c) < x.len()));
     match isa {
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 | Isa::Avx2 => {
-            // SAFETY: see `add` (both levels include AVX2 and FMA).
-            unsafe { matvec_avx2(w, x, y) }
+        Isa::Avx512 => {
+            // SAFETY: see `add`.
+            unsafe { columns_avx512(x, list, cols, y) }
         }
-        _ => matvec_body(w, x, y),
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => {
+            // SAFETY: see `add`.
+            unsafe { columns_avx2(x, list, cols, y) }
+        }
+        _ => columns_body(x, list, cols, y),
     }
 }
 
 #[inline(always)]
-fn matvec_body(w: &[f32], x: &[f32], y: &mut [f32]) {
-    let n = x.len();
-    for (r, out) in y.iter_mut().enumerate() {
-        let row = &w[r * n..(r + 1) * n];
-        // Eight partial sums, so that the loop vectorises (f32 addition is not
-        // associative: the order is fixed, the same in every build).
-        let mut part = [0f32; 8];
-        for (c, (a, b)) in row.chunks_exact(8).zip(x.chunks_exact(8)).enumerate() {
-            let _ = c;
-            for k in 0..8 {
-                part[k] += a[k] * b[k];
-            }
+fn add_column(part: &mut [f32; BLOCK], a: f32, col: &[f32]) {
+    for (o, &w) in part.iter_mut().zip(&col[..BLOCK]) {
+        *o += a * w;
+    }
+}
+
+#[inline(always)]
+fn columns_body(x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
+    let n = y.len();
+    let col = |c: u16, b: usize| &cols[usize::from(c) * n + b * BLOCK..];
+    for (b, out) in y.chunks_exact_mut(BLOCK).enumerate() {
+        let [mut s0, mut s1, mut s2, mut s3] = [[0f32; BLOCK]; 4];
+        let quads = list.chunks_exact(4);
+        let rest = quads.remainder();
+        for q in quads {
+            add_column(&mut s0, x[usize::from(q[0])], col(q[0], b));
+            add_column(&mut s1, x[usize::from(q[1])], col(q[1], b));
+            add_column(&mut s2, x[usize::from(q[2])], col(q[2], b));
+            add_column(&mut s3, x[usize::from(q[3])], col(q[3], b));
         }
-        let tail: f32 = row[n - n % 8..]
-            .iter()
-            .zip(&x[n - n % 8..])
-            .map(|(a, b)| a * b)
-            .sum();
-        *out += part.iter().sum::<f32>() + tail;
+        for (part, &c) in [&mut s0, &mut s1, &mut s2].into_iter().zip(rest) {
+            add_column(part, x[usize::from(c)], col(c, b));
+        }
+        for (j, o) in out.iter_mut().enumerate() {
+            *o += (s0[j] + s1[j]) + (s2[j] + s3[j]);
+        }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn matvec_avx2(w: &[f32], x: &[f32], y: &mut [f32]) {
-    matvec_body(w, x, y)
+#[target_feature(enable = "avx2")]
+fn columns_avx2(x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
+    columns_body(x, list, cols, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+fn columns_avx512(x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
+    columns_body(x, list, cols, y)
+}
+
+/// clamp(v, 0, qa) / qa of each lane, into `out` (as `v as f32 * (1 / qa)`, the same
+/// in every build), and the indices of the lanes where it is not 0 into `list` (in
+/// order): the activations the policy reads, and the columns [`columns`] needs.
+#[inline]
+pub fn activations(isa: Isa, lanes: &[i16], qa: i16, out: &mut [f32], list: &mut Vec<u16>) {
+    assert_eq!(lanes.len(), out.len());
+    assert!(lanes.len() <= usize::from(u16::MAX));
+    list.clear();
+    list.resize(lanes.len(), 0);
+    let n = match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => {
+            // SAFETY: see `add`.
+            unsafe { activations_avx512(lanes, qa, out, list) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => {
+            // SAFETY: see `add`.
+            unsafe { activations_avx2(lanes, qa, out, list) }
+        }
+        _ => activations_body(lanes, qa, out, list),
+    };
+    list.truncate(n);
+}
+
+/// Returns how many of `list` it filled. Two loops without a branch on the data: the
+/// first vectorises, the second writes every index and keeps the nonzero ones (signs
+/// of a trained net's lanes are close to random: a branch would mispredict half the
+/// time).
+#[inline(always)]
+fn activations_body(lanes: &[i16], qa: i16, out: &mut [f32], list: &mut [u16]) -> usize {
+    let inv = 1.0 / f32::from(qa);
+    for (o, &v) in out.iter_mut().zip(lanes) {
+        *o = f32::from(v.max(0).min(qa)) * inv;
+    }
+    let mut n = 0;
+    for (i, &v) in lanes.iter().enumerate() {
+        list[n] = i as u16;
+        n += usize::from(v > 0);
+    }
+    n
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn activations_avx2(lanes: &[i16], qa: i16, out: &mut [f32], list: &mut [u16]) -> usize {
+    activations_body(lanes, qa, out, list)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+fn activations_avx512(lanes: &[i16], qa: i16, out: &mut [f32], list: &mut [u16]) -> usize {
+    activations_body(lanes, qa, out, list)
 }
 
 #[cfg(test)]
@@ -305,24 +391,46 @@ mod tests {
     }
 
     #[test]
-    fn matvec_builds_agree_to_rounding() {
+    fn column_builds_compute_the_same_bits() {
         let mut r = engine::Rng::new(3);
-        let mut f = || (r.next_u64() % 2001) as f32 / 1000.0 - 1.0;
-        let (rows, n) = (12, 260);
-        let w: Vec<f32> = (0..rows * n).map(|_| f()).collect();
-        let x: Vec<f32> = (0..n).map(|_| f()).collect();
-        let mut want = vec![0f32; rows];
-        for (r, o) in want.iter_mut().enumerate() {
-            *o = (0..n)
-                .map(|c| f64::from(w[r * n + c]) * f64::from(x[c]))
-                .sum::<f64>() as f32;
-        }
-        for isa in Isa::available() {
-            let mut y = vec![0f32; rows];
-            matvec(isa, &w, &x, &mut y);
-            for (a, b) in y.iter().zip(&want) {
-                assert!((a - b).abs() < 1e-4, "{isa:?}: {a} vs {b}");
+        let mut f = || (r.next_u64() % 2_000_001) as f32 / 1e6 - 1.0;
+        for (n, m) in [(32, 1), (32, 256), (416, 32), (1024, 7)] {
+            let cols: Vec<f32> = (0..n * m).map(|_| f()).collect();
+            let x: Vec<f32> = (0..m).map(|_| f()).collect();
+            let y0: Vec<f32> = (0..n).map(|_| f()).collect();
+            // Every column, and every column but each third one.
+            let all: Vec<u16> = (0..m as u16).collect();
+            let some: Vec<u16> = (0..m as u16).filter(|c| c % 3 != 1).collect();
+            for list in [all, some] {
+                // The definition: partial sum i mod 4 in list order, then (s0+s1)+(s2+s3).
+                let mut parts = vec![vec![0f32; n]; 4];
+                for (i, &c) in list.iter().enumerate() {
+                    for (j, o) in parts[i % 4].iter_mut().enumerate() {
+                        *o += x[usize::from(c)] * cols[usize::from(c) * n + j];
+                    }
+                }
+                let want: Vec<u32> = (0..n)
+                    .map(|j| (y0[j] + ((parts[0][j] + parts[1][j]) + (parts[2][j] + parts[3][j]))).to_bits())
+                    .collect();
+                for isa in Isa::available() {
+                    let mut y = y0.clone();
+                    columns(isa, &x, &list, &cols, &mut y);
+                    let got: Vec<u32> = y.iter().map(|v| v.to_bits()).collect();
+                    assert_eq!(got, want, "{isa:?} n={n} m={m} {} listed", list.len());
+                }
             }
+        }
+    }
+
+    #[test]
+    fn activations_list_the_nonzero_lanes() {
+        let lanes = [-5i16, 0, 1, 255, 300, 0, 128];
+        let mut out = [0f32; 7];
+        let mut list = Vec::new();
+        for isa in Isa::available() {
+            activations(isa, &lanes, 255, &mut out, &mut list);
+            assert_eq!(list, [2, 3, 4, 6], "{isa:?}");
+            assert_eq!(out, [0.0, 0.0, 1.0 / 255.0, 1.0, 1.0, 0.0, 128.0 / 255.0]);
         }
     }
 }
