@@ -35,6 +35,11 @@ pub struct Layout {
     of_cell: Vec<Vec<(u16, u16)>>,
     /// Number of cell indices of the game.
     cells: usize,
+    /// The cells of each tuple as indices into a list of cell states one longer than
+    /// `cells`, whose last entry is a wall: the off-board cells of `tuples` point there.
+    tuple_cells: Vec<[u16; 4]>,
+    /// The cells of the board as a bit mask (cells below 64; the Ataxx boards).
+    cells_mask: u64,
 }
 
 impl Layout {
@@ -64,11 +69,22 @@ impl Layout {
                 tuples.push(t);
             }
         }
+        let tuple_cells = tuples
+            .iter()
+            .map(|t| t.map(|c| c.unwrap_or(cells as u16)))
+            .collect();
+        let cells_mask = of_cell
+            .iter()
+            .enumerate()
+            .filter(|(c, t)| !t.is_empty() && *c < 64)
+            .fold(0u64, |m, (c, _)| m | 1 << c);
         Layout {
             game,
             tuples,
             of_cell,
             cells,
+            tuple_cells,
+            cells_mask,
         }
     }
 
@@ -107,7 +123,7 @@ impl Layout {
                 let blocked = p.blocked().0;
                 let x = p.pieces(Side::X).0;
                 let o = p.pieces(Side::O).0;
-                let mut cells = self.game_cells_mask();
+                let mut cells = self.cells_mask;
                 while cells != 0 {
                     let c = cells.trailing_zeros() as usize;
                     cells &= cells - 1;
@@ -137,14 +153,6 @@ impl Layout {
         }
     }
 
-    fn game_cells_mask(&self) -> u64 {
-        self.of_cell
-            .iter()
-            .enumerate()
-            .filter(|(c, t)| !t.is_empty() && *c < 64)
-            .fold(0u64, |m, (c, _)| m | 1 << c)
-    }
-
     /// The index (within its tuple) of tuple `t` from `persp`'s view.
     #[inline]
     pub fn tuple_index(&self, t: usize, states: &[CellState], persp: Side) -> u16 {
@@ -165,6 +173,47 @@ impl Layout {
         for t in 0..self.tuples.len() {
             out.push((t * PER_TUPLE) as u32 + u32::from(self.tuple_index(t, states, persp)));
         }
+    }
+
+    /// [`Layout::active`] of position `s` from `persp`'s view, straight from the
+    /// position: the leaf evaluation's path (no branch on the cells' contents; `states`
+    /// is scratch). The same features as `cell_states_into` then `active`.
+    pub fn active_of(
+        &self,
+        s: &State,
+        persp: Side,
+        states: &mut Vec<CellState>,
+        out: &mut Vec<u32>,
+    ) {
+        states.resize(self.cells + 1, WALL);
+        match s {
+            State::Ataxx(p) => {
+                // Own 1, the opponent's 2, blocked 3 (the three never share a cell).
+                let own = p.pieces(persp).0;
+                let opp = p.pieces(persp.other()).0;
+                let blocked = p.blocked().0;
+                states.fill(WALL);
+                let mut cells = self.cells_mask;
+                while cells != 0 {
+                    let c = cells.trailing_zeros();
+                    cells &= cells - 1;
+                    let bit = |b: u64| ((b >> c) & 1) as u8;
+                    states[c as usize] = bit(own) + 2 * bit(opp) + 3 * bit(blocked);
+                }
+            }
+            State::Flank(_) => {
+                self.cell_states_into(s, &mut states[..self.cells]);
+                for st in &mut states[..self.cells] {
+                    *st = view(*st, persp);
+                }
+            }
+        }
+        states[self.cells] = WALL;
+        out.clear();
+        out.extend(self.tuple_cells.iter().enumerate().map(|(t, cs)| {
+            let d = |k: usize| u32::from(states[usize::from(cs[k])]);
+            (t * PER_TUPLE) as u32 + d(0) + 4 * d(1) + 16 * d(2) + 64 * d(3)
+        }));
     }
 
     /// The tuples cell `c` is in.
@@ -217,6 +266,36 @@ mod tests {
         assert_ne!(a, b);
         for (t, f) in a.iter().enumerate() {
             assert_eq!(*f as usize / PER_TUPLE, t);
+        }
+    }
+
+    #[test]
+    fn features_from_the_position_equal_those_from_its_cells() {
+        // Random games of a board with holes, an outflanking one, and Ataxx with
+        // blockers: every position from both views.
+        for name in ["hexxagon", "othello", "ataxx"] {
+            let game: Game = name.parse().unwrap();
+            let l = Layout::new(game);
+            let mut rng = engine::Rng::new(7);
+            for g in 0..6 {
+                let mut s = if name == "ataxx" && g % 2 == 1 {
+                    game.parse_position("x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1")
+                        .unwrap()
+                } else {
+                    game.startpos()
+                };
+                while s.result().is_none() {
+                    let st = l.cell_states(&s);
+                    for persp in Side::BOTH {
+                        let (mut want, mut got, mut scratch) = (vec![], vec![], vec![]);
+                        l.active(&st, persp, &mut want);
+                        l.active_of(&s, persp, &mut scratch, &mut got);
+                        assert_eq!(got, want, "{name} {persp:?} {s}");
+                    }
+                    let moves = s.legal_moves();
+                    s = s.after(moves[rng.below(moves.len() as u64) as usize]);
+                }
+            }
         }
     }
 }

@@ -224,9 +224,8 @@ impl QuantNet {
     /// search needs at a leaf it reached without following make/unmake: half the work
     /// of [`QuantNet::accumulator`]).
     pub fn side_lanes(&self, s: &State, leaf: &mut Leaf) {
-        self.layout.cell_states_into(s, &mut leaf.states);
         self.layout
-            .active(&leaf.states, s.side_to_move(), &mut leaf.feats);
+            .active_of(s, s.side_to_move(), &mut leaf.states, &mut leaf.feats);
         leaf.lanes.clear();
         leaf.lanes.extend_from_slice(&self.l1_b);
         simd::add_rows(self.isa, &mut leaf.lanes, &self.l1_w, &leaf.feats);

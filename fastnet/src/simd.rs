@@ -410,7 +410,10 @@ mod tests {
                     }
                 }
                 let want: Vec<u32> = (0..n)
-                    .map(|j| (y0[j] + ((parts[0][j] + parts[1][j]) + (parts[2][j] + parts[3][j]))).to_bits())
+                    .map(|j| {
+                        (y0[j] + ((parts[0][j] + parts[1][j]) + (parts[2][j] + parts[3][j])))
+                            .to_bits()
+                    })
                     .collect();
                 for isa in Isa::available() {
                     let mut y = y0.clone();

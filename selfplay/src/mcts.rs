@@ -133,26 +133,43 @@ pub struct LeafRequest {
 /// A leaf handed out by [`Search::gather`] and not yet evaluated.
 #[derive(Clone, Debug)]
 struct PendingLeaf {
-    /// The path from the root to the leaf; every node on it carries one virtual loss.
-    path: Vec<u32>,
-    /// The leaf's legal moves in the tree's order; `None` for a collision (a descent
-    /// that met a leaf already awaiting its evaluation), which only holds virtual loss.
-    moves: Option<Vec<Move>>,
+    /// The path from the root to the leaf, `LeafBatch::paths[path.0..path.1]`; every
+    /// node on it carries one virtual loss.
+    path: (u32, u32),
+    /// The leaf's legal moves in the tree's order, `LeafBatch::moves[m.0..m.1]`; `None`
+    /// for a collision (a descent that met a leaf already awaiting its evaluation),
+    /// which only holds virtual loss.
+    moves: Option<(u32, u32)>,
 }
 
 /// Leaves gathered by [`Search::gather`]: the positions to evaluate, and the paths to
-/// give their evaluations back to with [`Search::apply_batch`].
+/// give their evaluations back to with [`Search::apply_batch`]. The paths and moves of
+/// all leaves share two buffers, and a batch given back is kept by its search for the
+/// next [`Search::gather`]: a descent allocates nothing but its request's moves.
 #[derive(Debug, Default)]
 pub struct LeafBatch {
     /// The positions for the evaluator, in order (collisions have none).
     pub requests: Vec<LeafRequest>,
     leaves: Vec<PendingLeaf>,
+    paths: Vec<u32>,
+    moves: Vec<Move>,
 }
 
 impl LeafBatch {
     /// Whether the batch holds nothing to evaluate or give back.
     pub fn is_empty(&self) -> bool {
         self.leaves.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.requests.clear();
+        self.leaves.clear();
+        self.paths.clear();
+        self.moves.clear();
+    }
+
+    fn path(&self, leaf: &PendingLeaf) -> &[u32] {
+        &self.paths[leaf.path.0 as usize..leaf.path.1 as usize]
     }
 }
 
@@ -230,6 +247,21 @@ pub struct Search {
     symmetries: Vec<Symmetry>,
     /// The endgame solver's tables, made when first needed.
     endgame: Option<Box<engine::search::Searcher>>,
+    /// The last batch given back, emptied, for the next [`Search::gather`].
+    recycled: Option<LeafBatch>,
+    /// The buffers of the tree before the last [`Search::advance`] or
+    /// [`Search::reroot`], emptied: the next subtree is copied into them, so that a game's
+    /// trees reuse memory the process already has (fresh pages cost the kernel's zeroing).
+    spare: Spare,
+}
+
+/// Emptied buffers of an earlier tree (see `Search::spare`; used by `reuse`).
+#[derive(Default)]
+struct Spare {
+    nodes: Vec<Node>,
+    states: Vec<State>,
+    edges: Vec<Edge>,
+    queue: VecDeque<(u32, u32)>,
 }
 
 fn terminal_value(s: &State) -> Option<f32> {
@@ -267,6 +299,8 @@ impl Search {
             root_value: 0.0,
             symmetries,
             endgame: None,
+            recycled: None,
+            spare: Spare::default(),
         };
         s.root = s.alloc(root);
         s
@@ -426,14 +460,14 @@ impl Search {
             if self.finished() {
                 return None;
             }
-            let mut batch = self.gather(1, cfg, rng);
+            let batch = self.gather(1, cfg, rng);
             if let Some(req) = batch.requests.first().cloned() {
                 self.pending = Some(batch);
                 return Some(req);
             }
             // A descent that ended in a finished game: already backed up.
             debug_assert!(batch.leaves.is_empty());
-            batch.leaves.clear();
+            self.recycle(batch);
         }
     }
 
@@ -453,18 +487,14 @@ impl Search {
     /// Several batches may be in flight at once; give each back with
     /// [`Search::apply_batch`] before [`Search::outcome`] or [`Search::advance`].
     pub fn gather(&mut self, max: usize, cfg: &MctsConfig, rng: &mut Rng) -> LeafBatch {
-        let mut batch = LeafBatch::default();
+        let mut batch = self.recycled.take().unwrap_or_default();
         let root = &self.nodes[self.root as usize];
         if !root.expanded {
             if root.in_flight == 0 {
-                let path = vec![self.root];
-                self.add_virtual_loss(&path);
-                let (req, moves) = self.request(self.root, cfg, rng);
-                batch.requests.push(req);
-                batch.leaves.push(PendingLeaf {
-                    path,
-                    moves: Some(moves),
-                });
+                let start = batch.paths.len();
+                batch.paths.push(self.root);
+                self.add_virtual_loss(&[self.root]);
+                self.push_request(self.root, &mut batch, start, cfg, rng);
             }
             return batch;
         }
@@ -481,43 +511,44 @@ impl Search {
                 break;
             }
             misses += 1;
-            let mut path = vec![self.root];
+            let start = batch.paths.len();
+            batch.paths.push(self.root);
             let mut node = self.root;
             loop {
                 let n = &self.nodes[node as usize];
                 if let Some(v) = n.exact {
-                    self.backup(&path, v);
-                    self.prove_path(&path);
+                    let path = &batch.paths[start..];
+                    self.backup(path, v);
+                    self.prove_path(path);
                     self.sims_done += 1;
+                    batch.paths.truncate(start);
                     break;
                 }
                 if !n.expanded {
                     let collision = n.in_flight > 0;
-                    self.add_virtual_loss(&path);
+                    self.add_virtual_loss(&batch.paths[start..]);
                     if collision {
+                        let path = (start as u32, batch.paths.len() as u32);
                         batch.leaves.push(PendingLeaf { path, moves: None });
                         break;
                     }
                     if let Some(v) = self.solve_endgame(node, cfg, &mut may_solve) {
                         // Solved: a finished game from now on.
-                        for &id in &path {
+                        let path = &batch.paths[start..];
+                        for &id in path {
                             let n = &mut self.nodes[id as usize];
                             n.in_flight = n.in_flight.saturating_sub(1);
                         }
                         self.nodes[node as usize].exact = Some(v);
-                        self.backup(&path, v);
-                        self.prove_path(&path);
+                        self.backup(path, v);
+                        self.prove_path(path);
                         self.sims_done += 1;
+                        batch.paths.truncate(start);
                         break;
                     }
                     misses -= 1;
                     self.in_flight += 1;
-                    let (req, moves) = self.request(node, cfg, rng);
-                    batch.requests.push(req);
-                    batch.leaves.push(PendingLeaf {
-                        path,
-                        moves: Some(moves),
-                    });
+                    self.push_request(node, &mut batch, start, cfg, rng);
                     break;
                 }
                 let edge = if node == self.root {
@@ -526,10 +557,16 @@ impl Search {
                     self.pick_puct(node, cfg, false)
                 };
                 node = self.child(edge, node);
-                path.push(node);
+                batch.paths.push(node);
             }
         }
         batch
+    }
+
+    /// Keeps a batch given back (emptied) for the next [`Search::gather`].
+    fn recycle(&mut self, mut batch: LeafBatch) {
+        batch.clear();
+        self.recycled = Some(batch);
     }
 
     /// The exact value of leaf `node` when the endgame solver proves it (see
@@ -555,9 +592,19 @@ impl Search {
         }
     }
 
-    fn request(&mut self, node: u32, cfg: &MctsConfig, rng: &mut Rng) -> (LeafRequest, Vec<Move>) {
+    /// Adds the request of leaf `node`, whose path is `batch.paths[start..]`, to `batch`.
+    fn push_request(
+        &mut self,
+        node: u32,
+        batch: &mut LeafBatch,
+        start: usize,
+        cfg: &MctsConfig,
+        rng: &mut Rng,
+    ) {
         let state = self.states[node as usize];
-        let moves = state.legal_moves();
+        let first = batch.moves.len();
+        state.for_each_legal(|m| batch.moves.push(m));
+        let moves = &batch.moves[first..];
         let req = if cfg.symmetry && self.symmetries.len() > 1 {
             let sym = &self.symmetries[rng.below(self.symmetries.len() as u64) as usize];
             LeafRequest {
@@ -568,11 +615,15 @@ impl Search {
         } else {
             LeafRequest {
                 state,
-                moves: moves.clone(),
+                moves: moves.to_vec(),
                 position: state,
             }
         };
-        (req, moves)
+        batch.requests.push(req);
+        batch.leaves.push(PendingLeaf {
+            path: (start as u32, batch.paths.len() as u32),
+            moves: Some((first as u32, batch.moves.len() as u32)),
+        });
     }
 
     /// Gives back a batch from [`Search::gather`] with the evaluations of its requests
@@ -587,15 +638,16 @@ impl Search {
     ) {
         debug_assert_eq!(batch.requests.len(), evals.len());
         let mut evals = evals.iter();
-        for leaf in batch.leaves {
-            for &id in &leaf.path {
+        for leaf in &batch.leaves {
+            let path = batch.path(leaf);
+            for &id in path {
                 let n = &mut self.nodes[id as usize];
                 n.in_flight = n.in_flight.saturating_sub(1);
             }
-            let Some(moves) = leaf.moves else { continue };
+            let Some((m0, m1)) = leaf.moves else { continue };
             let eval = evals.next().expect("an evaluation for every request");
-            let node = *leaf.path.last().expect("a path holds its leaf");
-            self.expand(node, &moves, eval);
+            let node = *path.last().expect("a path holds its leaf");
+            self.expand(node, &batch.moves[m0 as usize..m1 as usize], eval);
             if node == self.root {
                 // The root is only requested before its expansion: its own evaluation
                 // is not a simulation.
@@ -607,9 +659,10 @@ impl Search {
                 continue;
             }
             self.in_flight = self.in_flight.saturating_sub(1);
-            self.backup(&leaf.path, eval.value);
+            self.backup(path, eval.value);
             self.sims_done += 1;
         }
+        self.recycle(batch);
     }
 
     fn expand(&mut self, node: u32, moves: &[Move], eval: &Evaluation) {

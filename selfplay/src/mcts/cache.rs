@@ -47,10 +47,25 @@ impl EvalCache {
         }
     }
 
-    /// Keeps the evaluation of `s`.
+    /// Keeps the evaluation of `s`, in the memory of the one it replaces.
     pub fn put(&mut self, s: State, e: &Evaluation) {
         if let Some(i) = self.slot(&s) {
-            self.slots[i] = Some((s, e.clone()));
+            match &mut self.slots[i] {
+                Some((held, old)) => {
+                    *held = s;
+                    // Field by field (a derived `clone_from` would allocate anew); the
+                    // pattern names every field, so a new one cannot be forgotten.
+                    let Evaluation {
+                        policy,
+                        value,
+                        wdl,
+                        score,
+                    } = e;
+                    old.policy.clone_from(policy);
+                    (old.value, old.wdl, old.score) = (*value, *wdl, *score);
+                }
+                empty => *empty = Some((s, e.clone())),
+            }
         }
     }
 

@@ -224,10 +224,13 @@ struct Context<'a> {
 impl Context<'_> {
     fn work(&self, shared: &Mutex<Shared<'_>>, evaluator: &mut dyn Evaluator) {
         let lock = || shared.lock().unwrap_or_else(|p| p.into_inner());
+        // Buffers kept from batch to batch.
         let mut states: Vec<State> = Vec::with_capacity(self.batch);
         let mut moves: Vec<Vec<Move>> = Vec::with_capacity(self.batch);
+        let mut cached: Vec<Option<Evaluation>> = Vec::with_capacity(self.batch);
+        let mut evals: Vec<Evaluation> = Vec::with_capacity(self.batch);
         loop {
-            let (batch, mut cached, gathered) = {
+            let (mut batch, gathered) = {
                 let mut g = lock();
                 if g.done || self.should_stop(&g) {
                     g.done = true;
@@ -246,12 +249,9 @@ impl Context<'_> {
                     g.last_batch = g.last_batch.max(gathered);
                     continue;
                 }
-                let cached: Vec<Option<Evaluation>> = batch
-                    .requests
-                    .iter()
-                    .map(|r| cache.get(&r.position))
-                    .collect();
-                (batch, cached, gathered)
+                cached.clear();
+                cached.extend(batch.requests.iter().map(|r| cache.get(&r.position)));
+                (batch, gathered)
             };
             if batch.is_empty() {
                 // Every simulation left is in flight on another thread, or the root
@@ -262,10 +262,11 @@ impl Context<'_> {
             }
             states.clear();
             moves.clear();
-            for (r, c) in batch.requests.iter().zip(&cached) {
+            for (r, c) in batch.requests.iter_mut().zip(&cached) {
                 if c.is_none() {
                     states.push(r.state);
-                    moves.push(r.moves.clone());
+                    // The request's moves are not needed after this.
+                    moves.push(std::mem::take(&mut r.moves));
                 }
             }
             let t = now();
@@ -283,14 +284,15 @@ impl Context<'_> {
                 g.last_batch = gathered + took;
             }
             let mut fresh = fresh.into_iter();
-            for (r, c) in batch.requests.iter().zip(cached.iter_mut()) {
-                if c.is_none() {
+            evals.clear();
+            for (r, c) in batch.requests.iter().zip(cached.drain(..)) {
+                let e = c.unwrap_or_else(|| {
                     let e = fresh.next().expect("an evaluation for every miss");
                     g.cache.put(r.position, &e);
-                    *c = Some(e);
-                }
+                    e
+                });
+                evals.push(e);
             }
-            let evals: Vec<Evaluation> = cached.into_iter().flatten().collect();
             let Shared { search, rng, .. } = &mut *g;
             search.apply_batch(batch, &evals, self.cfg, rng);
         }

@@ -1,10 +1,20 @@
 //! Tree reuse: moving the root down the tree between moves.
 
-use std::collections::VecDeque;
-
 use engine::{Move, State};
 
-use super::{Edge, NONE, Node, Search};
+use super::{Edge, NONE, Node, Search, Spare};
+
+/// A spare larger than this is given back to the allocator instead of kept: a long
+/// analysis may grow a tree of gigabytes, and a game's moves at the clock use far less.
+const MAX_SPARE_BYTES: usize = 256 << 20;
+
+impl Spare {
+    fn bytes(&self) -> usize {
+        self.nodes.capacity() * size_of::<Node>()
+            + self.states.capacity() * size_of::<State>()
+            + self.edges.capacity() * size_of::<Edge>()
+    }
+}
 
 impl Search {
     /// Moves the root to the child reached by `mv`, keeping its subtree (tree reuse), or
@@ -19,12 +29,7 @@ impl Search {
         let next_state = self.states[self.root as usize].after(mv);
         match child {
             Some(c) if keep => self.keep_subtree(c),
-            _ => {
-                let symmetries = std::mem::take(&mut self.symmetries);
-                let endgame = self.endgame.take();
-                *self = Search::with_symmetries(next_state, symmetries);
-                self.endgame = endgame;
-            }
+            _ => self.restart(next_state),
         }
     }
 
@@ -56,9 +61,8 @@ impl Search {
                 true
             }
             _ => {
-                let endgame = self.endgame.take();
-                *self = Search::new(*target);
-                self.endgame = endgame;
+                self.symmetries = target.symmetries();
+                self.restart(*target);
                 false
             }
         }
@@ -92,27 +96,66 @@ impl Search {
         ))
     }
 
+    /// A fresh tree at `root`, in this tree's buffers (emptied), with its symmetries,
+    /// endgame tables and spare kept.
+    fn restart(&mut self, root: State) {
+        let symmetries = std::mem::take(&mut self.symmetries);
+        let endgame = self.endgame.take();
+        let mut spare = std::mem::take(&mut self.spare);
+        let (mut nodes, mut states, mut edges) = (
+            std::mem::take(&mut self.nodes),
+            std::mem::take(&mut self.states),
+            std::mem::take(&mut self.edges),
+        );
+        nodes.clear();
+        states.clear();
+        edges.clear();
+        *self = Search::with_symmetries(root, symmetries);
+        // The root `with_symmetries` made, moved into the kept buffers.
+        nodes.append(&mut self.nodes);
+        states.append(&mut self.states);
+        (self.nodes, self.states, self.edges) = (nodes, states, edges);
+        self.endgame = endgame;
+        if spare.bytes() > MAX_SPARE_BYTES {
+            spare = Spare::default();
+        }
+        self.spare = spare;
+    }
+
     /// Makes node `top` the root, keeping its subtree only.
     fn keep_subtree(&mut self, top: u32) {
-        let (nodes, states, edges, root) = self.copy_subtree(top);
-        self.nodes = nodes;
-        self.states = states;
-        self.edges = edges;
-        self.root = root;
+        let mut spare = std::mem::take(&mut self.spare);
+        self.copy_subtree(top, &mut spare);
+        std::mem::swap(&mut self.nodes, &mut spare.nodes);
+        std::mem::swap(&mut self.states, &mut spare.states);
+        std::mem::swap(&mut self.edges, &mut spare.edges);
+        if spare.bytes() > MAX_SPARE_BYTES {
+            spare = Spare::default();
+        }
+        self.spare = spare;
+        self.root = 0;
         self.gumbel = None;
         self.pending = None;
         self.in_flight = 0;
-        let r = &self.nodes[root as usize];
+        let r = &self.nodes[0];
         if r.visits > 0 {
             self.root_value = -r.value_sum / r.visits as f32;
         }
     }
 
-    fn copy_subtree(&self, top: u32) -> (Vec<Node>, Vec<State>, Vec<Edge>, u32) {
-        let mut nodes = Vec::new();
-        let mut states = Vec::new();
-        let mut edges = Vec::new();
-        let mut queue = VecDeque::from([(top, NONE)]);
+    /// Copies the subtree of `top` into `into`'s buffers (emptied first), `top` at 0.
+    fn copy_subtree(&self, top: u32, into: &mut Spare) {
+        let Spare {
+            nodes,
+            states,
+            edges,
+            queue,
+        } = into;
+        nodes.clear();
+        states.clear();
+        edges.clear();
+        queue.clear();
+        queue.push_back((top, NONE));
         // (old id, index of the edge in `edges` that points to it)
         while let Some((old, parent_edge)) = queue.pop_front() {
             let n = &self.nodes[old as usize];
@@ -134,6 +177,5 @@ impl Search {
             nodes.push(copy);
             states.push(self.states[old as usize]);
         }
-        (nodes, states, edges, 0)
     }
 }
