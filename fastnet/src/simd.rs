@@ -95,17 +95,62 @@ fn add_rows_body(acc: &mut [i16], w: &[i16], features: &[u32]) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn add_rows_avx2(acc: &mut [i16], w: &[i16], features: &[u32]) {
-    add_rows_body(acc, w, features)
+/// The x86 builds of [`add_rows_body`], with intrinsics: `$k` vectors of `$w` lanes of
+/// the accumulator stay in registers while every row is added to them (the compiler's
+/// own build of the body loaded and stored the accumulator at every row). The same
+/// wrapping i16 additions in the same order: the same integers.
+macro_rules! add_rows_x86 {
+    ($name:ident, $feat:literal, $w:literal, $ty:ty, $load:ident, $add:ident, $store:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feat)]
+        fn $name(acc: &mut [i16], w: &[i16], features: &[u32]) {
+            use std::arch::x86_64::*;
+            const K: usize = 8;
+            let h = acc.len();
+            assert!(features.iter().all(|&f| (f as usize + 1) * h <= w.len()));
+            let whole = h - h % ($w * K);
+            for j in (0..whole).step_by($w * K) {
+                // SAFETY: j + $w·K <= h = acc.len().
+                let mut v: [$ty; K] =
+                    std::array::from_fn(|k| unsafe { $load(acc.as_ptr().add(j + k * $w).cast()) });
+                for &f in features {
+                    let row = f as usize * h + j;
+                    for (k, v) in v.iter_mut().enumerate() {
+                        // SAFETY: (f + 1)·h <= w.len() (asserted) and j + $w·K <= h.
+                        *v = $add(*v, unsafe { $load(w.as_ptr().add(row + k * $w).cast()) });
+                    }
+                }
+                for (k, v) in v.iter().enumerate() {
+                    // SAFETY: as the loads from `acc`.
+                    unsafe { $store(acc.as_mut_ptr().add(j + k * $w).cast(), *v) };
+                }
+            }
+            for &f in features {
+                let row = f as usize * h;
+                add_body(&mut acc[whole..], &w[row + whole..row + h]);
+            }
+        }
+    };
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-fn add_rows_avx512(acc: &mut [i16], w: &[i16], features: &[u32]) {
-    add_rows_body(acc, w, features)
-}
+add_rows_x86!(
+    add_rows_avx2,
+    "avx2",
+    16,
+    __m256i,
+    _mm256_loadu_si256,
+    _mm256_add_epi16,
+    _mm256_storeu_si256
+);
+add_rows_x86!(
+    add_rows_avx512,
+    "avx512f,avx512bw,avx512vl,avx2",
+    32,
+    __m512i,
+    _mm512_loadu_si512,
+    _mm512_add_epi16,
+    _mm512_storeu_si512
+);
 
 #[inline(always)]
 fn add_body(acc: &mut [i16], w: &[i16]) {
@@ -261,8 +306,14 @@ fn columns_body(x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
             add_column(&mut s2, x[usize::from(q[2])], col(q[2], b));
             add_column(&mut s3, x[usize::from(q[3])], col(q[3], b));
         }
-        for (part, &c) in [&mut s0, &mut s1, &mut s2].into_iter().zip(rest) {
-            add_column(part, x[usize::from(c)], col(c, b));
+        if let Some(&c) = rest.first() {
+            add_column(&mut s0, x[usize::from(c)], col(c, b));
+        }
+        if let Some(&c) = rest.get(1) {
+            add_column(&mut s1, x[usize::from(c)], col(c, b));
+        }
+        if let Some(&c) = rest.get(2) {
+            add_column(&mut s2, x[usize::from(c)], col(c, b));
         }
         for (j, o) in out.iter_mut().enumerate() {
             *o += (s0[j] + s1[j]) + (s2[j] + s3[j]);
@@ -270,17 +321,83 @@ fn columns_body(x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn columns_avx2(x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
-    columns_body(x, list, cols, y)
+/// The x86 builds of [`columns_body`], written with intrinsics: left to the compiler,
+/// the same body was vectorised in one build profile and spilled its partial sums to
+/// memory, or was not vectorised at all, in another. One vector of `$w` lanes at a time,
+/// its four partial sums in registers; per lane, the same operations in the same order
+/// as the body (a multiply then an add, never fused), so the same bits.
+macro_rules! columns_x86 {
+    ($name:ident, $feat:literal, $w:literal, $zero:ident, $load:ident, $set1:ident,
+     $mul:ident, $add:ident, $store:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feat)]
+        fn $name(x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
+            use std::arch::x86_64::*;
+            let n = y.len();
+            assert!(n.is_multiple_of($w) && cols.len() == x.len() * n);
+            assert!(list.iter().all(|&c| usize::from(c) < x.len()));
+            let quads = list.chunks_exact(4);
+            let rest = quads.remainder();
+            for j in (0..n).step_by($w) {
+                // One column into a partial sum.
+                macro_rules! step {
+                    ($s:ident, $c:expr) => {{
+                        let c = usize::from($c);
+                        // SAFETY: c < x.len() and j + $w <= n (asserted above), so
+                        // c·n + j + $w <= x.len()·n = cols.len(): in bounds.
+                        let w = unsafe { $load(cols.as_ptr().add(c * n + j)) };
+                        $s = $add($s, $mul($set1(x[c]), w));
+                    }};
+                }
+                let (mut s0, mut s1, mut s2, mut s3) = ($zero(), $zero(), $zero(), $zero());
+                for q in quads.clone() {
+                    step!(s0, q[0]);
+                    step!(s1, q[1]);
+                    step!(s2, q[2]);
+                    step!(s3, q[3]);
+                }
+                if let Some(&c) = rest.first() {
+                    step!(s0, c);
+                }
+                if let Some(&c) = rest.get(1) {
+                    step!(s1, c);
+                }
+                if let Some(&c) = rest.get(2) {
+                    step!(s2, c);
+                }
+                let sum = $add($add(s0, s1), $add(s2, s3));
+                // SAFETY: j + $w <= n = y.len().
+                unsafe {
+                    let p = y.as_mut_ptr().add(j);
+                    $store(p, $add($load(p), sum));
+                }
+            }
+        }
+    };
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-fn columns_avx512(x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
-    columns_body(x, list, cols, y)
-}
+columns_x86!(
+    columns_avx2,
+    "avx2",
+    8,
+    _mm256_setzero_ps,
+    _mm256_loadu_ps,
+    _mm256_set1_ps,
+    _mm256_mul_ps,
+    _mm256_add_ps,
+    _mm256_storeu_ps
+);
+columns_x86!(
+    columns_avx512,
+    "avx512f,avx512bw,avx512vl,avx2",
+    16,
+    _mm512_setzero_ps,
+    _mm512_loadu_ps,
+    _mm512_set1_ps,
+    _mm512_mul_ps,
+    _mm512_add_ps,
+    _mm512_storeu_ps
+);
 
 /// clamp(v, 0, qa) / qa of each lane, into `out` (as `v as f32 * (1 / qa)`, the same
 /// in every build), and the indices of the lanes where it is not 0 into `list` (in
@@ -325,17 +442,68 @@ fn activations_body(lanes: &[i16], qa: i16, out: &mut [f32], list: &mut [u16]) -
     n
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn activations_avx2(lanes: &[i16], qa: i16, out: &mut [f32], list: &mut [u16]) -> usize {
-    activations_body(lanes, qa, out, list)
+/// The x86 builds of [`activations_body`]'s first loop, with intrinsics (left to the
+/// compiler it was neither vectorised nor free of a branch on the lanes): clamp as i16,
+/// widen to i32, convert (exact) and multiply, the same bits; the list as the body.
+macro_rules! activations_x86 {
+    ($name:ident, $feat:literal, $w:literal, $load:ident, $max:ident, $min:ident,
+     $set1_16:ident, $widen:ident, $cvt:ident, $set1:ident, $mul:ident, $store:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feat)]
+        fn $name(lanes: &[i16], qa: i16, out: &mut [f32], list: &mut [u16]) -> usize {
+            use std::arch::x86_64::*;
+            let len = lanes.len().min(out.len());
+            let whole = len - len % $w;
+            let inv = 1.0 / f32::from(qa);
+            let (zero, top, scale) = ($set1_16(0), $set1_16(qa), $set1(inv));
+            for j in (0..whole).step_by($w) {
+                // SAFETY: j + $w <= len <= lanes.len(), out.len(); unaligned accesses.
+                unsafe {
+                    let v = $min($max($load(lanes.as_ptr().add(j).cast()), zero), top);
+                    $store(out.as_mut_ptr().add(j), $mul($cvt($widen(v)), scale));
+                }
+            }
+            for j in whole..len {
+                out[j] = f32::from(lanes[j].max(0).min(qa)) * inv;
+            }
+            let mut n = 0;
+            for (i, &v) in lanes.iter().enumerate() {
+                list[n] = i as u16;
+                n += usize::from(v > 0);
+            }
+            n
+        }
+    };
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-fn activations_avx512(lanes: &[i16], qa: i16, out: &mut [f32], list: &mut [u16]) -> usize {
-    activations_body(lanes, qa, out, list)
-}
+activations_x86!(
+    activations_avx2,
+    "avx2",
+    8,
+    _mm_loadu_si128,
+    _mm_max_epi16,
+    _mm_min_epi16,
+    _mm_set1_epi16,
+    _mm256_cvtepi16_epi32,
+    _mm256_cvtepi32_ps,
+    _mm256_set1_ps,
+    _mm256_mul_ps,
+    _mm256_storeu_ps
+);
+activations_x86!(
+    activations_avx512,
+    "avx512f,avx512bw,avx512vl,avx2",
+    16,
+    _mm256_loadu_si256,
+    _mm256_max_epi16,
+    _mm256_min_epi16,
+    _mm256_set1_epi16,
+    _mm512_cvtepi16_epi32,
+    _mm512_cvtepi32_ps,
+    _mm512_set1_ps,
+    _mm512_mul_ps,
+    _mm512_storeu_ps
+);
 
 #[cfg(test)]
 mod tests {
