@@ -434,6 +434,13 @@ fn activations_body(lanes: &[i16], qa: i16, out: &mut [f32], list: &mut [u16]) -
     for (o, &v) in out.iter_mut().zip(lanes) {
         *o = f32::from(v.max(0).min(qa)) * inv;
     }
+    nonzero_lanes(lanes, list)
+}
+
+/// Writes the indices of the positive lanes into `list` (as long as `lanes`) and returns
+/// how many: every index is written, and kept when its lane is positive.
+#[inline(always)]
+fn nonzero_lanes(lanes: &[i16], list: &mut [u16]) -> usize {
     let mut n = 0;
     for (i, &v) in lanes.iter().enumerate() {
         list[n] = i as u16;
@@ -466,12 +473,7 @@ macro_rules! activations_x86 {
             for j in whole..len {
                 out[j] = f32::from(lanes[j].max(0).min(qa)) * inv;
             }
-            let mut n = 0;
-            for (i, &v) in lanes.iter().enumerate() {
-                list[n] = i as u16;
-                n += usize::from(v > 0);
-            }
-            n
+            nonzero_lanes(lanes, list)
         }
     };
 }
