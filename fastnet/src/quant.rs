@@ -30,6 +30,8 @@ pub struct QuantNet {
     /// Every subnet's weights (`subnets·dim × rank`), stored input major.
     p_w_t: Vec<f32>,
     p_b: Vec<f32>,
+    /// 0..policy_rank: every column of `p_w_t`, the list [`simd::columns`] takes.
+    rank_list: Vec<u16>,
 }
 
 /// `m` (`rows × cols`, row major) stored column major, each column padded with zeros
@@ -95,6 +97,7 @@ impl QuantNet {
             p_proj_t: transpose(&net.p_proj, cfg.policy_rank, cfg.hidden),
             p_w_t: transpose(&net.p_w, net.p_b.len(), cfg.policy_rank),
             p_b: net.p_b.clone(),
+            rank_list: (0..cfg.policy_rank as u16).collect(),
             cfg,
         })
     }
@@ -258,9 +261,13 @@ impl QuantNet {
         sc.outs.extend_from_slice(&self.p_b);
         sc.outs.resize(padded(self.p_b.len()), 0.0);
         // Only the projection's own `r` outputs are W's columns.
-        sc.list.clear();
-        sc.list.extend(0..r as u16);
-        simd::columns(self.isa, &sc.z[..r], &sc.list, &self.p_w_t, &mut sc.outs);
+        simd::columns(
+            self.isa,
+            &sc.z[..r],
+            &self.rank_list,
+            &self.p_w_t,
+            &mut sc.outs,
+        );
         for o in &mut sc.outs {
             *o = o.max(0.0);
         }

@@ -101,7 +101,7 @@ impl Search {
     fn restart(&mut self, root: State) {
         let symmetries = std::mem::take(&mut self.symmetries);
         let endgame = self.endgame.take();
-        let mut spare = std::mem::take(&mut self.spare);
+        let spare = std::mem::take(&mut self.spare);
         let (mut nodes, mut states, mut edges) = (
             std::mem::take(&mut self.nodes),
             std::mem::take(&mut self.states),
@@ -116,10 +116,16 @@ impl Search {
         states.append(&mut self.states);
         (self.nodes, self.states, self.edges) = (nodes, states, edges);
         self.endgame = endgame;
-        if spare.bytes() > MAX_SPARE_BYTES {
-            spare = Spare::default();
-        }
-        self.spare = spare;
+        self.keep_spare(spare);
+    }
+
+    /// Keeps `spare` for the next tree, unless it is larger than [`MAX_SPARE_BYTES`].
+    fn keep_spare(&mut self, spare: Spare) {
+        self.spare = if spare.bytes() > MAX_SPARE_BYTES {
+            Spare::default()
+        } else {
+            spare
+        };
     }
 
     /// Makes node `top` the root, keeping its subtree only.
@@ -129,10 +135,7 @@ impl Search {
         std::mem::swap(&mut self.nodes, &mut spare.nodes);
         std::mem::swap(&mut self.states, &mut spare.states);
         std::mem::swap(&mut self.edges, &mut spare.edges);
-        if spare.bytes() > MAX_SPARE_BYTES {
-            spare = Spare::default();
-        }
-        self.spare = spare;
+        self.keep_spare(spare);
         self.root = 0;
         self.gumbel = None;
         self.pending = None;
