@@ -330,6 +330,13 @@ impl Search {
         self.nodes.len()
     }
 
+    /// Bytes the tree's nodes, their positions and their moves take.
+    pub fn tree_bytes(&self) -> usize {
+        self.nodes.len() * size_of::<Node>()
+            + self.states.len() * size_of::<State>()
+            + self.edges.len() * size_of::<Edge>()
+    }
+
     /// Starts a search of `sims` simulations at the root. A full search gets root noise
     /// (PUCT) and forced playouts; a fast one (playout-cap randomization) gets neither.
     pub fn start(&mut self, sims: u32, full: bool, cfg: &MctsConfig, rng: &mut Rng) {

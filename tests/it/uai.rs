@@ -764,6 +764,48 @@ fn stop_ends_an_mcts_search() {
     s.quit();
 }
 
+/// `go infinite` on an MCTS player stops growing its tree at `TreeMemory` (reported), and
+/// still answers only on `stop`; a bound out of range is refused, naming the range.
+#[test]
+fn an_infinite_mcts_search_stops_at_its_tree_bound() {
+    let mut s = Session::start();
+    s.send("uai");
+    let options = s.within("uaiok", PROMPT);
+    assert!(
+        options
+            .contains(&"option name TreeMemory type spin default 2048 min 16 max 1048576".into()),
+        "{options:?}"
+    );
+    s.send("setoption name TreeMemory value 15");
+    let lines = s.within("info string error", PROMPT);
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .contains("TreeMemory must be a number of MiB in 16..=1048576, got `15`"),
+        "{lines:?}"
+    );
+    s.send("setoption name TreeMemory value 16");
+    s.send("setoption name Player value mcts:bootstrap");
+    s.send("position startpos");
+    s.send("go infinite");
+    let lines = s.within("info nodes", Duration::from_secs(60));
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .contains("the tree reached TreeMemory (16 MiB): search stopped"),
+        "{lines:?}"
+    );
+    // Stopped, but no answer before `stop`.
+    s.send("isready");
+    assert_eq!(s.within("readyok", PROMPT), ["readyok"]);
+    s.send("stop");
+    let lines = s.within("bestmove", PROMPT);
+    assert!(legal_at_start("ataxx", &move_of(&lines)), "{lines:?}");
+    s.quit();
+}
+
 #[test]
 fn every_go_is_answered_with_a_bestmove() {
     // What the engine cannot use is reported and left out, never left unanswered; a clock

@@ -276,6 +276,11 @@ impl MctsPlayer {
         self.tree.set_tree_reuse(on);
     }
 
+    /// Bounds the tree of every search, in bytes (see [`selfplay::PlaySearch::set_tree_limit`]).
+    pub fn set_tree_limit(&mut self, bytes: usize) {
+        self.tree.set_tree_limit(bytes);
+    }
+
     /// Sets the time kept off every clock budget for latency.
     pub fn set_move_overhead(&mut self, overhead: Duration) {
         self.time_manager.move_overhead = overhead;

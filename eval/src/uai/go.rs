@@ -75,6 +75,8 @@ pub(super) struct Setup {
     pub simulations: u32,
     /// Search threads of an MCTS player.
     pub threads: usize,
+    /// The bound on an MCTS player's tree, bytes.
+    pub tree_bytes: usize,
     /// The time manager (its move overhead is the `MoveOverhead` option).
     pub time_manager: TimeManager,
     pub searcher: Searcher,
@@ -95,6 +97,7 @@ pub(super) fn start(pos: State, params: &GoParams, setup: Setup, out: Output) ->
         player,
         simulations,
         threads,
+        tree_bytes,
         time_manager: _,
         mut searcher,
         mut mcts,
@@ -105,6 +108,7 @@ pub(super) fn start(pos: State, params: &GoParams, setup: Setup, out: Output) ->
         infinite,
         simulations,
         threads,
+        tree_bytes,
     };
     let say = out.clone();
     let handle = std::thread::spawn(move || {
@@ -162,6 +166,7 @@ struct Gui {
     /// The `Simulations` option; 0 = by the clock.
     simulations: u32,
     threads: usize,
+    tree_bytes: usize,
 }
 
 /// The move of `player`; a player that cannot play (a model that no longer loads or no
@@ -231,7 +236,7 @@ fn choose(
             run_mcts(
                 net,
                 (*engine, *params),
-                gui.threads,
+                (gui.threads, gui.tree_bytes),
                 play,
                 mcts,
                 pos,
@@ -256,7 +261,7 @@ fn choose(
 fn run_mcts(
     net: &NetSource,
     (net_engine, params): (NetEngine, SearchParams),
-    threads: usize,
+    (threads, tree_bytes): (usize, usize),
     limits: PlayLimits,
     kept: &mut Option<KeptMcts>,
     pos: &State,
@@ -292,6 +297,7 @@ fn run_mcts(
     let k = kept.as_mut().expect("built above");
     k.player
         .set_batch(batch_for(limits.sims, k.preferred_batch));
+    k.player.set_tree_limit(tree_bytes);
     let mv = k
         .player
         .search(pos, limits, stop)
@@ -303,8 +309,17 @@ fn run_mcts(
             nps: Some(saturating(u128::from(st.simulations) * 1000 / ms)),
             time: Some(saturating(ms)),
             string: Some(format!(
-                "{} evaluations in {} batches, {} visits reused, {} of {} leaves from the evaluation cache",
-                st.evaluations, st.batches, st.reused_visits, st.cache_hits, st.cache_lookups
+                "{} evaluations in {} batches, {} visits reused, {} of {} leaves from the evaluation cache{}",
+                st.evaluations,
+                st.batches,
+                st.reused_visits,
+                st.cache_hits,
+                st.cache_lookups,
+                if st.tree_full {
+                    format!("; the tree reached TreeMemory ({} MiB): search stopped", tree_bytes >> 20)
+                } else {
+                    String::new()
+                }
             )),
             ..Info::default()
         }));

@@ -97,6 +97,12 @@ pub enum UaiError {
 
 const DEFAULT_HASH_MB: usize = 16;
 
+/// The `TreeMemory` option's default, MiB: the search library's bound.
+const DEFAULT_TREE_MB: usize = selfplay::DEFAULT_TREE_BYTES >> 20;
+/// The `TreeMemory` option's range, MiB.
+const MIN_TREE_MB: usize = 16;
+const MAX_TREE_MB: usize = 1 << 20;
+
 /// The most search threads of an MCTS player (the alpha-beta search uses one).
 const MAX_THREADS: usize = 64;
 
@@ -114,6 +120,8 @@ struct Engine {
     /// Simulations per move of an MCTS player; 0 = by the clock.
     simulations: u32,
     hash_mb: usize,
+    /// The bound on an MCTS player's tree, MiB (the `TreeMemory` option).
+    tree_mb: usize,
     /// Search threads of an MCTS player (the `Threads` option).
     threads: usize,
     /// The MCTS settings set by `CPuct`, `FpuReduction` and `EndgameEmpties`, as
@@ -158,6 +166,7 @@ pub fn serve(
         model,
         simulations: settings.simulations,
         hash_mb: DEFAULT_HASH_MB,
+        tree_mb: DEFAULT_TREE_MB,
         threads: 1,
         search_options: Vec::new(),
         time_manager: TimeManager::default(),
@@ -296,6 +305,13 @@ impl Engine {
                 }
                 _ => self.out.error(format!(
                     "Hash must be a number of MiB in 1..=4096, got `{}`",
+                    excerpt(value)
+                )),
+            },
+            "treememory" => match value.parse::<usize>() {
+                Ok(mb) if (MIN_TREE_MB..=MAX_TREE_MB).contains(&mb) => self.tree_mb = mb,
+                _ => self.out.error(format!(
+                    "TreeMemory must be a number of MiB in {MIN_TREE_MB}..={MAX_TREE_MB}, got `{}`",
                     excerpt(value)
                 )),
             },
@@ -445,6 +461,7 @@ impl Engine {
             player,
             simulations: self.simulations,
             threads: self.threads,
+            tree_bytes: self.tree_mb << 20,
             time_manager: self.time_manager,
             mcts: self.mcts.take(),
             searcher: self
@@ -487,6 +504,12 @@ impl Engine {
         for option in [
             spin("Hash", DEFAULT_HASH_MB as i64, 1, 4096),
             spin("Threads", 1, 1, MAX_THREADS as i64),
+            spin(
+                "TreeMemory",
+                DEFAULT_TREE_MB as i64,
+                MIN_TREE_MB as i64,
+                MAX_TREE_MB as i64,
+            ),
             spin("MoveOverhead", 30, 0, 5000),
             string("Player", "ab"),
             string("Model", "<empty>"),

@@ -60,6 +60,9 @@ pub struct PlayStats {
     pub cache_lookups: u64,
     /// See `cache_lookups`.
     pub cache_hits: u64,
+    /// The search ended because its tree reached its bound
+    /// ([`PlaySearch::set_tree_limit`]).
+    pub tree_full: bool,
 }
 
 /// Why a search could not run.
@@ -91,6 +94,9 @@ fn since(t: Option<Instant>) -> Duration {
     t.map_or(Duration::ZERO, |t| t.elapsed())
 }
 
+/// The default bound on a search's tree ([`PlaySearch::set_tree_limit`]), in bytes.
+pub const DEFAULT_TREE_BYTES: usize = 2 << 30;
+
 /// A search tree kept between the moves of a game, searched by one thread per evaluator.
 pub struct PlaySearch {
     search: Search,
@@ -98,6 +104,8 @@ pub struct PlaySearch {
     rng: Rng,
     batch: usize,
     cache: EvalCache,
+    /// The search stops when its tree holds this many bytes ([`Search::tree_bytes`]).
+    tree_limit: usize,
 }
 
 /// The tree and what every thread changes, under the mutex.
@@ -116,7 +124,7 @@ struct Shared<'a> {
 impl PlaySearch {
     /// A search of `root` gathering up to `batch` leaves per evaluator call; `seed` drives
     /// its random choices (symmetries). Its evaluation cache holds
-    /// [`DEFAULT_CACHE_ENTRIES`].
+    /// [`DEFAULT_CACHE_ENTRIES`], its tree at most [`DEFAULT_TREE_BYTES`].
     pub fn new(root: State, cfg: MctsConfig, batch: usize, seed: u64) -> PlaySearch {
         PlaySearch {
             search: Search::new(root),
@@ -124,7 +132,17 @@ impl PlaySearch {
             rng: Rng::new(seed),
             batch: batch.max(1),
             cache: EvalCache::new(DEFAULT_CACHE_ENTRIES),
+            tree_limit: DEFAULT_TREE_BYTES,
         }
+    }
+
+    /// Bounds the tree: a search ends (as if its time were up) once the tree holds
+    /// `bytes` ([`Search::tree_bytes`]; its buffers may take up to twice that while they
+    /// grow), and one that starts with a kept tree of more than half of `bytes` starts a
+    /// fresh tree instead. A search with no other limit (`go infinite`) grows its tree
+    /// by hundreds of megabytes a second: without a bound it would take all the memory.
+    pub fn set_tree_limit(&mut self, bytes: usize) {
+        self.tree_limit = bytes;
     }
 
     /// Replaces the evaluation cache by an empty one of `entries` (0: no cache).
@@ -171,6 +189,9 @@ impl PlaySearch {
         if limits.sims.is_none() {
             cfg.root = RootKind::Puct;
         }
+        if self.search.tree_bytes() > self.tree_limit / 2 {
+            self.search.clear();
+        }
         let reused_visits = self.search.visits_at(&[]).map_or(0, |(v, _)| v);
         let cache_before = self.cache.counts();
         self.search
@@ -192,6 +213,7 @@ impl PlaySearch {
             stop,
             start,
             batch: self.batch,
+            tree_limit: self.tree_limit,
         };
         std::thread::scope(|scope| {
             let (first, rest) = evaluators.split_first_mut().expect("not empty");
@@ -207,6 +229,7 @@ impl PlaySearch {
         stats.cache_lookups = cache_after.0 - cache_before.0;
         stats.cache_hits = cache_after.1 - cache_before.1;
         stats.elapsed = since(start);
+        stats.tree_full = self.search.tree_bytes() >= self.tree_limit;
         Ok((self.search.outcome(&cfg), stats))
     }
 }
@@ -219,6 +242,7 @@ struct Context<'a> {
     /// Where the target has a clock (always, for a timed search).
     start: Option<Instant>,
     batch: usize,
+    tree_limit: usize,
 }
 
 impl Context<'_> {
@@ -312,7 +336,7 @@ impl Context<'_> {
         if done == 0 {
             return false;
         }
-        if self.stop.load(Ordering::Relaxed) {
+        if self.stop.load(Ordering::Relaxed) || search.tree_bytes() >= self.tree_limit {
             return true;
         }
         let (Some(budget), Some(start)) = (self.limits.time, self.start) else {

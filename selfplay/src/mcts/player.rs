@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use engine::{Move, State};
 
 use super::MctsConfig;
-use super::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
+use super::play::{DEFAULT_TREE_BYTES, PlayError, PlayLimits, PlaySearch, PlayStats};
 use crate::evaluator::Evaluator;
 
 impl MctsConfig {
@@ -44,6 +44,7 @@ pub struct TreePlayer {
     seed: u64,
     search: Option<PlaySearch>,
     tree_reuse: bool,
+    tree_limit: usize,
     last: Option<PlayStats>,
 }
 
@@ -57,6 +58,7 @@ impl TreePlayer {
             seed,
             search: None,
             tree_reuse: true,
+            tree_limit: DEFAULT_TREE_BYTES,
             last: None,
         }
     }
@@ -72,6 +74,15 @@ impl TreePlayer {
         self.batch = batch.max(1);
         if let Some(s) = &mut self.search {
             s.set_batch(self.batch);
+        }
+    }
+
+    /// Bounds the tree of every search ([`PlaySearch::set_tree_limit`]; by default
+    /// [`DEFAULT_TREE_BYTES`]).
+    pub fn set_tree_limit(&mut self, bytes: usize) {
+        self.tree_limit = bytes;
+        if let Some(s) = &mut self.search {
+            s.set_tree_limit(bytes);
         }
     }
 
@@ -128,6 +139,7 @@ impl TreePlayer {
                 self.seed ^ state.hash(),
             )),
         };
+        search.set_tree_limit(self.tree_limit);
         let (out, stats) = search.run(evaluators, limits, stop)?;
         self.last = Some(stats);
         Ok(out.best)

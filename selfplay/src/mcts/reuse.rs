@@ -96,6 +96,11 @@ impl Search {
         ))
     }
 
+    /// Forgets the tree below the root: a fresh tree at the same position.
+    pub fn clear(&mut self) {
+        self.restart(self.root_state());
+    }
+
     /// A fresh tree at `root`, in this tree's buffers (emptied), with its symmetries,
     /// endgame tables and spare kept.
     fn restart(&mut self, root: State) {

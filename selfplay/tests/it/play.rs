@@ -2,9 +2,12 @@
 //! several threads, determinism on one thread, and the stop flag.
 
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use engine::{Game, Move, State};
-use selfplay::{Evaluator, HashRandom, MctsConfig, PlayError, PlayLimits, PlaySearch, Uniform};
+use selfplay::{
+    Evaluator, HashRandom, MctsConfig, PlayError, PlayLimits, PlaySearch, TimeBudget, Uniform,
+};
 
 use crate::mcts::{find, wins_now};
 
@@ -138,6 +141,37 @@ fn a_set_stop_flag_ends_the_search_after_one_batch() {
     assert!((1..=16).contains(&stats.simulations), "{stats:?}");
     assert!(root.is_legal(out.best));
     assert_eq!(stats.batches, 2, "the root, then one batch of leaves");
+}
+
+#[test]
+fn a_search_without_limits_ends_when_its_tree_is_full() {
+    let root = "ataxx".parse::<Game>().unwrap().startpos();
+    let mut search = PlaySearch::new(root, play_cfg(), 8, 1);
+    let limit = 2 << 20;
+    search.set_tree_limit(limit);
+    let stop = AtomicBool::new(false);
+    // No simulation count and no stop; a time far beyond what the bound allows, so
+    // that a search the bound failed to end still ends (over the bound).
+    let limits = PlayLimits {
+        sims: None,
+        time: Some(TimeBudget::fixed(Duration::from_secs(20))),
+    };
+    let (out, stats) = search.run(&mut evaluators(1, true), limits, &stop).unwrap();
+    assert!(stats.tree_full, "{stats:?}");
+    let bytes = search.tree().tree_bytes();
+    // Stopped at the bound, within one batch of leaves (each at most a node, its
+    // position and its 100-odd moves).
+    assert!((limit..limit + 8 * 4096).contains(&bytes), "{bytes}");
+    assert!(stats.simulations > 500, "{stats:?}");
+    assert!(root.is_legal(out.best));
+    // The same position again keeps the whole tree, more than half the bound: the next
+    // search starts afresh, and one well within the bound does not report it.
+    assert!(search.set_position(&root));
+    let (_, again) = search
+        .run(&mut evaluators(1, true), sims(200), &stop)
+        .unwrap();
+    assert_eq!(again.reused_visits, 0);
+    assert!(!again.tree_full && search.tree().tree_bytes() < limit / 2);
 }
 
 #[test]
