@@ -19,7 +19,9 @@ pub use data::{Sample, ShardStream, read_shard, shard_files, write_shard};
 pub use evaluator::{
     Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, FixedCost, HashRandom, NetEngine, Uniform,
 };
-pub use mcts::play::{DEFAULT_TREE_BYTES, PlayError, PlayLimits, PlaySearch, PlayStats};
+pub use mcts::play::{
+    DEFAULT_TREE_BYTES, MAX_TREE_BYTES, PlayError, PlayLimits, PlaySearch, PlayStats,
+};
 pub use mcts::player::{TreePlayer, batch_for};
 pub use mcts::time::{ClockState, TimeBudget, TimeManager, expected_moves_left};
 pub use mcts::{LeafBatch, LeafRequest, MctsConfig, RootKind, RootLine, Search, SearchOutcome};

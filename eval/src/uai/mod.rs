@@ -101,7 +101,7 @@ const DEFAULT_HASH_MB: usize = 16;
 const DEFAULT_TREE_MB: usize = selfplay::DEFAULT_TREE_BYTES >> 20;
 /// The `TreeMemory` option's range, MiB.
 const MIN_TREE_MB: usize = 16;
-const MAX_TREE_MB: usize = 1 << 20;
+const MAX_TREE_MB: usize = (selfplay::MAX_TREE_BYTES >> 20) as usize;
 
 /// The most search threads of an MCTS player (the alpha-beta search uses one).
 const MAX_THREADS: usize = 64;
@@ -461,7 +461,7 @@ impl Engine {
             player,
             simulations: self.simulations,
             threads: self.threads,
-            tree_bytes: self.tree_mb << 20,
+            tree_bytes: self.tree_mb.saturating_mul(1 << 20),
             time_manager: self.time_manager,
             mcts: self.mcts.take(),
             searcher: self

@@ -33,7 +33,8 @@ pub const CLOSE_RATIO: f32 = 0.7;
 /// What ends one search (besides the stop flag).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlayLimits {
-    /// New simulations to run (fixed work, no early stop).
+    /// New simulations to run (fixed work: no early stop but the tree's bound,
+    /// [`PlaySearch::set_tree_limit`]).
     pub sims: Option<u32>,
     /// Thinking time.
     pub time: Option<TimeBudget>,
@@ -97,6 +98,11 @@ fn since(t: Option<Instant>) -> Duration {
 /// The default bound on a search's tree ([`PlaySearch::set_tree_limit`]), in bytes.
 pub const DEFAULT_TREE_BYTES: usize = 2 << 30;
 
+/// The largest bound [`PlaySearch::set_tree_limit`] takes, in bytes: the tree numbers its
+/// moves with 32 bits, 2³² moves of 12 bytes (48 GiB) at most, and a tree of this many
+/// bytes holds fewer.
+pub const MAX_TREE_BYTES: u64 = 32 << 30;
+
 /// A search tree kept between the moves of a game, searched by one thread per evaluator.
 pub struct PlaySearch {
     search: Search,
@@ -137,12 +143,15 @@ impl PlaySearch {
     }
 
     /// Bounds the tree: a search ends (as if its time were up) once the tree holds
-    /// `bytes` ([`Search::tree_bytes`]; its buffers may take up to twice that while they
-    /// grow), and one that starts with a kept tree of more than half of `bytes` starts a
-    /// fresh tree instead. A search with no other limit (`go infinite`) grows its tree
-    /// by hundreds of megabytes a second: without a bound it would take all the memory.
+    /// `bytes` ([`Search::tree_bytes`]; the batches other threads have in flight then
+    /// still come in, and the buffers may take up to twice that while they grow), and
+    /// one that starts with a kept tree of more than half of `bytes` starts a fresh tree
+    /// instead, giving the old one's memory back. A search with no other limit (`go
+    /// infinite`) grows its tree by hundreds of megabytes a second: without a bound it
+    /// would take all the memory. At most [`MAX_TREE_BYTES`] (a larger bound is taken as
+    /// that).
     pub fn set_tree_limit(&mut self, bytes: usize) {
-        self.tree_limit = bytes;
+        self.tree_limit = bytes.min(usize::try_from(MAX_TREE_BYTES).unwrap_or(usize::MAX));
     }
 
     /// Replaces the evaluation cache by an empty one of `entries` (0: no cache).
@@ -161,14 +170,16 @@ impl PlaySearch {
     }
 
     /// Moves the tree to `state`, keeping the subtree when the tree holds it (the same
-    /// position, or one or two plies below the root); returns whether it was kept.
+    /// position, or one or two plies below the root); returns whether it was kept (the
+    /// next [`PlaySearch::run`] may still drop it, see [`PlaySearch::set_tree_limit`]).
     pub fn set_position(&mut self, state: &State) -> bool {
         self.search.reroot(state)
     }
 
-    /// Searches the current root with one thread per evaluator until `limits` or `stop`
-    /// (at least one simulation is always made, so that the move is searched). A timed
-    /// search always uses the PUCT root, whatever the configuration says.
+    /// Searches the current root with one thread per evaluator until `limits`, `stop` or
+    /// the tree's bound (at least one simulation is always made, so that the move is
+    /// searched). A timed search always uses the PUCT root, whatever the configuration
+    /// says.
     pub fn run(
         &mut self,
         evaluators: &mut [Box<dyn Evaluator>],
@@ -229,7 +240,6 @@ impl PlaySearch {
         stats.cache_lookups = cache_after.0 - cache_before.0;
         stats.cache_hits = cache_after.1 - cache_before.1;
         stats.elapsed = since(start);
-        stats.tree_full = self.search.tree_bytes() >= self.tree_limit;
         Ok((self.search.outcome(&cfg), stats))
     }
 }
@@ -256,7 +266,7 @@ impl Context<'_> {
         loop {
             let (mut batch, gathered) = {
                 let mut g = lock();
-                if g.done || self.should_stop(&g) {
+                if g.done || self.should_stop(&mut g) {
                     g.done = true;
                     return;
                 }
@@ -322,7 +332,7 @@ impl Context<'_> {
         }
     }
 
-    fn should_stop(&self, g: &Shared<'_>) -> bool {
+    fn should_stop(&self, g: &mut Shared<'_>) -> bool {
         let search = &*g.search;
         let root = search.root;
         if search.child_visits(root).next().is_none() {
@@ -336,7 +346,11 @@ impl Context<'_> {
         if done == 0 {
             return false;
         }
-        if self.stop.load(Ordering::Relaxed) || search.tree_bytes() >= self.tree_limit {
+        if self.stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        if search.tree_bytes() >= self.tree_limit {
+            g.stats.tree_full = true;
             return true;
         }
         let (Some(budget), Some(start)) = (self.limits.time, self.start) else {

@@ -110,8 +110,9 @@ impl TreePlayer {
 
     /// The move for `state` with one search thread per evaluator, within `limits` or
     /// until `stop` is set (then the most visited move so far). A forced move is played
-    /// without a search. The tree of the previous move is kept when it holds `state`;
-    /// a new tree is seeded by the player's seed and the position.
+    /// without a search. The tree of the previous move is kept when it holds `state`
+    /// (and is within half its bound, [`PlaySearch::set_tree_limit`]); a new tree is
+    /// seeded by the player's seed and the position.
     pub fn choose(
         &mut self,
         evaluators: &mut [Box<dyn Evaluator>],

@@ -96,9 +96,15 @@ impl Search {
         ))
     }
 
-    /// Forgets the tree below the root: a fresh tree at the same position.
+    /// Forgets the tree below the root: a fresh tree at the same position, its memory
+    /// given back (not kept for the next tree, as [`Search::advance`] keeps it).
     pub fn clear(&mut self) {
-        self.restart(self.root_state());
+        let root = self.root_state();
+        self.nodes = Vec::new();
+        self.states = Vec::new();
+        self.edges = Vec::new();
+        self.spare = Spare::default();
+        self.restart(root);
     }
 
     /// A fresh tree at `root`, in this tree's buffers (emptied), with its symmetries,

@@ -172,6 +172,15 @@ fn a_search_without_limits_ends_when_its_tree_is_full() {
         .unwrap();
     assert_eq!(again.reused_visits, 0);
     assert!(!again.tree_full && search.tree().tree_bytes() < limit / 2);
+    // A kept tree within half the bound is kept.
+    assert!(search.set_position(&root));
+    let (_, kept) = search
+        .run(&mut evaluators(1, true), sims(50), &stop)
+        .unwrap();
+    assert_eq!(
+        kept.reused_visits, 201,
+        "the root's evaluation and 200 simulations"
+    );
 }
 
 #[test]
