@@ -133,14 +133,17 @@ impl TreePlayer {
                 s.set_position(state);
                 s
             }
-            none => none.insert(PlaySearch::new(
-                *state,
-                self.cfg.clone(),
-                self.batch,
-                self.seed ^ state.hash(),
-            )),
+            none => {
+                let mut fresh = PlaySearch::new(
+                    *state,
+                    self.cfg.clone(),
+                    self.batch,
+                    self.seed ^ state.hash(),
+                );
+                fresh.set_tree_limit(self.tree_limit);
+                none.insert(fresh)
+            }
         };
-        search.set_tree_limit(self.tree_limit);
         let (out, stats) = search.run(evaluators, limits, stop)?;
         self.last = Some(stats);
         Ok(out.best)
