@@ -564,6 +564,8 @@ pub struct Job<'a> {
     /// The positions new since the previous training (the loop's newest generation's),
     /// which `replay` scales; `None`: every position read is new.
     pub new_positions: Option<usize>,
+    /// Shards decoded by an earlier training of this process (the loop's), reused.
+    pub cache: Option<&'a crate::data::ShardCache>,
 }
 
 /// Trains a fast net for `job.game` on `job.data` and writes it to `job.out` after every
@@ -581,7 +583,14 @@ pub fn train_to_dir(
         paths.extend(crate::data::shard_paths(d)?);
     }
     let ex =
-        crate::data::read_examples(&paths, game, cfg.result_weight, job.window, &mut progress)?;
+        crate::data::read_examples(
+        &paths,
+        game,
+        cfg.result_weight,
+        job.window,
+        job.cache,
+        &mut progress,
+    )?;
     if ex.is_empty() {
         return Err(crate::Error::Format(format!(
             "no positions of {game} in {} shard(s)",

@@ -391,3 +391,73 @@ fn the_evaluator_gives_a_distribution_and_a_bounded_value() {
     assert!((out[0].policy.iter().sum::<f32>() - 1.0).abs() < 1e-5);
     assert!(out[0].value.abs() <= 1.0);
 }
+
+/// The loop's shard cache gives the examples a fresh read gives, for every window (the
+/// oldest shard cut or not); it serves a shard it holds without reading the file again,
+/// reads a replaced file afresh, and keeps only the shards of the latest read.
+#[test]
+fn the_shard_cache_reads_what_a_fresh_read_reads() {
+    use fastnet::data::{ShardCache, read_examples, shard_paths};
+    let dir = std::env::temp_dir().join(format!("flipzero-fastnet-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = selfplay::SelfplayConfig {
+        game: "ataxx".into(),
+        games: 6,
+        threads: 1,
+        games_per_thread: 3,
+        evaluator: selfplay::BuiltinEvaluator::Random,
+        simulations: 16,
+        fast_simulations: 4,
+        full_search_fraction: 0.5,
+        rows_per_shard: 100,
+        ..selfplay::SelfplayConfig::default()
+    };
+    let e = cfg.evaluator;
+    let meta = std::collections::HashMap::new();
+    selfplay::run_selfplay(&cfg, &[], &move || e.build(), &dir, &meta, &|_| {}).unwrap();
+    let paths = shard_paths(&dir).unwrap();
+    assert!(paths.len() >= 3, "{} shards", paths.len());
+    let game: Game = "ataxx".parse().unwrap();
+    let fresh = |newest| read_examples(&paths, game, 0.5, newest, None, |w| panic!("{w}")).unwrap();
+    let total = fresh(None).len();
+    let cache = ShardCache::default();
+    for newest in [None, Some(total), Some(total - 37), Some(150), Some(30)] {
+        let want = fresh(newest);
+        assert_eq!(want.len(), newest.unwrap_or(total).min(total));
+        for _ in 0..2 {
+            let got = read_examples(&paths, game, 0.5, newest, Some(&cache), |w| panic!("{w}"))
+                .unwrap();
+            assert!(got == want, "window {newest:?}: the cached read differs");
+        }
+    }
+    // The last read (the newest 30 positions) used the newest shard only.
+    assert_eq!(cache.len(), 1);
+    // Another result weight is another decoding.
+    let other = read_examples(&paths, game, 1.0, None, Some(&cache), |w| panic!("{w}")).unwrap();
+    assert!(other == read_examples(&paths, game, 1.0, None, None, |_| {}).unwrap());
+    assert!(other != fresh(None));
+    assert_eq!(cache.len(), paths.len());
+    // A held shard is not read again: garbage of the same length and time stamp still
+    // gives the held examples (a fresh read skips the file).
+    let victim = &paths[0];
+    let meta = std::fs::metadata(victim).unwrap();
+    let held = read_examples(&paths, game, 0.5, None, Some(&cache), |w| panic!("{w}")).unwrap();
+    std::fs::write(victim, vec![7u8; meta.len() as usize]).unwrap();
+    let f = std::fs::File::options().write(true).open(victim).unwrap();
+    f.set_modified(meta.modified().unwrap()).unwrap();
+    drop(f);
+    let served = read_examples(&paths, game, 0.5, None, Some(&cache), |w| panic!("{w}")).unwrap();
+    assert!(served == held);
+    let mut warned = vec![];
+    let skipped = read_examples(&paths, game, 0.5, None, None, |w| warned.push(w.to_string()));
+    assert!(skipped.unwrap().len() < held.len() && warned.len() == 1, "{warned:?}");
+    // A replaced file (another length) is read again: skipped, as a fresh read does.
+    std::fs::write(victim, b"not parquet").unwrap();
+    let mut warned = vec![];
+    let after = read_examples(&paths, game, 0.5, None, Some(&cache), |w| warned.push(w.to_string()))
+        .unwrap();
+    assert!(after == read_examples(&paths, game, 0.5, None, None, |_| {}).unwrap());
+    assert!(warned.len() == 1 && warned[0].contains("skipped"), "{warned:?}");
+    assert_eq!(cache.len(), paths.len() - 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

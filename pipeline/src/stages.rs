@@ -59,6 +59,8 @@ pub struct Pipeline<'o> {
     pub observer: &'o dyn Observer,
     /// When this process started on the run (the time stamp of its lines).
     pub start: Instant,
+    /// The self-play shards this process's fast-net trainings decoded, kept for the next.
+    pub shard_cache: fastnet::data::ShardCache,
 }
 
 impl<'o> Pipeline<'o> {
@@ -76,6 +78,7 @@ impl<'o> Pipeline<'o> {
             game,
             observer,
             start: Instant::now(),
+            shard_cache: Default::default(),
         })
     }
 
@@ -325,6 +328,7 @@ impl<'o> Pipeline<'o> {
             window: Some(window),
             init: init.as_ref().map(|(_, d)| d.as_path()),
             new_positions,
+            cache: Some(&self.shard_cache),
         };
         let mut epochs = 0;
         let m = fastnet::train::train_to_dir(&job, &cfg, |line| {

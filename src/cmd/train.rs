@@ -88,6 +88,7 @@ pub fn run(a: TrainArgs) -> anyhow::Result<()> {
             window: None,
             init: a.init.as_deref(),
             new_positions: None,
+            cache: None,
         };
         let m = fastnet::train::train_to_dir(&job, &cfg, |m| {
             if !a.quiet {
