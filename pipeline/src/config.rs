@@ -26,11 +26,23 @@ pub struct LoopConfig {
     /// Gate the first network against the bootstrap player too (otherwise the first
     /// network is promoted without a match: there is no incumbent network yet).
     pub gate_first_network: bool,
+    /// Gate every new network against the best (`[gate]`); when false, every trained
+    /// network is promoted without a match (AlphaZero's and lc0's loop): a short run
+    /// spends its minutes on self-play instead.
+    pub gating: bool,
     /// Also write model.onnx and the safetensors files for every generation.
     pub export: bool,
     /// Seconds after which the lease of a trainer or gatekeeper (`flipzero worker`)
     /// that stopped renewing it may be taken over by another process.
     pub lease_timeout_seconds: u64,
+    /// Simulations of a full search while the bootstrap evaluator plays self-play
+    /// (generation 0), 0 = `selfplay.simulations`: its evaluator is a shallow alpha-beta
+    /// search, far slower a leaf than a network, so a short run buys more of its
+    /// positions with shallower searches.
+    pub bootstrap_simulations: u32,
+    /// Simulations of a fast search while the bootstrap evaluator plays, 0 =
+    /// `selfplay.fast_simulations`.
+    pub bootstrap_fast_simulations: u32,
 }
 
 /// The `[anchor]` table: matches of each new best against fixed baselines.
@@ -353,6 +365,17 @@ impl RunConfig {
                 self.run.lease_timeout_seconds
             );
         }
+        for (key, sims) in [
+            ("run.bootstrap_simulations", self.run.bootstrap_simulations),
+            (
+                "run.bootstrap_fast_simulations",
+                self.run.bootstrap_fast_simulations,
+            ),
+        ] {
+            if sims > 100_000 {
+                bail!("{key} = {sims} is out of range: 0 (self-play's) or 1 to 100000");
+            }
+        }
         if !(1..=1_000_000_000).contains(&self.train_role.rows_per_candidate) {
             bail!(
                 "train.rows_per_candidate = {} is out of range: 1 to 1000000000",
@@ -382,6 +405,22 @@ impl RunConfig {
             }
         }
         Ok(())
+    }
+
+    /// The self-play config of a generation played by `best` (a generation name, or
+    /// [`eval::BOOTSTRAP_BEST`]): the bootstrap evaluator's simulations when no network
+    /// plays yet.
+    pub fn selfplay_for(&self, best: &str) -> SelfplayConfig {
+        let mut cfg = self.selfplay.clone();
+        if best == eval::BOOTSTRAP_BEST {
+            if self.run.bootstrap_simulations > 0 {
+                cfg.simulations = self.run.bootstrap_simulations;
+            }
+            if self.run.bootstrap_fast_simulations > 0 {
+                cfg.fast_simulations = self.run.bootstrap_fast_simulations;
+            }
+        }
+        cfg
     }
 
     /// Every setting as `table.key = value`, for comparing configs.
@@ -659,6 +698,31 @@ mod tests {
                 .chain();
             assert!(e.contains(key) && e.contains("othello"), "{e}");
         }
+    }
+
+    /// Generation 0's simulations apply while the bootstrap evaluator plays and only
+    /// then; 0 keeps self-play's; a count above self-play's range is refused by name.
+    #[test]
+    fn bootstrap_simulations_apply_to_the_bootstrap_player_only() {
+        let sets = |b: u32, f: u32| {
+            vec![
+                "selfplay.simulations=800".to_string(),
+                "selfplay.fast_simulations=200".to_string(),
+                format!("run.bootstrap_simulations={b}"),
+                format!("run.bootstrap_fast_simulations={f}"),
+            ]
+        };
+        let cfg = load_config(None, &sets(128, 32)).unwrap();
+        let sims = |c: &SelfplayConfig| (c.simulations, c.fast_simulations);
+        assert_eq!(sims(&cfg.selfplay_for(eval::BOOTSTRAP_BEST)), (128, 32));
+        assert_eq!(sims(&cfg.selfplay_for("gen-0000")), (800, 200));
+        let partly = load_config(None, &sets(0, 32)).unwrap();
+        assert_eq!(sims(&partly.selfplay_for(eval::BOOTSTRAP_BEST)), (800, 32));
+        let e = load_config(None, &sets(100_001, 0)).unwrap_err().chain();
+        assert!(
+            e.contains("run.bootstrap_simulations = 100001") && e.contains("out of range"),
+            "{e}"
+        );
     }
 
     /// Every setting is written in the built-in config (or is one that is unset by

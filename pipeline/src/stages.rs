@@ -387,7 +387,6 @@ impl<'o> Pipeline<'o> {
         Ok(())
     }
 
-    /// Plays the gating match and records its verdict (not yet acted upon).
     /// Plays generation `g`'s gating match and records its verdict (not yet acted on).
     pub fn gate(&self, g: u32) -> crate::Result<EvalRecord> {
         let name = generation_name(g);
@@ -401,6 +400,12 @@ impl<'o> Pipeline<'o> {
                 true,
                 "already the best (models/best names it): its earlier verdict could not be read"
                     .to_string(),
+            )
+        } else if !self.cfg.run.gating {
+            (
+                None,
+                true,
+                "gating is off (run.gating = false): every network is promoted".to_string(),
             )
         } else if incumbent == BOOTSTRAP_BEST && !self.cfg.run.gate_first_network {
             (

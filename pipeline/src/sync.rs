@@ -113,7 +113,7 @@ impl Pipeline<'_> {
         let partial = self.run.selfplay_partial(g);
         remove_dir(&partial)?;
         let best = self.loadable_best()?;
-        let mut cfg = self.cfg.selfplay.clone();
+        let mut cfg = self.cfg.selfplay_for(&best);
         cfg.seed = engine::splitmix64(self.cfg.selfplay.seed ^ (u64::from(g) << 32)).1;
         self.log(&format!(
             "{name}: self-play, {} games with {best} ({} simulations)",

@@ -146,3 +146,53 @@ fn a_fast_net_run_trains_plays_and_repeats() {
     assert!(weights[0] == weights[1], "the last networks differ");
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// A short run's settings: generation 0 searches at `run.bootstrap_simulations` (its
+/// shards say so) and later generations at `selfplay.simulations`; with `run.gating =
+/// false` every network is promoted without a match and the record says why.
+#[test]
+fn a_run_without_gating_promotes_every_network_after_a_cheaper_bootstrap() {
+    let dir = std::env::temp_dir().join(format!("pipeline-nogate-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = micro(&[
+        "train.family=\"fast\"",
+        "fastnet.epochs=1",
+        "fastnet.hidden=32",
+        "fastnet.batch_size=64",
+        "run.gating=false",
+        "run.bootstrap_simulations=10",
+        "run.bootstrap_fast_simulations=5",
+        "anchor.ladder=[]",
+    ]);
+    SyncRun::open(&dir, cfg, false, &Silent)
+        .unwrap()
+        .run()
+        .unwrap();
+    let most_visits = |g: u32| {
+        let shards = fastnet::data::shard_paths(&dir.join(format!("selfplay/gen-{g:04}"))).unwrap();
+        let mut most = 0;
+        for s in shards {
+            let (rows, _) = selfplay::read_shard(&s).unwrap();
+            most = rows.iter().map(|r| r.visits).max().unwrap_or(0).max(most);
+        }
+        most
+    };
+    assert_eq!(most_visits(0), 10);
+    assert_eq!(most_visits(1), 16);
+    assert_eq!(most_visits(2), 16);
+    for g in 1..3 {
+        let name = format!("gen-{g:04}");
+        let record: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("eval/{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(record["promoted"], true, "{record}");
+        assert!(record["gate"].is_null(), "{record}");
+        let reason = record["reason"].as_str().unwrap();
+        assert!(reason.contains("run.gating = false"), "{reason}");
+        assert!(!dir.join(format!("eval/{name}-gate.pgn")).exists());
+    }
+    let best = std::fs::read_to_string(dir.join("models/best")).unwrap();
+    assert_eq!(best.trim(), "gen-0002");
+    let _ = std::fs::remove_dir_all(&dir);
+}

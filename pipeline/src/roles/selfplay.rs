@@ -121,7 +121,7 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> c
     let n = p.cfg.selfplay.games_per_worker_batch;
     let first = reserve_game_ids(p, n)?;
     let model = p.loadable_best()?;
-    let mut cfg = p.cfg.selfplay.clone();
+    let mut cfg = p.cfg.selfplay_for(&model);
     cfg.games = n;
     // One file per finished game, so that a stop can publish exactly the finished ones.
     cfg.rows_per_shard = 1;
