@@ -159,7 +159,12 @@ pub fn read_examples(
                     .map(|c| c.examples.clone());
                 let examples = match held {
                     Some(e) => e,
-                    None => match read_shard(path, usize::MAX, (&layout, game, result_weight), &mut warn)? {
+                    None => match read_shard(
+                        path,
+                        usize::MAX,
+                        (&layout, game, result_weight),
+                        &mut warn,
+                    )? {
                         Some(e) => Arc::new(e),
                         None => continue,
                     },

@@ -582,8 +582,7 @@ pub fn train_to_dir(
     for d in data {
         paths.extend(crate::data::shard_paths(d)?);
     }
-    let ex =
-        crate::data::read_examples(
+    let ex = crate::data::read_examples(
         &paths,
         game,
         cfg.result_weight,

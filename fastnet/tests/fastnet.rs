@@ -425,8 +425,8 @@ fn the_shard_cache_reads_what_a_fresh_read_reads() {
         let want = fresh(newest);
         assert_eq!(want.len(), newest.unwrap_or(total).min(total));
         for _ in 0..2 {
-            let got = read_examples(&paths, game, 0.5, newest, Some(&cache), |w| panic!("{w}"))
-                .unwrap();
+            let got =
+                read_examples(&paths, game, 0.5, newest, Some(&cache), |w| panic!("{w}")).unwrap();
             assert!(got == want, "window {newest:?}: the cached read differs");
         }
     }
@@ -449,15 +449,25 @@ fn the_shard_cache_reads_what_a_fresh_read_reads() {
     let served = read_examples(&paths, game, 0.5, None, Some(&cache), |w| panic!("{w}")).unwrap();
     assert!(served == held);
     let mut warned = vec![];
-    let skipped = read_examples(&paths, game, 0.5, None, None, |w| warned.push(w.to_string()));
-    assert!(skipped.unwrap().len() < held.len() && warned.len() == 1, "{warned:?}");
+    let skipped = read_examples(&paths, game, 0.5, None, None, |w| {
+        warned.push(w.to_string())
+    });
+    assert!(
+        skipped.unwrap().len() < held.len() && warned.len() == 1,
+        "{warned:?}"
+    );
     // A replaced file (another length) is read again: skipped, as a fresh read does.
     std::fs::write(victim, b"not parquet").unwrap();
     let mut warned = vec![];
-    let after = read_examples(&paths, game, 0.5, None, Some(&cache), |w| warned.push(w.to_string()))
-        .unwrap();
+    let after = read_examples(&paths, game, 0.5, None, Some(&cache), |w| {
+        warned.push(w.to_string())
+    })
+    .unwrap();
     assert!(after == read_examples(&paths, game, 0.5, None, None, |_| {}).unwrap());
-    assert!(warned.len() == 1 && warned[0].contains("skipped"), "{warned:?}");
+    assert!(
+        warned.len() == 1 && warned[0].contains("skipped"),
+        "{warned:?}"
+    );
     assert_eq!(cache.len(), paths.len() - 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
