@@ -16,10 +16,11 @@ FEATURE_FLAGS := $(if $(FEATURES),--features '$(FEATURES)')
 
 .PHONY: build run test python-test test-wgpu venv browser lint fmt bench perft clean architecture web
 
-# `make run` runs the default pipeline (configs/default.toml) into data/runs/default;
-# running it again resumes that run (or, when finished, prints its summary).
-# Another config or run directory: make run CONFIG=configs/othello.toml RUN=data/runs/o1
-CONFIG ?= configs/default.toml
+# `make run` runs the ten-minute preset (configs/quick.toml: fast nets) into
+# data/runs/quick; running it again resumes that run (or, when finished, prints its
+# summary). Another config or run directory: make run CONFIG=configs/othello.toml
+# RUN=data/runs/o1 (configs/default.toml: the 9-minute loop of the residual CNN)
+CONFIG ?= configs/quick.toml
 RUN ?= data/runs/$(basename $(notdir $(CONFIG)))
 
 build:
