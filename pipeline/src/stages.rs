@@ -405,7 +405,7 @@ impl<'o> Pipeline<'o> {
             (
                 None,
                 true,
-                "gating is off (run.gating = false): every network is promoted".to_string(),
+                "promoted without a match (run.gating = false)".to_string(),
             )
         } else if incumbent == BOOTSTRAP_BEST && !self.cfg.run.gate_first_network {
             (
