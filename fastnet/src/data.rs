@@ -164,9 +164,20 @@ pub fn read_examples(
                         usize::MAX,
                         (&layout, game, result_weight),
                         &mut warn,
-                    )? {
-                        Some(e) => Arc::new(e),
-                        None => continue,
+                    ) {
+                        Ok(Some(e)) => Arc::new(e),
+                        Ok(None) => continue,
+                        // A bad row may lie outside the window: what an uncached read
+                        // decodes (and refuses) decides, and the shard is not kept.
+                        Err(_) => {
+                            let tail = (&layout, game, result_weight);
+                            if let Some(e) = read_shard(path, left, tail, &mut warn)? {
+                                let take = e.len().min(left);
+                                left -= take;
+                                append_tail(&mut ex, &e, take);
+                            }
+                            continue;
+                        }
                     },
                 };
                 used.insert(

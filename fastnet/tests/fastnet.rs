@@ -432,6 +432,33 @@ fn the_shard_cache_reads_what_a_fresh_read_reads() {
     }
     // The last read (the newest 30 positions) used the newest shard only.
     assert_eq!(cache.len(), 1);
+    // The loop's pattern: a new shard each generation, the window sliding over the older
+    // ones (a shard cut before is taken whole later).
+    let sliding = ShardCache::default();
+    for k in 1..=paths.len() {
+        for newest in [Some(150), None] {
+            let want = read_examples(&paths[..k], game, 0.5, newest, None, |_| {}).unwrap();
+            let got =
+                read_examples(&paths[..k], game, 0.5, newest, Some(&sliding), |_| {}).unwrap();
+            assert!(got == want, "{k} shards, window {newest:?}");
+        }
+    }
+    // A bad row outside the window does not stop a cached read, as it does not stop an
+    // uncached one; inside the window it is an error either way.
+    let (mut rows, _) = selfplay::read_shard(&paths[1]).unwrap();
+    rows[0].variant = "othello".into();
+    let bad = dir.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    let mixed = [paths[0].clone(), bad.join("b.parquet"), paths[2].clone()];
+    selfplay::write_shard(&mixed[1], &rows, &Default::default()).unwrap();
+    let window = |n: usize| read_examples(&mixed[1..], game, 0.5, Some(n), None, |_| {});
+    let tail = rows.len() - 1 + selfplay::read_shard(&paths[2]).unwrap().0.len();
+    let want = window(tail).unwrap();
+    let got = read_examples(&mixed[1..], game, 0.5, Some(tail), Some(&cache), |_| {}).unwrap();
+    assert!(got == want && got.len() == tail);
+    assert!(window(tail + 1).is_err());
+    let e = read_examples(&mixed[1..], game, 0.5, Some(tail + 1), Some(&cache), |_| {});
+    assert!(e.unwrap_err().to_string().contains("a row of game othello"));
     // Another result weight is another decoding.
     let other = read_examples(&paths, game, 1.0, None, Some(&cache), |w| panic!("{w}")).unwrap();
     assert!(other == read_examples(&paths, game, 1.0, None, None, |_| {}).unwrap());

@@ -36,7 +36,8 @@ pub struct LoopConfig {
     /// that stopped renewing it may be taken over by another process.
     pub lease_timeout_seconds: u64,
     /// Simulations of a full search while the bootstrap evaluator plays self-play
-    /// (generation 0), 0 = `selfplay.simulations`: its evaluator is a shallow alpha-beta
+    /// (generation 0, and any batch before a first network is promoted), 0 =
+    /// `selfplay.simulations`: its evaluator is a shallow alpha-beta
     /// search, far slower a leaf than a network, so a short run buys more of its
     /// positions with shallower searches.
     pub bootstrap_simulations: u32,
