@@ -94,18 +94,6 @@ struct CachedShard {
     examples: Arc<Examples>,
 }
 
-impl ShardCache {
-    /// Shards held.
-    pub fn len(&self) -> usize {
-        self.shards.lock().expect("shard cache lock").len()
-    }
-
-    /// Whether none is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
 /// Reads `paths` (oldest first) into examples of `game`: all their rows, or with
 /// `newest = Some(n)` the newest `n` (the training window: shards read newest first, the
 /// oldest one read cut to what is left). `result_weight` is the share of the game's
@@ -122,6 +110,7 @@ pub fn read_examples(
     mut warn: impl FnMut(&str),
 ) -> Result<Examples, Error> {
     let layout = Layout::new(game);
+    let decoding = (&layout, game, result_weight);
     let mut ex = Examples {
         tuples: layout.tuples(),
         ..Examples::default()
@@ -137,63 +126,10 @@ pub fn read_examples(
             break;
         }
         let chunk = match cache {
-            Some(cache) => {
-                let key = match std::fs::metadata(path) {
-                    Ok(m) => (
-                        m.len(),
-                        m.modified().ok(),
-                        game.to_string(),
-                        result_weight.to_bits(),
-                    ),
-                    Err(e) => {
-                        warn(&format!("{}: skipped: {e}", path.display()));
-                        continue;
-                    }
-                };
-                let held = cache
-                    .shards
-                    .lock()
-                    .expect("shard cache lock")
-                    .get(path)
-                    .filter(|c| c.key == key)
-                    .map(|c| c.examples.clone());
-                let examples = match held {
-                    Some(e) => e,
-                    None => match read_shard(
-                        path,
-                        usize::MAX,
-                        (&layout, game, result_weight),
-                        &mut warn,
-                    ) {
-                        Ok(Some(e)) => Arc::new(e),
-                        Ok(None) => continue,
-                        // A bad row may lie outside the window: what an uncached read
-                        // decodes (and refuses) decides, and the shard is not kept.
-                        Err(_) => {
-                            let tail = (&layout, game, result_weight);
-                            if let Some(e) = read_shard(path, left, tail, &mut warn)? {
-                                let take = e.len().min(left);
-                                left -= take;
-                                append_tail(&mut ex, &e, take);
-                            }
-                            continue;
-                        }
-                    },
-                };
-                used.insert(
-                    path.clone(),
-                    CachedShard {
-                        key,
-                        examples: examples.clone(),
-                    },
-                );
-                examples
-            }
-            None => match read_shard(path, left, (&layout, game, result_weight), &mut warn)? {
-                Some(e) => Arc::new(e),
-                None => continue,
-            },
+            Some(cache) => cache.chunk(path, left, decoding, &mut warn, &mut used)?,
+            None => read_shard(path, left, decoding, &mut warn)?.map(Arc::new),
         };
+        let Some(chunk) = chunk else { continue };
         let take = chunk.len().min(left);
         left -= take;
         append_tail(&mut ex, &chunk, take);
@@ -204,24 +140,88 @@ pub fn read_examples(
     Ok(ex)
 }
 
+impl ShardCache {
+    /// Shards held.
+    pub fn len(&self) -> usize {
+        self.shards.lock().expect("shard cache lock").len()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Shard `path`'s examples: the held ones when the file is unchanged, else decoded
+    /// whole (and recorded in `used`, the next cache). A shard whose whole decoding
+    /// fails gives what an uncached read of its newest `left` rows gives (a bad row may
+    /// lie outside the window) and is not kept; `None`: it cannot be read, warned.
+    fn chunk(
+        &self,
+        path: &Path,
+        left: usize,
+        decoding: (&Layout, Game, f32),
+        warn: &mut dyn FnMut(&str),
+        used: &mut HashMap<PathBuf, CachedShard>,
+    ) -> Result<Option<Arc<Examples>>, Error> {
+        let (_, game, result_weight) = decoding;
+        let key = match std::fs::metadata(path) {
+            Ok(m) => (
+                m.len(),
+                m.modified().ok(),
+                game.to_string(),
+                result_weight.to_bits(),
+            ),
+            Err(e) => {
+                warn(&format!("{}: skipped: {e}", path.display()));
+                return Ok(None);
+            }
+        };
+        let held = self
+            .shards
+            .lock()
+            .expect("shard cache lock")
+            .get(path)
+            .filter(|c| c.key == key)
+            .map(|c| c.examples.clone());
+        let examples = match held {
+            Some(e) => e,
+            None => match read_shard(path, usize::MAX, decoding, warn) {
+                Ok(Some(e)) => Arc::new(e),
+                Ok(None) => return Ok(None),
+                Err(_) => return Ok(read_shard(path, left, decoding, warn)?.map(Arc::new)),
+            },
+        };
+        used.insert(
+            path.to_path_buf(),
+            CachedShard {
+                key,
+                examples: examples.clone(),
+            },
+        );
+        Ok(Some(examples))
+    }
+}
+
 /// Appends the last `take` positions of `chunk` to `ex`.
 fn append_tail(ex: &mut Examples, chunk: &Examples, take: usize) {
     let first = chunk.len() - take;
     if take == 0 {
         return;
     }
-    let slots_from = chunk.moves[first].0 as usize;
-    let shift = ex.slots.len() as i64 - slots_from as i64;
+    let slots_from = chunk.moves[first].0;
+    let base = ex.slots.len() as u32;
     ex.features
         .extend_from_slice(&chunk.features[first * chunk.tuples..]);
     ex.value.extend_from_slice(&chunk.value[first..]);
     ex.game_id.extend_from_slice(&chunk.game_id[first..]);
-    ex.slots.extend_from_slice(&chunk.slots[slots_from..]);
-    ex.target.extend_from_slice(&chunk.target[slots_from..]);
+    ex.slots
+        .extend_from_slice(&chunk.slots[slots_from as usize..]);
+    ex.target
+        .extend_from_slice(&chunk.target[slots_from as usize..]);
     ex.moves.extend(
         chunk.moves[first..]
             .iter()
-            .map(|&(a, b)| ((i64::from(a) + shift) as u32, (i64::from(b) + shift) as u32)),
+            .map(|&(a, b)| (a - slots_from + base, b - slots_from + base)),
     );
 }
 
@@ -251,8 +251,9 @@ fn read_shard(
     if rows.len() > newest {
         rows.drain(..rows.len() - newest);
     }
+    let name = game.to_string();
     for r in rows {
-        if r.variant != game.to_string() {
+        if r.variant != name {
             return Err(Error::Format(format!(
                 "{}: a row of game {}, training a net for {game}",
                 path.display(),
