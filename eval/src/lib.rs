@@ -44,4 +44,4 @@ pub use stats::{
     EXACT_INTERVALS_UP_TO, EloEstimate, INTERVAL_PROJECTIONS, MatchStats, Outcome, PairTotals,
     Rating, RatingError, SprtConfig, SprtVerdict, elo_from_score, mle_ratings, score_from_elo,
 };
-pub use tune::{TuneParam, TuneResult, TuneStep, spsa};
+pub use tune::{TuneParam, TuneRecord, TuneResult, TuneStep, spsa};

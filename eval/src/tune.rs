@@ -140,6 +140,101 @@ pub fn spsa(
     }
 }
 
+/// Equal up to the last digits a decimal round trip may change.
+fn same(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0))
+}
+
+/// A tuning as it is written after every iteration (`flipzero tune --out`): what was
+/// tuned, how, and the steps so far; `result` once it is complete. A tuning that stopped
+/// resumes from it when its settings are the same ([`TuneRecord::check_resumes`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TuneRecord {
+    /// The format of this record.
+    pub schema_version: u32,
+    /// The tuned player, as named.
+    pub player: String,
+    /// The fixed opponent, if any.
+    pub opponent: Option<String>,
+    /// The clock of every game, as named.
+    pub clock: Option<String>,
+    /// The game.
+    pub game: String,
+    /// The openings file, if any, and a hash of the positions played from it.
+    pub openings: Option<String>,
+    /// See `openings`: FNV-1a over the positions' text, so a changed file is noticed.
+    pub openings_hash: String,
+    /// The seed of the perturbations, the openings and the players.
+    pub seed: u64,
+    /// The iterations asked.
+    pub iterations: u32,
+    /// The tuned parameters.
+    pub params: Vec<TuneParam>,
+    /// Every iteration played so far.
+    pub steps: Vec<TuneStep>,
+    /// The outcome, once every iteration is played.
+    pub result: Option<TuneResult>,
+    /// The player with the tuned values, once complete.
+    pub tuned_player: Option<String>,
+}
+
+/// The current [`TuneRecord::schema_version`].
+pub const TUNE_RECORD_VERSION: u32 = 1;
+
+impl TuneRecord {
+    /// Whether a tuning described by `self` may continue the one `old` recorded: the
+    /// same settings in every key but `steps` and `result`, and `old` unfinished. `Err`
+    /// names the first key that differs.
+    pub fn check_resumes(&self, old: &TuneRecord) -> Result<(), TuneError> {
+        let differs = |key: &str, was: String, now: String| {
+            TuneError::Resume(format!(
+                "the recorded tuning has {key} {was}, this one {now}: name another --out to start a new tuning"
+            ))
+        };
+        macro_rules! key {
+            ($f:ident) => {
+                if self.$f != old.$f {
+                    return Err(differs(
+                        stringify!($f),
+                        format!("{:?}", old.$f),
+                        format!("{:?}", self.$f),
+                    ));
+                }
+            };
+        }
+        key!(schema_version);
+        key!(player);
+        key!(opponent);
+        key!(clock);
+        key!(game);
+        key!(openings);
+        key!(openings_hash);
+        key!(seed);
+        key!(iterations);
+        key!(params);
+        if old.result.is_some() {
+            return Err(TuneError::Resume(
+                "the recorded tuning is complete: name another --out to start a new one".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The hash [`TuneRecord::openings_hash`] holds: FNV-1a, 64 bits, in hex.
+pub fn openings_hash<'a>(positions: impl IntoIterator<Item = &'a str>) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in positions {
+        for b in p.bytes().chain([b'\n']) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
 /// Why a tuning by matches cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
@@ -149,6 +244,9 @@ pub enum TuneError {
     /// A match failed.
     #[error(transparent)]
     Match(#[from] MatchError),
+    /// A recorded tuning cannot be continued with these settings.
+    #[error("cannot resume: {0}")]
+    Resume(String),
 }
 
 impl TuneParam {
@@ -223,16 +321,26 @@ pub fn with_values(
 
 /// Tunes `params` of `player` by SPSA for `iterations`, each iteration one opening pair
 /// (`cfg`'s openings and clock, pair number = iteration): θ+ against θ− when `opponent`
-/// is `None`, else θ+ and θ− each against `opponent` on the same pair. `on_step` hears
-/// every iteration.
+/// is `None`, else θ+ and θ− each against `opponent` on the same pair. `done` are the
+/// steps an interrupted tuning of the same settings already played: their results are
+/// taken instead of playing their games again (the perturbations repeat from the seed,
+/// and each must be the recorded one). `on_step` hears every iteration, those of `done`
+/// too.
 pub fn tune_by_matches(
     player: &PlayerSpec,
     opponent: Option<&PlayerSpec>,
     params: &[TuneParam],
     iterations: u32,
     cfg: &MatchConfig,
+    done: &[TuneStep],
     mut on_step: impl FnMut(&TuneStep),
 ) -> Result<TuneResult, TuneError> {
+    if done.len() > iterations as usize {
+        return Err(TuneError::Resume(format!(
+            "{} iterations are recorded, more than the {iterations} asked",
+            done.len()
+        )));
+    }
     with_values(
         player,
         params,
@@ -252,6 +360,16 @@ pub fn tune_by_matches(
         cfg.seed,
         |k, plus, minus| {
             if failed.is_some() {
+                return 0.0;
+            }
+            if let Some(step) = done.get(k as usize - 1) {
+                if same(&step.plus, plus) && same(&step.minus, minus) {
+                    return step.result;
+                }
+                failed = Some(TuneError::Resume(format!(
+                    "iteration {k} was recorded with θ+ {:?}, θ− {:?}, but these settings give {plus:?}, {minus:?}",
+                    step.plus, step.minus
+                )));
                 return 0.0;
             }
             let run = || -> Result<f64, TuneError> {
@@ -301,6 +419,104 @@ mod tests {
         let tuned = with_values(&spec, &[p], &[2.25]).unwrap();
         assert_eq!(tuned.to_string(), "mcts:bootstrap:sims=8,cpuct=2.25");
         assert!(with_values(&"ab2".parse().unwrap(), &[], &[]).is_err());
+    }
+
+    fn steps_of(
+        player: &PlayerSpec,
+        params: &[TuneParam],
+        cfg: &MatchConfig,
+        done: &[TuneStep],
+    ) -> Result<(Vec<TuneStep>, TuneResult), TuneError> {
+        let mut steps = Vec::new();
+        let r = tune_by_matches(player, None, params, 4, cfg, done, |s| {
+            steps.push(s.clone())
+        })?;
+        Ok((steps, r))
+    }
+
+    #[test]
+    fn a_tuning_resumes_from_its_recorded_steps_and_refuses_foreign_ones() {
+        let player: PlayerSpec = "mcts:bootstrap:sims=8".parse().unwrap();
+        // A large step, so that every decided pair moves θ.
+        let params = vec![TuneParam::parse("cpuct=1.5:0.5:4:0.3:2").unwrap()];
+        let cfg = MatchConfig::new("ataxx".parse().unwrap(), 1, 5);
+        let (full, result) = steps_of(&player, &params, &cfg, &[]).unwrap();
+        assert_eq!(full.len(), 4);
+        // Resumed after two iterations: the same tuning, step for step.
+        let (resumed, again) = steps_of(&player, &params, &cfg, &full[..2]).unwrap();
+        assert_eq!(resumed, full);
+        assert_eq!(again, result);
+        // A recorded result is taken, not played again: a result no pair can give
+        // (games give -2..=2) moves θ by itself.
+        let mut forged = full[..2].to_vec();
+        forged[1].result = 7.0;
+        let (taken, _) = steps_of(&player, &params, &cfg, &forged).unwrap();
+        assert_eq!(taken[1].result, 7.0);
+        assert!(
+            (taken[1].theta[0] - full[1].theta[0]).abs() > 0.01,
+            "{taken:?}"
+        );
+        // Steps of another tuning (another perturbation) are refused, naming the step.
+        let mut foreign = full[..2].to_vec();
+        foreign[1].plus[0] += 0.05;
+        let err = steps_of(&player, &params, &cfg, &foreign).unwrap_err();
+        assert!(
+            matches!(&err, TuneError::Resume(m) if m.contains("iteration 2")),
+            "{err}"
+        );
+        // More steps than iterations asked.
+        let five: Vec<TuneStep> = full.iter().chain(&full[..1]).cloned().collect();
+        assert!(matches!(
+            steps_of(&player, &params, &cfg, &five),
+            Err(TuneError::Resume(_))
+        ));
+    }
+
+    #[test]
+    fn a_record_resumes_only_the_same_unfinished_tuning() {
+        let record = TuneRecord {
+            schema_version: TUNE_RECORD_VERSION,
+            player: "mcts:run".into(),
+            opponent: None,
+            clock: Some("tc=1+0.01".into()),
+            game: "ataxx".into(),
+            openings: Some("openings.txt".into()),
+            openings_hash: openings_hash(["x5o/7/7/7/7/7/o5x x 0 1"]),
+            seed: 1,
+            iterations: 600,
+            params: vec![TuneParam::parse("cpuct=1.5:0.5:4:0.15").unwrap()],
+            steps: Vec::new(),
+            result: None,
+            tuned_player: None,
+        };
+        let mut old = record.clone();
+        old.steps = vec![TuneStep {
+            iteration: 1,
+            plus: vec![1.6],
+            minus: vec![1.4],
+            result: 2.0,
+            theta: vec![1.51],
+        }];
+        assert!(record.check_resumes(&old).is_ok());
+        let clock = TuneRecord {
+            clock: Some("tc=10+0.1".into()),
+            ..old.clone()
+        };
+        let err = record.check_resumes(&clock).unwrap_err().to_string();
+        assert!(err.contains("clock") && err.contains("tc=10+0.1"), "{err}");
+        // The same file name with other positions in it.
+        let moved = TuneRecord {
+            openings_hash: openings_hash(["x5o/7/7/7/7/7/o5x o 0 1"]),
+            ..old.clone()
+        };
+        let err = record.check_resumes(&moved).unwrap_err().to_string();
+        assert!(err.contains("openings_hash"), "{err}");
+        let done = TuneRecord {
+            result: Some(spsa(&old.params, 1, 1, |_, _, _| 0.0, |_| {})),
+            ..old
+        };
+        let err = record.check_resumes(&done).unwrap_err().to_string();
+        assert!(err.contains("complete"), "{err}");
     }
 
     /// A noisy match between two settings of a synthetic engine whose strength peaks at

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use eval::{MatchConfig, PlayerSpec, TuneParam};
+use eval::{MatchConfig, PlayerSpec, TuneParam, TuneRecord};
 
 /// Arguments of `flipzero tune`.
 #[derive(Args)]
@@ -42,7 +42,9 @@ pub struct TuneArgs {
     out: PathBuf,
 }
 
-/// Runs the tuning, printing a line per iteration.
+/// Runs the tuning, printing a line per iteration and writing the record to `--out`
+/// after every one (when `--out` is a regular file), so that the same command continues
+/// a tuning that stopped.
 pub fn run(a: TuneArgs) -> anyhow::Result<()> {
     let game: engine::Game = a.game.parse()?;
     let player: PlayerSpec = a.player.parse().context("--player")?;
@@ -72,14 +74,54 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         inputs.push(dir);
     }
     super::check_output(&a.out, &inputs)?;
-    let mut steps = Vec::new();
+    let fens: Vec<String> = cfg.openings.iter().map(|s| s.text()).collect();
+    let mut record = TuneRecord {
+        schema_version: eval::tune::TUNE_RECORD_VERSION,
+        player: a.player.clone(),
+        opponent: a.opponent.clone(),
+        clock: a.clock.clone(),
+        game: game.to_string(),
+        openings: a.openings.as_ref().map(|p| p.display().to_string()),
+        openings_hash: eval::tune::openings_hash(fens.iter().map(String::as_str)),
+        seed: a.seed,
+        iterations: a.iterations,
+        params: params.clone(),
+        steps: Vec::new(),
+        result: None,
+        tuned_player: None,
+    };
+    // Progress goes to a regular file only: a stream (/dev/stdout) gets the end alone.
+    let progress = std::fs::metadata(&a.out).map_or(true, |m| m.is_file());
+    // A player with nothing to tune is refused before any record is read.
+    let starts: Vec<f64> = params.iter().map(|p| p.start).collect();
+    eval::tune::with_values(&player, &params, &starts)?;
+    let done = match recorded(&a.out)? {
+        Some(old) => {
+            record
+                .check_resumes(&old)
+                .with_context(|| format!("{} holds another tuning", a.out.display()))?;
+            eprintln!(
+                "resuming {} after iteration {}",
+                a.out.display(),
+                old.steps.len()
+            );
+            old.steps
+        }
+        None => Vec::new(),
+    };
+    let mut write_failed = None;
     let result = eval::tune::tune_by_matches(
         &player,
         opponent.as_ref(),
         &params,
         a.iterations,
         &cfg,
+        &done,
         |s| {
+            record.steps.push(s.clone());
+            if s.iteration as usize <= done.len() {
+                return;
+            }
             let values: Vec<String> = params
                 .iter()
                 .zip(&s.theta)
@@ -91,20 +133,21 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
                 s.result,
                 values.join(" ")
             );
-            steps.push(s.clone());
+            if progress
+                && write_failed.is_none()
+                && let Err(e) = write_record(&a.out, &record)
+            {
+                write_failed = Some(e);
+            }
         },
     )?;
+    if let Some(e) = write_failed {
+        return Err(e);
+    }
     let tuned = eval::tune::with_values(&player, &params, &result.tail_mean)?;
-    let text = serde_json::to_string_pretty(&serde_json::json!({
-        "player": a.player,
-        "opponent": a.opponent,
-        "clock": a.clock,
-        "seed": a.seed,
-        "tuned_player": tuned.to_string(),
-        "result": result,
-        "steps": steps,
-    }))?;
-    super::write_output(&a.out, text.as_bytes())?;
+    record.tuned_player = Some(tuned.to_string());
+    record.result = Some(result.clone());
+    write_record(&a.out, &record)?;
     for (i, p) in result.params.iter().enumerate() {
         println!(
             "{} = {:.4} (± {:.4} over the last quarter; started at {})",
@@ -113,4 +156,34 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
     }
     println!("tuned player: {tuned}");
     Ok(())
+}
+
+/// The tuning recorded at `out`; `None` when `out` holds none (it is missing, a
+/// stream, or a file that is no tuning record, which the tuning then replaces by the
+/// policy of every named output). A record this version cannot read is refused rather
+/// than replaced: it may be hours of games.
+fn recorded(out: &std::path::Path) -> anyhow::Result<Option<TuneRecord>> {
+    if !std::fs::metadata(out).is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    let Ok(text) = rundir::read_regular_text(out, rundir::Limit::TEXT) else {
+        return Ok(None);
+    };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Ok(None);
+    };
+    if json.get("steps").is_none() {
+        return Ok(None);
+    }
+    serde_json::from_value(json).map(Some).with_context(|| {
+        format!(
+            "{} holds a tuning record this version cannot read: name another --out",
+            out.display()
+        )
+    })
+}
+
+fn write_record(out: &std::path::Path, record: &TuneRecord) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(record)?;
+    super::write_output(out, text.as_bytes())
 }

@@ -732,21 +732,26 @@ fn tune_runs_spsa_by_matches_and_writes_its_result() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("tune.json");
     let o = out.to_str().unwrap();
-    let (ok, stdout, err) = flipzero(&[
-        "tune",
-        "--player",
-        "mcts:bootstrap:sims=16",
-        "--opponent",
-        "greedy",
-        "--param",
-        "cpuct=1.5:0.5:3:0.3:0.05",
-        "--param",
-        "fpu=0.2:0:1:0.05",
-        "--iterations",
-        "3",
-        "--out",
-        o,
-    ]);
+    let args = |seed: &'static str| {
+        [
+            "tune",
+            "--player",
+            "mcts:bootstrap:sims=16",
+            "--opponent",
+            "greedy",
+            "--param",
+            "cpuct=1.5:0.5:3:0.3:0.05",
+            "--param",
+            "fpu=0.2:0:1:0.05",
+            "--iterations",
+            "3",
+            "--seed",
+            seed,
+            "--out",
+            o,
+        ]
+    };
+    let (ok, stdout, err) = flipzero(&args("1"));
     assert!(ok, "{err}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -769,6 +774,35 @@ fn tune_runs_spsa_by_matches_and_writes_its_result() {
     let tuned = v["tuned_player"].as_str().unwrap();
     assert!(tuned.starts_with("mcts:bootstrap:sims=16"), "{tuned}");
     assert!(stdout.contains("tuned player: mcts:bootstrap"), "{stdout}");
+    // A complete tuning is not overwritten by the same command.
+    let full = std::fs::read_to_string(&out).unwrap();
+    let (ok, _, err) = flipzero(&args("1"));
+    assert!(!ok && err.contains("is complete"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), full);
+    // Stopped after its first iteration, it resumes there: the recorded iteration is
+    // taken as it is, the others played, and the whole is the uninterrupted tuning.
+    let mut stopped = v.clone();
+    stopped["steps"] = serde_json::json!([steps[0].clone()]);
+    stopped["result"] = serde_json::Value::Null;
+    stopped["tuned_player"] = serde_json::Value::Null;
+    std::fs::write(&out, serde_json::to_string(&stopped).unwrap()).unwrap();
+    // Another seed is another tuning: refused, naming the setting, the record kept.
+    let kept = std::fs::read_to_string(&out).unwrap();
+    let (ok, _, err) = flipzero(&args("2"));
+    assert!(
+        !ok && err.contains("seed 1") && err.contains("holds another tuning"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), kept);
+    let (ok, _, err) = flipzero(&args("1"));
+    assert!(ok && err.contains("after iteration 1"), "{err}");
+    assert!(
+        !err.contains("iteration 1:"),
+        "the first iteration was played again: {err}"
+    );
+    let resumed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(resumed, v);
     // A parameter that is no search setting, and a player that has none, are refused.
     let (ok, _, err) = flipzero(&[
         "tune",
