@@ -185,7 +185,7 @@ impl<'o> Pipeline<'o> {
             time: None,
             engine: self.cfg.selfplay.net_engine,
             basic: false,
-            params: eval::SearchParams::default(),
+            params: eval::SearchParams::self_play(),
         }
     }
 

@@ -82,11 +82,7 @@ fn raw(model: &train::LoadedModel, threads: usize, batch: usize, secs: f64) -> f
 pub fn run(dir: Option<&std::path::Path>, threads: usize, secs: f64) -> anyhow::Result<()> {
     let game: Game = "ataxx".parse()?;
     let model = model(dir, game)?;
-    let cfg = MctsConfig {
-        dirichlet_epsilon: 0.0,
-        forced_playouts: false,
-        ..MctsConfig::default()
-    };
+    let cfg = MctsConfig::for_play();
     println!(
         "net {}x{} ({}), {threads} threads, {secs} s per figure",
         model.meta.network.blocks,

@@ -5,7 +5,9 @@ use std::fmt;
 
 use selfplay::MctsConfig;
 
-/// Settings of a player's search; the defaults are the play-time defaults.
+/// Settings of a player's search; the defaults are the play-time search's
+/// ([`MctsConfig::for_play`]: named `mcts:` players, `flipzero uai`, the browser),
+/// tuned by matches; [`SearchParams::self_play`] are the self-play search's.
 #[derive(Clone, Copy, Debug)]
 pub struct SearchParams {
     /// PUCT's exploration constant.
@@ -18,12 +20,7 @@ pub struct SearchParams {
 
 impl Default for SearchParams {
     fn default() -> Self {
-        let d = MctsConfig::default();
-        SearchParams {
-            c_puct: d.c_puct,
-            fpu_reduction: d.fpu_reduction,
-            endgame_empties: d.endgame_empties,
-        }
+        SearchParams::of(&MctsConfig::for_play())
     }
 }
 
@@ -42,6 +39,21 @@ impl Eq for SearchParams {}
 pub const PARAM_KEYS: &str = "cpuct (0.01..=20), fpu (0..=2), endgame (0..=8 cells left to fill)";
 
 impl SearchParams {
+    /// The self-play search's settings ([`MctsConfig`]'s defaults): the loop's gating
+    /// and anchor matches play these, so that a recorded run replays as it was run.
+    pub fn self_play() -> SearchParams {
+        SearchParams::of(&MctsConfig::default())
+    }
+
+    /// The settings of `cfg`.
+    fn of(cfg: &MctsConfig) -> SearchParams {
+        SearchParams {
+            c_puct: cfg.c_puct,
+            fpu_reduction: cfg.fpu_reduction,
+            endgame_empties: cfg.endgame_empties,
+        }
+    }
+
     /// Sets `key` to `value`; `Err` names the key's range when either is wrong,
     /// `Ok(false)` when `key` is no search setting.
     pub fn set(&mut self, key: &str, value: &str) -> Result<bool, String> {

@@ -12,13 +12,26 @@ use super::MctsConfig;
 use super::play::{DEFAULT_TREE_BYTES, PlayError, PlayLimits, PlaySearch, PlayStats};
 use crate::evaluator::Evaluator;
 
+/// PUCT's play-time exploration constant and first-play-urgency reduction: the SPSA
+/// tuning of docs/strength.md "Tuning the search by matches" (600 game pairs of the
+/// shipped fast net against itself at 1 s + 10 ms from self-play's 1.5 and 0.2 gave
+/// 1.4485 ± 0.016 and 0.0361 ± 0.0033), rounded to the hundredths that the UAI options
+/// take. Self-play keeps its own: with root noise, forced playouts and a fixed count of
+/// simulations it is another search.
+pub const PLAY_C_PUCT: f32 = 1.45;
+/// See [`PLAY_C_PUCT`].
+pub const PLAY_FPU_REDUCTION: f32 = 0.04;
+
 impl MctsConfig {
     /// The play-time search: no root noise and no forced playouts (what self-play adds
-    /// for exploration), everything else as [`MctsConfig::default`].
+    /// for exploration), PUCT's constants tuned for play ([`PLAY_C_PUCT`]), everything
+    /// else as [`MctsConfig::default`].
     pub fn for_play() -> MctsConfig {
         MctsConfig {
             dirichlet_epsilon: 0.0,
             forced_playouts: false,
+            c_puct: PLAY_C_PUCT,
+            fpu_reduction: PLAY_FPU_REDUCTION,
             ..MctsConfig::default()
         }
     }
