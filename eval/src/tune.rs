@@ -157,13 +157,19 @@ pub struct TuneRecord {
     pub schema_version: u32,
     /// The tuned player, as named.
     pub player: String,
+    /// Every search setting of the tuned player at its start, the untuned ones too (a
+    /// default may change between builds).
+    pub search: String,
+    /// The model its network was resolved to at the start (a run directory names its
+    /// current best, which may change), if it has one.
+    pub net: Option<String>,
     /// The fixed opponent, if any.
     pub opponent: Option<String>,
-    /// The clock of every game, as named.
+    /// The clock of every game, in its canonical form.
     pub clock: Option<String>,
     /// The game.
     pub game: String,
-    /// The openings file, if any, and a hash of the positions played from it.
+    /// The openings file, if any, as named (for the reader; the hash is compared).
     pub openings: Option<String>,
     /// See `openings`: FNV-1a over the positions' text, so a changed file is noticed.
     pub openings_hash: String,
@@ -191,7 +197,7 @@ impl TuneRecord {
     pub fn check_resumes(&self, old: &TuneRecord) -> Result<(), TuneError> {
         let differs = |key: &str, was: String, now: String| {
             TuneError::Resume(format!(
-                "the recorded tuning has {key} {was}, this one {now}: name another --out to start a new tuning"
+                "it is another tuning: the recorded one has {key} {was}, this one {now} (name another --out to start a new tuning)"
             ))
         };
         macro_rules! key {
@@ -207,17 +213,18 @@ impl TuneRecord {
         }
         key!(schema_version);
         key!(player);
+        key!(search);
+        key!(net);
         key!(opponent);
         key!(clock);
         key!(game);
-        key!(openings);
         key!(openings_hash);
         key!(seed);
         key!(iterations);
         key!(params);
         if old.result.is_some() {
             return Err(TuneError::Resume(
-                "the recorded tuning is complete: name another --out to start a new one".into(),
+                "the recorded tuning is complete (name another --out to start a new one)".into(),
             ));
         }
         Ok(())
@@ -247,6 +254,9 @@ pub enum TuneError {
     /// A recorded tuning cannot be continued with these settings.
     #[error("cannot resume: {0}")]
     Resume(String),
+    /// The caller's step handler stopped the tuning.
+    #[error("stopped")]
+    Stopped,
 }
 
 impl TuneParam {
@@ -325,7 +335,8 @@ pub fn with_values(
 /// steps an interrupted tuning of the same settings already played: their results are
 /// taken instead of playing their games again (the perturbations repeat from the seed,
 /// and each must be the recorded one). `on_step` hears every iteration, those of `done`
-/// too.
+/// too; it returns `false` to stop the tuning ([`TuneError::Stopped`]). After an error
+/// no game is played and no step is heard.
 pub fn tune_by_matches(
     player: &PlayerSpec,
     opponent: Option<&PlayerSpec>,
@@ -333,7 +344,7 @@ pub fn tune_by_matches(
     iterations: u32,
     cfg: &MatchConfig,
     done: &[TuneStep],
-    mut on_step: impl FnMut(&TuneStep),
+    mut on_step: impl FnMut(&TuneStep) -> bool,
 ) -> Result<TuneResult, TuneError> {
     if done.len() > iterations as usize {
         return Err(TuneError::Resume(format!(
@@ -346,7 +357,7 @@ pub fn tune_by_matches(
         params,
         &params.iter().map(|p| p.start).collect::<Vec<_>>(),
     )?;
-    let mut failed = None;
+    let failed: std::cell::RefCell<Option<TuneError>> = std::cell::RefCell::new(None);
     let points = |a: &PlayerSpec, b: &PlayerSpec, pair: u32| -> Result<f64, TuneError> {
         let mut c = cfg.clone();
         c.pairs = 1;
@@ -359,14 +370,14 @@ pub fn tune_by_matches(
         iterations,
         cfg.seed,
         |k, plus, minus| {
-            if failed.is_some() {
+            if failed.borrow().is_some() {
                 return 0.0;
             }
             if let Some(step) = done.get(k as usize - 1) {
                 if same(&step.plus, plus) && same(&step.minus, minus) {
                     return step.result;
                 }
-                failed = Some(TuneError::Resume(format!(
+                *failed.borrow_mut() = Some(TuneError::Resume(format!(
                     "iteration {k} was recorded with θ+ {:?}, θ− {:?}, but these settings give {plus:?}, {minus:?}",
                     step.plus, step.minus
                 )));
@@ -384,13 +395,17 @@ pub fn tune_by_matches(
                 })
             };
             run().unwrap_or_else(|e| {
-                failed = Some(e);
+                *failed.borrow_mut() = Some(e);
                 0.0
             })
         },
-        |s| on_step(s),
+        |s| {
+            if failed.borrow().is_none() && !on_step(s) {
+                *failed.borrow_mut() = Some(TuneError::Stopped);
+            }
+        },
     );
-    match failed {
+    match failed.into_inner() {
         Some(e) => Err(e),
         None => Ok(result),
     }
@@ -429,7 +444,8 @@ mod tests {
     ) -> Result<(Vec<TuneStep>, TuneResult), TuneError> {
         let mut steps = Vec::new();
         let r = tune_by_matches(player, None, params, 4, cfg, done, |s| {
-            steps.push(s.clone())
+            steps.push(s.clone());
+            true
         })?;
         Ok((steps, r))
     }
@@ -464,6 +480,21 @@ mod tests {
             matches!(&err, TuneError::Resume(m) if m.contains("iteration 2")),
             "{err}"
         );
+        // After the refusal no step is heard: the last heard is the one before it.
+        let mut heard = Vec::new();
+        let _ = tune_by_matches(&player, None, &params, 4, &cfg, &foreign, |s| {
+            heard.push(s.iteration);
+            true
+        });
+        assert_eq!(heard, [1]);
+        // A caller that stops after the second step hears no third, and gets Stopped.
+        let mut heard = Vec::new();
+        let stopped = tune_by_matches(&player, None, &params, 4, &cfg, &[], |s| {
+            heard.push(s.iteration);
+            s.iteration < 2
+        });
+        assert!(matches!(stopped, Err(TuneError::Stopped)), "{stopped:?}");
+        assert_eq!(heard, [1, 2]);
         // More steps than iterations asked.
         let five: Vec<TuneStep> = full.iter().chain(&full[..1]).cloned().collect();
         assert!(matches!(
@@ -477,6 +508,8 @@ mod tests {
         let record = TuneRecord {
             schema_version: TUNE_RECORD_VERSION,
             player: "mcts:run".into(),
+            search: "cpuct=1.45,fpu=0.04,endgame=0".into(),
+            net: Some("run/models/gen-0003".into()),
             opponent: None,
             clock: Some("tc=1+0.01".into()),
             game: "ataxx".into(),
@@ -504,6 +537,24 @@ mod tests {
         };
         let err = record.check_resumes(&clock).unwrap_err().to_string();
         assert!(err.contains("clock") && err.contains("tc=10+0.1"), "{err}");
+        // The same player name, but its run's best has moved on, or a default changed.
+        let promoted = TuneRecord {
+            net: Some("run/models/gen-0004".into()),
+            ..old.clone()
+        };
+        let err = record.check_resumes(&promoted).unwrap_err().to_string();
+        assert!(err.contains("net") && err.contains("gen-0004"), "{err}");
+        let defaults = TuneRecord {
+            search: "cpuct=1.45,fpu=0.2,endgame=0".into(),
+            ..old.clone()
+        };
+        assert!(record.check_resumes(&defaults).is_err());
+        // The openings file named another way, the same positions: the same tuning.
+        let renamed = TuneRecord {
+            openings: Some("./openings.txt".into()),
+            ..old.clone()
+        };
+        assert!(record.check_resumes(&renamed).is_ok());
         // The same file name with other positions in it.
         let moved = TuneRecord {
             openings_hash: openings_hash(["x5o/7/7/7/7/7/o5x o 0 1"]),

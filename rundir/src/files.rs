@@ -374,6 +374,16 @@ pub fn check_output(path: &Path) -> std::io::Result<()> {
     classify(path).map(drop)
 }
 
+/// Whether [`write_output`] would write `path` as a file (create it, or replace the
+/// regular file there) rather than as a stream: a command that rewrites its output as
+/// it goes does so only then.
+pub fn output_is_file(path: &Path) -> std::io::Result<bool> {
+    Ok(matches!(
+        classify(path)?,
+        Target::Create | Target::Replace(..)
+    ))
+}
+
 /// Writes `bytes` to the output path `path` that a user named, by the policy of this
 /// module's documentation: never replacing a link, a device, a FIFO or a file the user
 /// may not write.

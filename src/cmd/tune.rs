@@ -74,12 +74,27 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         inputs.push(dir);
     }
     super::check_output(&a.out, &inputs)?;
+    let (search, net) = match &player {
+        PlayerSpec::Mcts { params, net, .. } => (
+            params.to_string(),
+            match net {
+                eval::NetSource::Path(dir) => match eval::resolve_net(dir)? {
+                    eval::ResolvedNet::Model(d) => Some(d.display().to_string()),
+                    eval::ResolvedNet::Bootstrap => None,
+                },
+                _ => None,
+            },
+        ),
+        _ => (String::new(), None),
+    };
     let fens: Vec<String> = cfg.openings.iter().map(|s| s.text()).collect();
     let mut record = TuneRecord {
         schema_version: eval::tune::TUNE_RECORD_VERSION,
         player: a.player.clone(),
+        search,
+        net,
         opponent: a.opponent.clone(),
-        clock: a.clock.clone(),
+        clock: cfg.clock.map(|c| c.to_string()),
         game: game.to_string(),
         openings: a.openings.as_ref().map(|p| p.display().to_string()),
         openings_hash: eval::tune::openings_hash(fens.iter().map(String::as_str)),
@@ -90,16 +105,17 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         result: None,
         tuned_player: None,
     };
-    // Progress goes to a regular file only: a stream (/dev/stdout) gets the end alone.
-    let progress = std::fs::metadata(&a.out).map_or(true, |m| m.is_file());
+    // Progress goes to a file only: a stream (/dev/stdout) gets the end alone.
+    let progress = rundir::output_is_file(&a.out)
+        .with_context(|| format!("cannot write {}", a.out.display()))?;
     // A player with nothing to tune is refused before any record is read.
     let starts: Vec<f64> = params.iter().map(|p| p.start).collect();
     eval::tune::with_values(&player, &params, &starts)?;
-    let done = match recorded(&a.out)? {
+    let done = match recorded(&a.out, progress)? {
         Some(old) => {
             record
                 .check_resumes(&old)
-                .with_context(|| format!("{} holds another tuning", a.out.display()))?;
+                .with_context(|| format!("{} holds a tuning", a.out.display()))?;
             eprintln!(
                 "resuming {} after iteration {}",
                 a.out.display(),
@@ -110,7 +126,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         None => Vec::new(),
     };
     let mut write_failed = None;
-    let result = eval::tune::tune_by_matches(
+    let outcome = eval::tune::tune_by_matches(
         &player,
         opponent.as_ref(),
         &params,
@@ -120,7 +136,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         |s| {
             record.steps.push(s.clone());
             if s.iteration as usize <= done.len() {
-                return;
+                return true;
             }
             let values: Vec<String> = params
                 .iter()
@@ -133,17 +149,21 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
                 s.result,
                 values.join(" ")
             );
-            if progress
-                && write_failed.is_none()
-                && let Err(e) = write_record(&a.out, &record)
-            {
+            // A record that cannot be written stops the tuning: its games would be lost.
+            if progress && let Err(e) = write_record(&a.out, &record) {
                 write_failed = Some(e);
+                return false;
             }
+            true
         },
-    )?;
+    );
     if let Some(e) = write_failed {
-        return Err(e);
+        return Err(e.context(format!(
+            "the tuning stopped after iteration {}",
+            record.steps.len()
+        )));
     }
+    let result = outcome.with_context(|| format!("the tuning recorded in {}", a.out.display()))?;
     let tuned = eval::tune::with_values(&player, &params, &result.tail_mean)?;
     record.tuned_player = Some(tuned.to_string());
     record.result = Some(result.clone());
@@ -160,24 +180,21 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
 
 /// The tuning recorded at `out`; `None` when `out` holds none (it is missing, a
 /// stream, or a file that is no tuning record, which the tuning then replaces by the
-/// policy of every named output). A record this version cannot read is refused rather
-/// than replaced: it may be hours of games.
-fn recorded(out: &std::path::Path) -> anyhow::Result<Option<TuneRecord>> {
-    if !std::fs::metadata(out).is_ok_and(|m| m.is_file()) {
+/// policy of every named output). A file that looks like a record but does not read as
+/// one is refused rather than replaced: it may be hours of games.
+fn recorded(out: &std::path::Path, is_file: bool) -> anyhow::Result<Option<TuneRecord>> {
+    if !is_file || !out.exists() {
         return Ok(None);
     }
-    let Ok(text) = rundir::read_regular_text(out, rundir::Limit::TEXT) else {
-        return Ok(None);
-    };
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return Ok(None);
-    };
-    if json.get("steps").is_none() {
+    let bytes = rundir::read_regular(out, rundir::Limit::TEXT)
+        .with_context(|| format!("cannot read {}", out.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    if !text.contains("\"steps\"") && !text.contains("\"schema_version\"") {
         return Ok(None);
     }
-    serde_json::from_value(json).map(Some).with_context(|| {
+    serde_json::from_str(&text).map(Some).with_context(|| {
         format!(
-            "{} holds a tuning record this version cannot read: name another --out",
+            "{} looks like a tuning record but does not read as one (damaged, or of another version): name another --out, or mend it",
             out.display()
         )
     })

@@ -790,7 +790,7 @@ fn tune_runs_spsa_by_matches_and_writes_its_result() {
     let kept = std::fs::read_to_string(&out).unwrap();
     let (ok, _, err) = flipzero(&args("2"));
     assert!(
-        !ok && err.contains("seed 1") && err.contains("holds another tuning"),
+        !ok && err.contains("seed 1, this one 2") && err.contains("another tuning"),
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), kept);
@@ -803,6 +803,31 @@ fn tune_runs_spsa_by_matches_and_writes_its_result() {
     let resumed: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(resumed, v);
+    // A damaged record (cut short) is refused, not replaced.
+    std::fs::write(&out, &full[..full.len() / 2]).unwrap();
+    let (ok, _, err) = flipzero(&args("1"));
+    assert!(!ok && err.contains("does not read as one"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        full[..full.len() / 2]
+    );
+    // Written to standard output, the record comes once, at the end.
+    let stdout_file = dir.join("stdout.json");
+    let full_args = args("1");
+    let status = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(&full_args[..full_args.len() - 1])
+        .arg("/dev/stdout")
+        .stdout(std::fs::File::create(&stdout_file).unwrap())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let printed = std::fs::read_to_string(&stdout_file).unwrap();
+    assert_eq!(
+        printed.matches("\"schema_version\"").count(),
+        1,
+        "{printed}"
+    );
     // A parameter that is no search setting, and a player that has none, are refused.
     let (ok, _, err) = flipzero(&[
         "tune",
