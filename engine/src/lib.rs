@@ -61,7 +61,7 @@ pub use perft::{
 pub use position::{
     IllegalMove, MAX_MOVES, Move, MoveDelta, MoveDisplay, MoveKind, MoveList, Position, Undo,
 };
-pub use rng::{Rng, splitmix64};
+pub use rng::{Rng, fnv1a, splitmix64};
 pub use rules::{DEFAULT_HALFMOVE_LIMIT, Rules, UnknownGame, Variant};
 
 /// A cell of a board, by index in its [`Geometry`] (names such as `g7` depend on the

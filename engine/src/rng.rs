@@ -1,6 +1,14 @@
 //! A small, fixed pseudo-random generator, so that seeded runs reproduce exactly across
 //! builds and dependency upgrades (the `rand` crate may change its algorithms).
 
+/// FNV-1a, 64 bits: a checksum of `bytes` that is stable across builds and platforms
+/// (file checksums, cache tags, record fingerprints; not a defence against tampering).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// SplitMix64 step: a bijective mix of a 64-bit state (also used to derive Zobrist keys).
 #[inline]
 pub const fn splitmix64(state: u64) -> (u64, u64) {
@@ -75,5 +83,16 @@ impl Rng {
     /// A generator for a sub-stream, independent of this one, derived from it and `stream`.
     pub fn fork(&mut self, stream: u64) -> Rng {
         Rng::new(self.next_u64() ^ splitmix64(stream).1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fnv1a_gives_the_published_test_vectors() {
+        // From the FNV reference (draft-eastlake-fnv): "", "a", "foobar".
+        assert_eq!(super::fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(super::fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(super::fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
     }
 }

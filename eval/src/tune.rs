@@ -231,15 +231,11 @@ impl TuneRecord {
     }
 }
 
-/// The hash [`TuneRecord::openings_hash`] holds: FNV-1a, 64 bits, in hex.
+/// The hash [`TuneRecord::openings_hash`] holds: FNV-1a over the positions a line
+/// each, in hex.
 pub fn openings_hash<'a>(positions: impl IntoIterator<Item = &'a str>) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in positions {
-        for b in p.bytes().chain([b'\n']) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
+    let text: String = positions.into_iter().flat_map(|p| [p, "\n"]).collect();
+    format!("{:016x}", engine::fnv1a(text.as_bytes()))
 }
 
 /// Why a tuning by matches cannot run.

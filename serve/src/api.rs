@@ -280,9 +280,7 @@ fn json_unless_unchanged<T: serde::Serialize>(
         }
     };
     // FNV-1a: stable across builds, and a collision only costs one missed update.
-    let hash = body.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
+    let hash = engine::fnv1a(&body);
     let tag = format!("\"{hash:016x}-{}\"", body.len());
     let unchanged = headers
         .get_all(header::IF_NONE_MATCH)

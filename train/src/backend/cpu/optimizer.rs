@@ -83,7 +83,7 @@ impl CpuTrainer {
                 out.extend_from_slice(&v.to_le_bytes());
             }
         }
-        let hash = fnv1a(&out);
+        let hash = engine::fnv1a(&out);
         out.extend_from_slice(&hash.to_le_bytes());
         out
     }
@@ -100,7 +100,7 @@ impl CpuTrainer {
         if !body.starts_with(OPTIM_MAGIC) {
             return Err("not a flipzero optimizer state".into());
         }
-        if fnv1a(body).to_le_bytes() != hash {
+        if engine::fnv1a(body).to_le_bytes() != hash {
             return Err("optimizer state checksum mismatch (corrupt file)".into());
         }
         let mut r = &body[OPTIM_MAGIC.len()..];
@@ -162,9 +162,3 @@ impl CpuTrainer {
 }
 
 pub(super) const OPTIM_MAGIC: &[u8] = b"flipzero-optimizer-v1\n";
-
-pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
-}
