@@ -44,6 +44,13 @@ pub struct LoopConfig {
     /// Simulations of a fast search while the bootstrap evaluator plays, 0 =
     /// `selfplay.fast_simulations`.
     pub bootstrap_fast_simulations: u32,
+    /// The run's final net (fast-net runs): when the loop ends, a fresh fast net of
+    /// this width trained on every position of the run, as one more generation without
+    /// self-play (gated or promoted as any other); a time budget leaves room for it.
+    /// 0: none.
+    pub final_net_hidden: u32,
+    /// Passes of the final net's training over the run's positions.
+    pub final_net_epochs: u32,
 }
 
 /// The `[anchor]` table: matches of each new best against fixed baselines.
@@ -377,6 +384,23 @@ impl RunConfig {
                 bail!("{key} = {sims} is out of range: 0 (self-play's) or 1 to 100000");
             }
         }
+        let hidden = self.run.final_net_hidden;
+        if hidden != 0 && (!hidden.is_multiple_of(32) || hidden > 2048) {
+            bail!(
+                "run.final_net_hidden = {hidden} is out of range: 0 (no final net), or a multiple of 32 up to 2048"
+            );
+        }
+        if hidden != 0 && self.train_role.family != NetFamily::Fast {
+            bail!(
+                "run.final_net_hidden = {hidden}: the final net is a fast net, trained by runs of train.family = \"fast\" only"
+            );
+        }
+        if !(1..=100).contains(&self.run.final_net_epochs) {
+            bail!(
+                "run.final_net_epochs = {} is out of range: 1 to 100",
+                self.run.final_net_epochs
+            );
+        }
         if !(1..=1_000_000_000).contains(&self.train_role.rows_per_candidate) {
             bail!(
                 "train.rows_per_candidate = {} is out of range: 1 to 1000000000",
@@ -519,8 +543,14 @@ impl RunConfig {
     }
 }
 
-/// Settings that may change when a run is resumed: extending or shortening the loop.
-const RESUMABLE_KEYS: [&str; 2] = ["run.generations", "run.time_budget_minutes"];
+/// Settings that may change when a run is resumed: extending or shortening the loop,
+/// and the final net trained when it ends.
+const RESUMABLE_KEYS: [&str; 4] = [
+    "run.generations",
+    "run.time_budget_minutes",
+    "run.final_net_hidden",
+    "run.final_net_epochs",
+];
 
 /// The config of a command that reads one table (`train`, `gate`): `--set` may name its
 /// keys bare (`steps=300`) or with the table (`train.steps=300`); a key of another
@@ -722,6 +752,39 @@ mod tests {
         let e = load_config(None, &sets(100_001, 0)).unwrap_err().chain();
         assert!(
             e.contains("run.bootstrap_simulations = 100001") && e.contains("out of range"),
+            "{e}"
+        );
+    }
+
+    /// The final net: a fast net's width (0, or a multiple of 32 up to 2048), of a
+    /// fast-net run only, with 1 to 100 epochs; each refusal names its key.
+    #[test]
+    fn final_net_settings_are_checked_by_name() {
+        let fast = |extra: &[&str]| {
+            let mut sets = vec!["train.family=\"fast\"".to_string()];
+            sets.extend(extra.iter().map(|s| s.to_string()));
+            load_config(None, &sets)
+        };
+        let cfg = fast(&["run.final_net_hidden=512", "run.final_net_epochs=3"]).unwrap();
+        assert_eq!(
+            (cfg.run.final_net_hidden, cfg.run.final_net_epochs),
+            (512, 3)
+        );
+        assert_eq!(load_config(None, &[]).unwrap().run.final_net_hidden, 0);
+        for (set, key) in [
+            ("run.final_net_hidden=500", "run.final_net_hidden = 500"),
+            ("run.final_net_hidden=2080", "run.final_net_hidden = 2080"),
+            ("run.final_net_epochs=0", "run.final_net_epochs = 0"),
+            ("run.final_net_epochs=101", "run.final_net_epochs = 101"),
+        ] {
+            let e = fast(&[set]).unwrap_err().chain();
+            assert!(e.contains(key) && e.contains("out of range"), "{e}");
+        }
+        let e = load_config(None, &["run.final_net_hidden=512".to_string()])
+            .unwrap_err()
+            .chain();
+        assert!(
+            e.contains("run.final_net_hidden = 512") && e.contains("train.family"),
             "{e}"
         );
     }

@@ -61,6 +61,11 @@ pub struct TrainSummary {
     pub score_loss: f32,
     /// Wall-clock seconds (training and export).
     pub seconds: f64,
+    /// Whether this is the run's final net (`run.final_net_hidden`): a fresh net
+    /// trained on all of the run's positions when the loop ended, without self-play of
+    /// its generation. Absent (false) in the records of earlier builds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub final_net: bool,
 }
 
 /// What gating, promotion and anchoring decided for a generation's candidate.

@@ -189,6 +189,22 @@ impl<'o> Pipeline<'o> {
         }
     }
 
+    /// The network generation `g`'s training starts from: the newest one before `g`
+    /// (trained even when it was not promoted, as KataGo's trainer runs independently
+    /// of gating) that is not a final net (`run.final_net_hidden`, whose width is not
+    /// the run's); `None` before any.
+    pub fn init_for(&self, g: u32) -> Option<(String, PathBuf)> {
+        (0..g)
+            .rev()
+            .find(|&k| {
+                read_record::<TrainSummary>(&self.run.train_record(k))
+                    .ok()
+                    .flatten()
+                    .is_some_and(|t| !t.final_net)
+            })
+            .map(|k| (generation_name(k), self.run.generation_model(k)))
+    }
+
     /// Trains generation `g`'s network into `models/gen-NNNN.partial` (resuming from
     /// its last checkpoint) on `data` (shard folders, oldest first) from `init` (the
     /// previous network, or random weights), with the window the run's `produced`
@@ -258,6 +274,7 @@ impl<'o> Pipeline<'o> {
             value_loss: means[2],
             score_loss: means[3],
             seconds: t.elapsed().as_secs_f64(),
+            final_net: false,
         };
         self.publish_model(&summary, extra)?;
         Ok(summary)
@@ -298,8 +315,6 @@ impl<'o> Pipeline<'o> {
         produced: u64,
         extra: &[(&str, String)],
     ) -> crate::Result<TrainSummary> {
-        let name = generation_name(g);
-        let partial = self.run.model_partial(g);
         let mut cfg = self.cfg.fastnet.clone();
         cfg.seed = engine::splitmix64(cfg.seed ^ (u64::from(g) << 32)).1;
         let window = self.cfg.train.window_for(produced);
@@ -310,7 +325,8 @@ impl<'o> Pipeline<'o> {
             .flatten()
             .map(|s| usize::try_from(s.positions).unwrap_or(usize::MAX));
         self.log(&format!(
-            "{name}: training a fast net, {} epochs of {} in batches of {} on the newest {window} of {produced} positions, from {}",
+            "{}: training a fast net, {} epochs of {} in batches of {} on the newest {window} of {produced} positions, from {}",
+            generation_name(g),
             cfg.epochs,
             match (cfg.replay > 0.0, new_positions) {
                 (true, Some(n)) => format!("{} × {n} new positions", cfg.replay),
@@ -319,19 +335,74 @@ impl<'o> Pipeline<'o> {
             cfg.batch_size,
             init.as_ref().map_or("fresh weights", |(n, _)| n.as_str())
         ));
-        let b = self.observer.task(Task::Train, u64::from(cfg.epochs));
-        let t = Instant::now();
         let job = fastnet::train::Job {
             data: &data,
             game: self.game,
-            out: &partial,
+            out: &self.run.model_partial(g),
             window: Some(window),
             init: init.as_ref().map(|(_, d)| d.as_path()),
             new_positions,
             cache: Some(&self.shard_cache),
         };
+        let from = init.as_ref().map_or("random".into(), |(n, _)| n.clone());
+        let summary = self.fit_fast(g, &job, &cfg, from)?;
+        self.publish_model(&summary, extra)?;
+        Ok(summary)
+    }
+
+    /// Trains generation `g` as the run's final net (`run.final_net_hidden`): a fresh
+    /// fast net of that width, `run.final_net_epochs` passes over every position of
+    /// `data` (the run's self-play, oldest first; `produced` positions), published as
+    /// any generation's network. A killed training starts over.
+    pub fn train_final_net(
+        &self,
+        g: u32,
+        data: Vec<PathBuf>,
+        produced: u64,
+    ) -> crate::Result<TrainSummary> {
+        let mut cfg = self.cfg.fastnet.clone();
+        cfg.seed = engine::splitmix64(cfg.seed ^ (u64::from(g) << 32)).1;
+        cfg.hidden = self.cfg.run.final_net_hidden as usize;
+        cfg.epochs = self.cfg.run.final_net_epochs;
+        // Every position, each epoch: replay bounds the reuse of a loop's new positions.
+        cfg.replay = 0.0;
+        self.log(&format!(
+            "{}: the run's final net: a fresh fast net of {} hidden, {} epochs over all {produced} positions in batches of {}",
+            generation_name(g),
+            cfg.hidden,
+            cfg.epochs,
+            cfg.batch_size
+        ));
+        let job = fastnet::train::Job {
+            data: &data,
+            game: self.game,
+            out: &self.run.model_partial(g),
+            window: None,
+            init: None,
+            new_positions: None,
+            cache: Some(&self.shard_cache),
+        };
+        let mut summary = self.fit_fast(g, &job, &cfg, "random".into())?;
+        summary.final_net = true;
+        self.publish_model(&summary, &[])?;
+        Ok(summary)
+    }
+
+    /// Runs fast-net training `job` for generation `g` with `cfg` (started from `from`,
+    /// a generation name or `random`) and returns its summary; the network is left in
+    /// its partial folder, to be published.
+    fn fit_fast(
+        &self,
+        g: u32,
+        job: &fastnet::train::Job,
+        cfg: &fastnet::train::TrainConfig,
+        from: String,
+    ) -> crate::Result<TrainSummary> {
+        let name = generation_name(g);
+        let b = self.observer.task(Task::Train, u64::from(cfg.epochs));
+        let t = Instant::now();
         let mut epochs = 0;
-        let m = fastnet::train::train_to_dir(&job, &cfg, |line| {
+        let m = fastnet::train::train_to_dir(job, cfg, |line| {
             if line.contains(": skipped: ") {
                 self.warn(&format!("{name}: {line}"));
             } else if line.starts_with("epoch ") {
@@ -344,20 +415,19 @@ impl<'o> Pipeline<'o> {
             }
         })?;
         b.finish();
-        let summary = TrainSummary {
+        Ok(TrainSummary {
             generation: g,
             steps: u64::from(cfg.epochs)
                 * (m.trained as u64).div_ceil(cfg.batch_size.max(1) as u64),
             window_rows: m.positions,
-            init: init.map_or("random".into(), |(n, _)| n),
+            init: from,
             loss: m.train.total(cfg.policy_weight) as f32,
             policy_loss: m.train.policy as f32,
             value_loss: m.train.value as f32,
             score_loss: 0.0,
             seconds: t.elapsed().as_secs_f64(),
-        };
-        self.publish_model(&summary, extra)?;
-        Ok(summary)
+            final_net: false,
+        })
     }
 
     /// Evaluates generation `g`: gates it (unless its verdict is recorded), promotes it

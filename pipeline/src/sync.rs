@@ -15,7 +15,9 @@ use rundir::{RunDir, RunLock};
 use crate::config::RunConfig;
 use crate::error::Context;
 use crate::observer::{Observer, Task};
-use crate::report::{EvalRecord, SelfplaySummary, generation_name, read_record, write_record};
+use crate::report::{
+    EvalRecord, SelfplaySummary, TrainSummary, generation_name, read_record, write_record,
+};
 use crate::stages::{Pipeline, ensure_best, publish, remove_dir, save_config};
 
 /// A run directory opened for the synchronous loop: its lock held (one process at a
@@ -196,21 +198,67 @@ impl Pipeline<'_> {
             .map(|k| self.run.selfplay_generation(k))
             .filter(|d| d.is_dir())
             .collect();
-        // Training continues from the previous generation's network (trained even when
-        // it was not promoted), as KataGo's trainer runs independently of gating.
-        let init = (0..g)
-            .rev()
-            .find(|&k| self.run.train_record(k).is_file())
-            .map(|k| (generation_name(k), self.run.generation_model(k)));
-        let mut produced = 0u64;
-        for k in 0..=g {
-            let path = self.run.selfplay_summary(k);
-            if let Ok(Some(s)) = read_record::<SelfplaySummary>(&path) {
-                produced = produced.saturating_add(s.positions);
-            }
-        }
-        self.train_model(g, data, init, produced, &[])?;
+        let init = self.init_for(g);
+        self.train_model(g, data, init, self.produced(g), &[])?;
         Ok(())
+    }
+
+    /// The positions the self-play of generations 0 to `g` made.
+    fn produced(&self, g: u32) -> u64 {
+        (0..=g)
+            .filter_map(|k| read_record::<SelfplaySummary>(&self.run.selfplay_summary(k)).ok())
+            .flatten()
+            .fold(0u64, |n, s| n.saturating_add(s.positions))
+    }
+
+    /// Seconds the run's final net (`run.final_net_hidden`) would take to train on the
+    /// positions of generations before `g`, estimated from the newest network's
+    /// training speed (samples a second, scaled by the widths, a cost about linear
+    /// in the width); 0 when there is no final net to train or nothing to estimate from.
+    fn final_net_seconds(&self, g: u32) -> f64 {
+        let hidden = self.cfg.run.final_net_hidden;
+        if hidden == 0 || g == 0 {
+            return 0.0;
+        }
+        let Some(last) = (0..g).rev().find_map(|k| {
+            read_record::<TrainSummary>(&self.run.train_record(k))
+                .ok()
+                .flatten()
+                .filter(|t| !t.final_net && t.seconds > 0.0 && t.steps > 0)
+        }) else {
+            return 0.0;
+        };
+        let per_s = last.steps as f64 * self.cfg.fastnet.batch_size as f64 / last.seconds;
+        let width = f64::from(hidden) / self.cfg.fastnet.hidden.max(1) as f64;
+        let samples = self.produced(g - 1) as f64 * f64::from(self.cfg.run.final_net_epochs);
+        samples / per_s * width.max(1.0)
+    }
+
+    /// Trains, then gates or promotes, the run's final net (`run.final_net_hidden`) as
+    /// generation `g` (after the loop's last), on every position of the run; resumable
+    /// (a final net already trained is evaluated if it is not yet). Nothing when the
+    /// run has no final net, or no positions.
+    pub fn final_net(&self, g: u32) -> crate::Result<()> {
+        if self.cfg.run.final_net_hidden == 0 {
+            return Ok(());
+        }
+        let gens = crate::report::read_generations(self.dir())?;
+        let newest = gens.iter().rev().find_map(|r| r.train.as_ref());
+        if let Some(t) = newest.filter(|t| t.final_net) {
+            return self.evaluate(t.generation);
+        }
+        let g = newest.map_or(g, |t| g.max(t.generation + 1));
+        let data: Vec<PathBuf> = (0..g)
+            .map(|k| self.run.selfplay_generation(k))
+            .filter(|d| d.is_dir())
+            .collect();
+        let produced = self.produced(g);
+        if produced == 0 {
+            self.log("no self-play positions: no final net");
+            return Ok(());
+        }
+        self.train_final_net(g, data, produced)?;
+        self.evaluate(g)
     }
 }
 
@@ -224,21 +272,38 @@ fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
         p.game,
         p.best()?
     ));
+    let mut next = 0;
     for g in 0..p.cfg.run.generations {
         let finished = p
             .record_or_redo::<EvalRecord>(&p.run.eval_record(g))?
             .is_some_and(|r| r.finished);
         if finished {
+            next = g + 1;
             continue;
         }
         let budget = p.cfg.run.time_budget_minutes;
-        if budget > 0.0 && p.elapsed_minutes()? >= budget {
-            p.log(&format!("time budget of {budget} minutes used: stopping"));
+        // Room for the final net: a generation starts only while the budget holds it too.
+        let reserve = p.final_net_seconds(g) / 60.0;
+        if budget > 0.0 && p.elapsed_minutes()? + reserve >= budget {
+            p.log(&if reserve > 0.0 {
+                format!(
+                    "time budget of {budget} minutes used, but for the final net's {:.0} s: stopping",
+                    reserve * 60.0
+                )
+            } else {
+                format!("time budget of {budget} minutes used: stopping")
+            });
             break;
         }
         p.selfplay(g)?;
         p.train(g)?;
         p.evaluate(g)?;
+        let table = crate::report::write_report(p.dir(), None)?;
+        p.observer.line(&table);
+        next = g + 1;
+    }
+    if p.cfg.run.final_net_hidden > 0 {
+        p.final_net(next)?;
         let table = crate::report::write_report(p.dir(), None)?;
         p.observer.line(&table);
     }
@@ -247,4 +312,89 @@ fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
         best: p.best()?,
         report: p.run.report(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observer::Silent;
+
+    /// The final net's room in a time budget: the positions so far × its epochs, at the
+    /// newest (non-final) network's samples a second, scaled by the widths; none
+    /// before a network is trained, and none without a final net.
+    #[test]
+    fn the_final_net_is_given_the_time_the_last_training_speed_says() {
+        let dir = std::env::temp_dir().join(format!("pipeline-reserve-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let sets = |hidden: u32| {
+            [
+                "train.family=\"fast\"".to_string(),
+                "fastnet.hidden=128".into(),
+                "fastnet.batch_size=100".into(),
+                format!("run.final_net_hidden={hidden}"),
+                "run.final_net_epochs=3".into(),
+            ]
+        };
+        let run = RunDir::new(&dir);
+        let pipeline = |hidden| {
+            Pipeline::new(
+                run.clone(),
+                RunConfig::builtin(&sets(hidden)).unwrap(),
+                &Silent,
+            )
+            .unwrap()
+        };
+        let p = pipeline(512);
+        assert_eq!(p.final_net_seconds(0), 0.0);
+        for (g, positions) in [(0u32, 4_000u64), (1, 6_000)] {
+            let sp = SelfplaySummary {
+                generation: g,
+                model: "bootstrap".into(),
+                games: 10,
+                positions,
+                results: [5, 5, 0],
+                seconds: 1.0,
+                first_game_id: Some(0),
+            };
+            write_record(&run.selfplay_summary(g), &sp).unwrap();
+        }
+        assert_eq!(p.final_net_seconds(2), 0.0, "no training to measure yet");
+        let train = |g: u32, steps: u64, seconds: f64, final_net: bool| TrainSummary {
+            generation: g,
+            steps,
+            window_rows: 0,
+            init: "random".into(),
+            loss: 0.0,
+            policy_loss: 0.0,
+            value_loss: 0.0,
+            score_loss: 0.0,
+            seconds,
+            final_net,
+        };
+        // 50 steps of 100 in 2 s: 2,500 samples/s at 128 wide; 10,000 positions × 3
+        // epochs at 512 wide (4×): 48 s.
+        write_record(&run.train_record(0), &train(0, 50, 2.0, false)).unwrap();
+        assert!(
+            (p.final_net_seconds(2) - 48.0).abs() < 1e-9,
+            "{}",
+            p.final_net_seconds(2)
+        );
+        // Of generation 1 only the positions of generation 0 count.
+        assert!(
+            (p.final_net_seconds(1) - 19.2).abs() < 1e-9,
+            "{}",
+            p.final_net_seconds(1)
+        );
+        // A final net's own training is not the loop's speed.
+        write_record(&run.train_record(1), &train(1, 1, 100.0, true)).unwrap();
+        assert!(
+            (p.final_net_seconds(2) - 48.0).abs() < 1e-9,
+            "{}",
+            p.final_net_seconds(2)
+        );
+        // A narrower final net is not estimated faster than the loop's own.
+        assert!((pipeline(64).final_net_seconds(2) - 12.0).abs() < 1e-9);
+        assert_eq!(pipeline(0).final_net_seconds(2), 0.0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

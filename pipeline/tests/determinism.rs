@@ -204,3 +204,90 @@ fn a_run_without_gating_promotes_every_network_after_a_cheaper_bootstrap() {
     assert_eq!(best.trim(), "gen-0002");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `run.final_net_hidden`: when the loop ends, one more generation, without self-play,
+/// holds a fresh net of that width trained on every position of the run, and it is the
+/// best (no gating); running the finished run again adds nothing; a run extended after
+/// it trains its next generation from the last network of its own width, played by the
+/// final net, and ends with a new final net.
+#[test]
+fn a_run_ends_with_a_fresh_wider_net_on_all_its_positions() {
+    let dir = std::env::temp_dir().join(format!("pipeline-final-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = |generations: u32| {
+        micro(&[
+            &format!("run.generations={generations}"),
+            "train.family=\"fast\"",
+            "fastnet.epochs=1",
+            "fastnet.hidden=32",
+            "fastnet.batch_size=64",
+            "run.gating=false",
+            "run.final_net_hidden=64",
+            "run.final_net_epochs=2",
+            "anchor.ladder=[]",
+        ])
+    };
+    let run = |generations: u32| {
+        SyncRun::open(&dir, cfg(generations), false, &Silent)
+            .unwrap()
+            .run()
+            .unwrap()
+    };
+    let json = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(path)).unwrap()).unwrap()
+    };
+    let positions = |upto: u32| -> u64 {
+        (0..upto)
+            .map(|g| {
+                json(&format!("selfplay/gen-{g:04}/summary.json"))["positions"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .sum()
+    };
+    let hidden =
+        |g: u32| json(&format!("models/gen-{g:04}/model.json"))["network"]["hidden"].clone();
+
+    let summary = run(2);
+    assert_eq!(summary.best, "gen-0002");
+    assert!(!dir.join("selfplay/gen-0002").exists());
+    let record = json("models/gen-0002/train.json");
+    assert_eq!(record["final_net"], true, "{record}");
+    assert_eq!(record["init"], "random", "{record}");
+    assert_eq!(
+        record["window_rows"].as_u64(),
+        Some(positions(2)),
+        "{record}"
+    );
+    assert_eq!(hidden(2), 64);
+    assert_eq!(hidden(1), 32);
+    assert_eq!(json("models/gen-0001/train.json").get("final_net"), None);
+    let metrics = std::fs::read_to_string(dir.join("models/gen-0002/metrics.csv")).unwrap();
+    assert_eq!(metrics.lines().count(), 1 + 2, "{metrics}");
+    assert_eq!(json("eval/gen-0002.json")["promoted"], true);
+    assert!(summary.table.contains("gen-0002"), "{}", summary.table);
+
+    // Finished: nothing more.
+    assert_eq!(run(2).best, "gen-0002");
+    assert!(!dir.join("models/gen-0003").exists());
+
+    // Extended by one generation: played by the final net, trained from gen-0001.
+    assert_eq!(run(4).best, "gen-0004");
+    let shards = fastnet::data::shard_paths(&dir.join("selfplay/gen-0003")).unwrap();
+    let (rows, _) = selfplay::read_shard(&shards[0]).unwrap();
+    assert!(rows[0].model.contains("gen-0002"), "{}", rows[0].model);
+    assert_eq!(json("models/gen-0003/train.json")["init"], "gen-0001");
+    assert_eq!(hidden(3), 32);
+    assert_eq!(json("models/gen-0004/train.json")["final_net"], true);
+    assert_eq!(
+        json("models/gen-0004/train.json")["window_rows"].as_u64(),
+        Some(
+            positions(2)
+                + json("selfplay/gen-0003/summary.json")["positions"]
+                    .as_u64()
+                    .unwrap()
+        )
+    );
+    assert_eq!(hidden(4), 64);
+    let _ = std::fs::remove_dir_all(&dir);
+}

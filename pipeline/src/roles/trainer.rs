@@ -127,9 +127,7 @@ fn run(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
             std::thread::sleep(Duration::from_millis(500));
             continue;
         }
-        let init = g
-            .checked_sub(1)
-            .map(|prev| (generation_name(prev), p.run.generation_model(prev)));
+        let init = p.init_for(g);
         let record = match resumable(p, g, &batches) {
             Some(r) => r,
             None => {
