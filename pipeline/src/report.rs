@@ -250,6 +250,16 @@ pub fn read_generations(run: &Path) -> Result<Vec<Generation>, ReportError> {
     Ok(read_generations_checked(run)?.0)
 }
 
+/// What a report shows for a generation without self-play: `final` for the run's final
+/// net (`run.final_net_hidden`), trained on the positions of every generation before.
+fn no_selfplay(g: &Generation) -> &'static str {
+    if g.train.as_ref().is_some_and(|t| t.final_net) {
+        "final"
+    } else {
+        "-"
+    }
+}
+
 /// The latest anchoring result against each baseline, up to and including `upto`.
 fn ladder_elo(gens: &[Generation], upto: usize) -> BTreeMap<String, (f64, Option<f64>, f64)> {
     let mut m = BTreeMap::new();
@@ -423,7 +433,7 @@ pub fn summary_table(gens: &[Generation]) -> String {
             s,
             "{:>4} {:>6} {:>9} {:>7} {:>8} {:>26} {:>10}",
             g.generation,
-            sp.map_or("-".into(), |s| s.games.to_string()),
+            sp.map_or(no_selfplay(g).into(), |s| s.games.to_string()),
             sp.map_or("-".into(), |s| format!(
                 "{:.0}",
                 s.positions as f64 / s.seconds.max(1e-9)
@@ -767,7 +777,7 @@ pub fn write_report(run: &Path, anchor: Option<&str>) -> Result<String, ReportEr
             md,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} s |",
             g.generation,
-            sp.map_or("-".into(), |s| s.model.clone()),
+            sp.map_or(no_selfplay(g).into(), |s| s.model.clone()),
             sp.map_or("-".into(), |s| s.games.to_string()),
             sp.map_or("-".into(), |s| s.positions.to_string()),
             g.train.as_ref().map_or("-".into(), |t| format!(

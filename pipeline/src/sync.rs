@@ -287,7 +287,7 @@ fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
         if budget > 0.0 && p.elapsed_minutes()? + reserve >= budget {
             p.log(&if reserve > 0.0 {
                 format!(
-                    "time budget of {budget} minutes used, but for the final net's {:.0} s: stopping",
+                    "time budget of {budget} minutes used, {:.0} s of it kept for the final net: stopping",
                     reserve * 60.0
                 )
             } else {

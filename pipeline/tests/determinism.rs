@@ -265,7 +265,14 @@ fn a_run_ends_with_a_fresh_wider_net_on_all_its_positions() {
     let metrics = std::fs::read_to_string(dir.join("models/gen-0002/metrics.csv")).unwrap();
     assert_eq!(metrics.lines().count(), 1 + 2, "{metrics}");
     assert_eq!(json("eval/gen-0002.json")["promoted"], true);
-    assert!(summary.table.contains("gen-0002"), "{}", summary.table);
+    let last = summary.table.lines().last().unwrap();
+    assert!(
+        last.contains("final") && last.contains("gen-0002"),
+        "{}",
+        summary.table
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("| 2 | final | - |"), "{report}");
 
     // Finished: nothing more.
     assert_eq!(run(2).best, "gen-0002");
