@@ -244,10 +244,27 @@ impl Pipeline<'_> {
         }
         let gens = crate::report::read_generations(self.dir())?;
         let newest = gens.iter().rev().find_map(|r| r.train.as_ref());
-        if let Some(t) = newest.filter(|t| t.final_net) {
+        let newest_selfplay = gens
+            .iter()
+            .rev()
+            .find_map(|r| r.selfplay.as_ref().map(|_| r.generation));
+        // Done, unless self-play was played after it (a run extended, then stopped).
+        if let Some(t) = newest.filter(|t| t.final_net)
+            && newest_selfplay.is_none_or(|s| s < t.generation)
+        {
             return self.evaluate(t.generation);
         }
-        let g = newest.map_or(g, |t| g.max(t.generation + 1));
+        // A slot of its own: after every network and every self-play (a killed
+        // generation may have left either without the other).
+        let g = [
+            Some(g),
+            newest.map(|t| t.generation + 1),
+            newest_selfplay.map(|s| s + 1),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(g);
         let data: Vec<PathBuf> = (0..g)
             .map(|k| self.run.selfplay_generation(k))
             .filter(|d| d.is_dir())
@@ -272,19 +289,32 @@ fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
         p.game,
         p.best()?
     ));
-    let mut next = 0;
-    for g in 0..p.cfg.run.generations {
+    // `next`: the slot after the last one looked at; `counted`: the loop's generations
+    // so far (a final net takes a slot but is not one of `run.generations`).
+    let (mut next, mut counted) = (0, 0);
+    while counted < p.cfg.run.generations {
+        let g = next;
+        next = g + 1;
+        let trained = read_record::<TrainSummary>(&p.run.train_record(g))
+            .ok()
+            .flatten();
+        if trained.is_some_and(|t| t.final_net) {
+            // An earlier end of the run: its verdict first, if a kill cut it short.
+            p.evaluate(g)?;
+            continue;
+        }
+        counted += 1;
         let finished = p
             .record_or_redo::<EvalRecord>(&p.run.eval_record(g))?
             .is_some_and(|r| r.finished);
         if finished {
-            next = g + 1;
             continue;
         }
         let budget = p.cfg.run.time_budget_minutes;
         // Room for the final net: a generation starts only while the budget holds it too.
         let reserve = p.final_net_seconds(g) / 60.0;
         if budget > 0.0 && p.elapsed_minutes()? + reserve >= budget {
+            next = g;
             p.log(&if reserve > 0.0 {
                 format!(
                     "time budget of {budget} minutes used, {:.0} s of it kept for the final net: stopping",
@@ -300,7 +330,6 @@ fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
         p.evaluate(g)?;
         let table = crate::report::write_report(p.dir(), None)?;
         p.observer.line(&table);
-        next = g + 1;
     }
     if p.cfg.run.final_net_hidden > 0 {
         p.final_net(next)?;

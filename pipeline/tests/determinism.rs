@@ -278,8 +278,9 @@ fn a_run_ends_with_a_fresh_wider_net_on_all_its_positions() {
     assert_eq!(run(2).best, "gen-0002");
     assert!(!dir.join("models/gen-0003").exists());
 
-    // Extended by one generation: played by the final net, trained from gen-0001.
-    assert_eq!(run(4).best, "gen-0004");
+    // Extended by one generation (the final net is not one of run.generations): played
+    // by the final net, trained from gen-0001.
+    assert_eq!(run(3).best, "gen-0004");
     let shards = fastnet::data::shard_paths(&dir.join("selfplay/gen-0003")).unwrap();
     let (rows, _) = selfplay::read_shard(&shards[0]).unwrap();
     assert!(rows[0].model.contains("gen-0002"), "{}", rows[0].model);

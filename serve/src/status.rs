@@ -128,6 +128,11 @@ pub fn status(dir: &Path, gens: &[Generation]) -> RunStatus {
             .as_ref()
             .is_some_and(|(_, t)| t.starts_with("time budget of"));
     let all_done = generations_planned.is_some_and(|n| done as u64 >= n);
+    // A run that ended with its final net (`run.final_net_hidden`): the newest
+    // generation is that net, evaluated; the budget's reserve ends it inside the budget.
+    let final_done = gens.last().is_some_and(|g| {
+        g.train.as_ref().is_some_and(|t| t.final_net) && g.eval.as_ref().is_some_and(|e| e.finished)
+    });
     let live = holder.as_deref().map(holder_alive);
     let last_unix = last.as_ref().map(|(t, _)| *t);
     let (state, why) = match live {
@@ -146,12 +151,13 @@ pub fn status(dir: &Path, gens: &[Generation]) -> RunStatus {
             "stalled",
             "its lock names no process this server can check".into(),
         ),
-        Some(Liveness::Gone) if !(budget_used || all_done) => (
+        Some(Liveness::Gone) if !(budget_used || all_done || final_done) => (
             "stalled",
             "its lock names a process that no longer runs on this machine".into(),
         ),
         _ if budget_used => ("finished", "its time budget is used".into()),
         _ if all_done => ("finished", "every generation is done".into()),
+        _ if final_done => ("finished", "its final net is trained and evaluated".into()),
         _ if last.is_none() && gens.is_empty() => ("new", "nothing written yet".into()),
         _ => (
             "stopped",
@@ -287,7 +293,10 @@ fn stage_of(line: &str) -> (Option<u32>, Option<String>) {
     let rest = rest.trim();
     let stage = if rest.starts_with("self-play") {
         "self-play"
-    } else if rest.starts_with("training") || rest.contains("positions/s") {
+    } else if rest.starts_with("training")
+        || rest.starts_with("the run's final net")
+        || rest.contains("positions/s")
+    {
         "training"
     } else if rest.starts_with("trained on") || rest.starts_with("gating") {
         "gating"
@@ -319,6 +328,11 @@ mod tests {
             (
                 "gen-0003: training a fast net, 2 epochs",
                 Some(3),
+                Some("training"),
+            ),
+            (
+                "gen-0046: the run's final net: a fresh fast net of 512 hidden, 2 epochs over all 753395 positions in batches of 1024",
+                Some(46),
                 Some("training"),
             ),
             (

@@ -1106,6 +1106,16 @@ fn a_runs_status_follows_its_lock_holder() {
     assert_eq!(s["holder"], Value::Null);
     assert_eq!(state("", "5")["state"], "stopped");
     assert_eq!(state("", "2")["state"], "finished");
+    // A run that ended with its final net (run.final_net_hidden: its newest generation's
+    // record says so) is finished, with generations left and its budget unused.
+    let record = dir.join("models/gen-0001/train.json");
+    let text = std::fs::read_to_string(&record).unwrap();
+    let mut marked: Value = serde_json::from_str(&text).unwrap();
+    marked["final_net"] = Value::Bool(true);
+    std::fs::write(&record, marked.to_string()).unwrap();
+    assert_eq!(state("", "5")["state"], "finished");
+    std::fs::write(&record, text).unwrap();
+    assert_eq!(state("", "5")["state"], "stopped");
     // Held on another machine: running while its log is recent (the micro run's is).
     let elsewhere = "flipzero run, PID 1 on host some-other-machine, since 1 (Unix time)\n";
     assert_eq!(state(elsewhere, "5")["state"], "running");
