@@ -196,13 +196,21 @@ impl<'o> Pipeline<'o> {
     pub fn init_for(&self, g: u32) -> Option<(String, PathBuf)> {
         (0..g)
             .rev()
-            .find(|&k| {
-                read_record::<TrainSummary>(&self.run.train_record(k))
-                    .ok()
-                    .flatten()
-                    .is_some_and(|t| !t.final_net)
-            })
+            .find(|&k| self.trained(k).is_some_and(|t| !t.final_net))
             .map(|k| (generation_name(k), self.run.generation_model(k)))
+    }
+
+    /// Generation `g`'s training record; `None` when absent or unreadable.
+    pub fn trained(&self, g: u32) -> Option<TrainSummary> {
+        read_record(&self.run.train_record(g)).ok().flatten()
+    }
+
+    /// The fast-net training settings of generation `g`: `[fastnet]` with the
+    /// generation's own seed.
+    fn fast_config(&self, g: u32) -> fastnet::train::TrainConfig {
+        let mut cfg = self.cfg.fastnet.clone();
+        cfg.seed = engine::splitmix64(cfg.seed ^ (u64::from(g) << 32)).1;
+        cfg
     }
 
     /// Trains generation `g`'s network into `models/gen-NNNN.partial` (resuming from
@@ -315,8 +323,7 @@ impl<'o> Pipeline<'o> {
         produced: u64,
         extra: &[(&str, String)],
     ) -> crate::Result<TrainSummary> {
-        let mut cfg = self.cfg.fastnet.clone();
-        cfg.seed = engine::splitmix64(cfg.seed ^ (u64::from(g) << 32)).1;
+        let cfg = self.fast_config(g);
         let window = self.cfg.train.window_for(produced);
         let init = init.filter(|(_, dir)| fastnet::io::is_fastnet(dir));
         // `replay` scales the positions this generation's self-play added.
@@ -360,8 +367,7 @@ impl<'o> Pipeline<'o> {
         data: Vec<PathBuf>,
         produced: u64,
     ) -> crate::Result<TrainSummary> {
-        let mut cfg = self.cfg.fastnet.clone();
-        cfg.seed = engine::splitmix64(cfg.seed ^ (u64::from(g) << 32)).1;
+        let mut cfg = self.fast_config(g);
         cfg.hidden = self.cfg.run.final_net_hidden as usize;
         cfg.epochs = self.cfg.run.final_net_epochs;
         // Every position, each epoch: replay bounds the reuse of a loop's new positions.

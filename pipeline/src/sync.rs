@@ -15,9 +15,7 @@ use rundir::{RunDir, RunLock};
 use crate::config::RunConfig;
 use crate::error::Context;
 use crate::observer::{Observer, Task};
-use crate::report::{
-    EvalRecord, SelfplaySummary, TrainSummary, generation_name, read_record, write_record,
-};
+use crate::report::{EvalRecord, SelfplaySummary, generation_name, read_record, write_record};
 use crate::stages::{Pipeline, ensure_best, publish, remove_dir, save_config};
 
 /// A run directory opened for the synchronous loop: its lock held (one process at a
@@ -221,9 +219,7 @@ impl Pipeline<'_> {
             return 0.0;
         }
         let Some(last) = (0..g).rev().find_map(|k| {
-            read_record::<TrainSummary>(&self.run.train_record(k))
-                .ok()
-                .flatten()
+            self.trained(k)
                 .filter(|t| !t.final_net && t.seconds > 0.0 && t.steps > 0)
         }) else {
             return 0.0;
@@ -234,14 +230,11 @@ impl Pipeline<'_> {
         samples / per_s * width.max(1.0)
     }
 
-    /// Trains, then gates or promotes, the run's final net (`run.final_net_hidden`) as
-    /// generation `g` (after the loop's last), on every position of the run; resumable
-    /// (a final net already trained is evaluated if it is not yet). Nothing when the
-    /// run has no final net, or no positions.
-    pub fn final_net(&self, g: u32) -> crate::Result<()> {
-        if self.cfg.run.final_net_hidden == 0 {
-            return Ok(());
-        }
+    /// Trains, then gates or promotes, the run's final net (`run.final_net_hidden`,
+    /// set) as generation `g` (after the loop's last), on every position of the run;
+    /// resumable (a final net already trained is evaluated if it is not yet). Nothing
+    /// when the run has no positions.
+    fn final_net(&self, g: u32) -> crate::Result<()> {
         let gens = crate::report::read_generations(self.dir())?;
         let newest = gens.iter().rev().find_map(|r| r.train.as_ref());
         let newest_selfplay = gens
@@ -256,15 +249,9 @@ impl Pipeline<'_> {
         }
         // A slot of its own: after every network and every self-play (a killed
         // generation may have left either without the other).
-        let g = [
-            Some(g),
-            newest.map(|t| t.generation + 1),
-            newest_selfplay.map(|s| s + 1),
-        ]
-        .into_iter()
-        .flatten()
-        .max()
-        .unwrap_or(g);
+        let g = g
+            .max(newest.map_or(0, |t| t.generation + 1))
+            .max(newest_selfplay.map_or(0, |s| s + 1));
         let data: Vec<PathBuf> = (0..g)
             .map(|k| self.run.selfplay_generation(k))
             .filter(|d| d.is_dir())
@@ -295,10 +282,7 @@ fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
     while counted < p.cfg.run.generations {
         let g = next;
         next = g + 1;
-        let trained = read_record::<TrainSummary>(&p.run.train_record(g))
-            .ok()
-            .flatten();
-        if trained.is_some_and(|t| t.final_net) {
+        if p.trained(g).is_some_and(|t| t.final_net) {
             // An earlier end of the run: its verdict first, if a kill cut it short.
             p.evaluate(g)?;
             continue;
@@ -347,6 +331,7 @@ fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
 mod tests {
     use super::*;
     use crate::observer::Silent;
+    use crate::report::TrainSummary;
 
     /// The final net's room in a time budget: the positions so far × its epochs, at the
     /// newest (non-final) network's samples a second, scaled by the widths; none
