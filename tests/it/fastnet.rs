@@ -135,6 +135,34 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
     assert_eq!(text.matches("bestmove").count(), 2, "{text}");
     assert!(!text.contains("plays instead"), "{text}");
     assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    // The `abnet:` player's net is checked and loaded when the player is chosen, not on
+    // the clock of its first move: a net of another game is refused at once (the player
+    // stays `ab`), the game cannot change under a chosen one, and a folder without a
+    // model is named.
+    let input = format!(
+        "uai\nsetoption name Game value othello\nsetoption name Player value abnet:{n}\n\
+         setoption name Game value ataxx\nsetoption name Player value abnet:{n}\n\
+         setoption name Game value othello\nsetoption name Player value abnet:{d}\n\
+         isready\nquit\n"
+    );
+    let out = crate::with_input(&["uai"], input.as_bytes());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let errors: Vec<&str> = text.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 3, "{text}");
+    assert_eq!(
+        errors[0],
+        format!("info string error: model {n} is for game ataxx, not othello"),
+        "{text}"
+    );
+    assert_eq!(
+        errors[1],
+        format!(
+            "info string error: model {n} is for game ataxx, not othello; the game stays ataxx"
+        ),
+        "{text}"
+    );
+    assert!(errors[2].contains("neither a model directory"), "{text}");
+    assert!(text.trim_end().ends_with("readyok"), "{text}");
 
     // The commands of the other family name the format.
     let (ok, _, err) = flipzero(&["infer", "--model", n, "--position", "startpos"]);

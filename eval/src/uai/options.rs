@@ -22,13 +22,15 @@ impl Choice {
                 net: NetSource::Path(p),
                 ..
             }) => Some(p),
+            Choice::Ladder(PlayerSpec::NetAlphaBeta { net, .. }) => Some(net),
             _ => None,
         }
     }
 }
 
-/// A player by name for `game`: `ab`, or a ladder name; an MCTS player's network is
-/// checked to load and to be for `game`.
+/// A player by name for `game`: `ab`, or a ladder name; an MCTS or `abnet:` player's
+/// network is checked to load and to be for `game`, and loaded now, not on the clock of
+/// the first move.
 pub(super) fn parse_player(name: &str, game: Game) -> Result<Choice, String> {
     if name == "ab" {
         return Ok(Choice::Search);
@@ -38,6 +40,10 @@ pub(super) fn parse_player(name: &str, game: Game) -> Result<Choice, String> {
             Err("an external engine cannot be the player here".into())
         }
         Ok(spec) => {
+            if let PlayerSpec::NetAlphaBeta { net, .. } = &spec {
+                // A fast net, of this game (cached for every move's search).
+                crate::players::spec::fast_value(net, game).map_err(|e| e.to_string())?;
+            }
             let choice = Choice::Ladder(spec);
             if let Some(p) = choice.net_path() {
                 check_net(p, game)?;
