@@ -47,7 +47,7 @@ pub struct LoopConfig {
     /// The run's final net (fast-net runs): when the loop ends, a fresh fast net of
     /// this width trained on every position of the run, as one more generation without
     /// self-play (gated or promoted as any other); a time budget leaves room for it.
-    /// 0: none.
+    /// The synchronous loop's alone: the roles warn that they do not train it. 0: none.
     pub final_net_hidden: u32,
     /// Passes of the final net's training over the run's positions.
     pub final_net_epochs: u32,

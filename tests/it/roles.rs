@@ -354,6 +354,54 @@ fn leases_refuse_a_live_holder_and_are_taken_over_when_stale() {
     let _ = std::fs::remove_dir_all(&run);
 }
 
+/// The roles have no end of the run to train its final net at (the synchronous loop's
+/// end does): a trainer of a run that asks for one says so, in its output and the run's
+/// log, naming the command that trains it from the run's data; without one, it says
+/// nothing of it.
+#[test]
+fn a_trainer_warns_that_the_roles_do_not_train_the_final_net() {
+    for hidden in [64, 0] {
+        let run = fresh(&format!("final-net-{hidden}"));
+        let mut args = MICRO.to_vec();
+        let final_net = format!("run.final_net_hidden={hidden}");
+        args.extend(["--set", "train.family=\"fast\"", "--set", &final_net]);
+        let out = role("selfplay", &run, &args)
+            .args(["--batches", "0"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let trainer = spawn(role("train", &run, &[]));
+        // The warning comes before the trainer's wait for its first positions.
+        wait_for(Duration::from_secs(60), "the trainer to wait", || {
+            std::fs::read_to_string(run.join("run.log"))
+                .is_ok_and(|l| l.contains("gen-0000: waiting for 300 new positions"))
+        });
+        sigterm(&trainer);
+        let out = finish(trainer, Duration::from_secs(30), "the trainer");
+        let msg = text(&out);
+        let log = std::fs::read_to_string(run.join("run.log")).unwrap();
+        let command = format!(
+            "flipzero train --net fast --game ataxx --data {}/selfplay --out OUT --set hidden=64 --set epochs=2",
+            run.display()
+        );
+        if hidden > 0 {
+            assert!(
+                msg.contains("warning: run.final_net_hidden = 64: the roles")
+                    && msg.contains("do not train the run's final net")
+                    && msg.contains(&command),
+                "{msg}"
+            );
+            assert!(log.contains(&command), "{log}");
+        } else {
+            assert!(
+                !msg.contains("final net") && !log.contains("final net"),
+                "{msg}\n{log}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&run);
+    }
+}
+
 #[test]
 fn a_worker_with_another_game_is_refused_naming_the_key_and_its_own_threads_are_its_own() {
     let run = fresh("game");
