@@ -40,14 +40,19 @@ pub(super) fn parse_player(name: &str, game: Game) -> Result<Choice, String> {
             Err("an external engine cannot be the player here".into())
         }
         Ok(spec) => {
-            if let PlayerSpec::NetAlphaBeta { net, .. } = &spec {
-                // A fast net, of this game (cached for every move's search).
-                crate::players::spec::fast_value(net, game).map_err(|e| e.to_string())?;
-            }
             let choice = Choice::Ladder(spec);
-            if let Some(p) = choice.net_path() {
-                check_net(p, game)?;
-                load(p, game)?;
+            match &choice {
+                // A fast net (not a CNN), of this game, loaded and cached for every
+                // move's search: what `check_net` and `load` do, and the family checked.
+                Choice::Ladder(PlayerSpec::NetAlphaBeta { net, .. }) => {
+                    crate::players::spec::fast_value(net, game).map_err(|e| e.to_string())?;
+                }
+                _ => {
+                    if let Some(p) = choice.net_path() {
+                        check_net(p, game)?;
+                        load(p, game)?;
+                    }
+                }
             }
             Ok(choice)
         }

@@ -75,16 +75,14 @@ fn run(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
     let open = open_run(a, "trainer", observer)?;
     let p = &open.pipeline;
     let lease = hold_lease(p, "train", &a.stop)?;
-    if p.cfg.run.final_net_hidden > 0 {
+    let (hidden, epochs) = (p.cfg.run.final_net_hidden, p.cfg.run.final_net_epochs);
+    if hidden > 0 {
         // The final net is trained when the synchronous loop ends; the roles have no
         // end of the run to hang it on (self-play workers may still be publishing).
         p.warn(&format!(
-            "run.final_net_hidden = {}: the roles (`flipzero worker`, `flipzero run --async`, Slurm) do not train the run's final net; train it when the run is done: flipzero train --net fast --game {} --data {}/selfplay --out OUT --set hidden={} --set epochs={}",
-            p.cfg.run.final_net_hidden,
+            "run.final_net_hidden = {hidden}: the roles (`flipzero worker`, `flipzero run --async`, Slurm) do not train the run's final net; train it when the run is done: flipzero train --net fast --game {} --data {}/selfplay --out OUT --set hidden={hidden} --set epochs={epochs}",
             p.cfg.selfplay.game,
             p.run.path().display(),
-            p.cfg.run.final_net_hidden,
-            p.cfg.run.final_net_epochs
         ));
     }
     for f in rundir::remove_stale_temps(&p.run.models()) {
