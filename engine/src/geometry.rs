@@ -93,6 +93,14 @@ impl Reach {
     }
 }
 
+const fn min(a: i32, b: i32) -> i32 {
+    if a < b { a } else { b }
+}
+
+const fn max(a: i32, b: i32) -> i32 {
+    if a > b { a } else { b }
+}
+
 /// Column heights of the Hexxagon board, columns a–i.
 const HEX_COLUMNS: [u8; 9] = [5, 6, 7, 8, 9, 8, 7, 6, 5];
 
@@ -123,9 +131,27 @@ pub struct Geometry {
     coords: [(i8, i8); MAX_CELLS],
     /// Naming coordinates (column, row), both from 0.
     names: [(u8, u8); MAX_CELLS],
+    /// The cells of each class of [`Geometry::CLASSES`]: on rectangles by the distances
+    /// (a, b), a ≤ b, to the nearest edges of the two axes, each at most 3 (corner (0,0),
+    /// edge (0,1)…(0,3), and so on inward); on the hex board by the distance d to its rim
+    /// (at most 3), as (d, d). The evaluation's piece-square terms read them.
+    pub classes: [Bitboard; Geometry::CLASSES],
 }
 
 impl Geometry {
+    /// Number of cell classes ([`Geometry::classes`]): the pairs (a, b), 0 ≤ a ≤ b ≤ 3,
+    /// numbered (0,0), (0,1), (0,2), (0,3), (1,1), (1,2), (1,3), (2,2), (2,3), (3,3).
+    pub const CLASSES: usize = 10;
+
+    /// The class number of the distances (a, b), each clamped to 3.
+    const fn class_of(a: i32, b: i32) -> usize {
+        let (a, b) = if a < b { (a, b) } else { (b, a) };
+        let (a, b) = (if a > 3 { 3 } else { a }, if b > 3 { 3 } else { b });
+        // Rows of the triangle: 4, 3, 2, 1 classes for a = 0, 1, 2, 3.
+        let start = [0, 4, 7, 9][a as usize];
+        start + (b - a) as usize
+    }
+
     /// Builds a rectangular board.
     pub const fn rect(width: u8, height: u8, clone: Reach, jump: Reach, flip: Reach) -> Self {
         assert!((width as usize) * (height as usize) <= MAX_CELLS);
@@ -208,7 +234,28 @@ impl Geometry {
             a += 1;
         }
         let cells = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        let mut classes = [Bitboard::EMPTY; Geometry::CLASSES];
+        let mut i = 0;
+        while i < n {
+            let (x, y) = (coords[i].0 as i32, coords[i].1 as i32);
+            let class = match shape {
+                Shape::Rect { width, height } => {
+                    let a = min(x, width as i32 - 1 - x);
+                    let b = min(y, height as i32 - 1 - y);
+                    Geometry::class_of(a, b)
+                }
+                Shape::Hex5 => {
+                    // Hex distance from the centre (4, 4) in these axial coordinates.
+                    let (dq, dr) = (x - 4, y - 4);
+                    let d = max(max(dq.abs(), dr.abs()), (dq - dr).abs());
+                    Geometry::class_of(4 - d, 4 - d)
+                }
+            };
+            classes[class].0 |= 1u64 << i;
+            i += 1;
+        }
         Geometry {
+            classes,
             shape,
             cells: Bitboard(cells),
             num_cells: n as u8,

@@ -98,6 +98,23 @@ impl Move {
         }
     }
 
+    /// The move as 16 bits (source cell high, target low), for tables that store moves
+    /// compactly; [`Move::from_bits`] reads it back.
+    #[inline]
+    pub const fn to_bits(self) -> u16 {
+        (self.from as u16) << 8 | self.to as u16
+    }
+
+    /// The move whose [`Move::to_bits`] is `bits` (any 16 bits make some move; whether it
+    /// is legal is the position's business).
+    #[inline]
+    pub const fn from_bits(bits: u16) -> Move {
+        Move {
+            from: (bits >> 8) as u8,
+            to: bits as u8,
+        }
+    }
+
     /// The move in notation on `geometry`'s board.
     pub fn display(self, geometry: &Geometry) -> MoveDisplay<'_> {
         MoveDisplay { mv: self, geometry }
@@ -525,6 +542,14 @@ impl Position {
     pub fn play(&mut self, mv: Move) {
         debug_assert!(self.is_legal(mv), "illegal move {mv:?} in {}", self.fen());
         with_kernel!(self.rules.variant, K => { self.play_k::<true, K>(mv); })
+    }
+
+    /// Passes the turn whether or not the side to move has a move: a null move, which
+    /// searches play to learn what the opponent would do with two moves in a row. The
+    /// half-move clock and the hash change as for a pass.
+    #[inline]
+    pub fn null_move(&mut self) {
+        with_kernel!(self.rules.variant, K => { self.play_k::<true, K>(Move::PASS); })
     }
 
     /// Plays `mv` if it is legal; otherwise leaves the position unchanged and says why.
