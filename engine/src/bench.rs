@@ -10,27 +10,27 @@ use crate::{Game, State};
 
 /// The search benchmark's positions: (game, position, depth).
 pub const SEARCH_BENCH: &[(&str, &str, u32)] = &[
-    ("ataxx", "x5o/7/7/7/7/7/o5x x 0 1", 8),
-    ("ataxx", "x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1", 8),
-    ("ataxx", "x2-2o/3-3/2---2/7/2---2/3-3/o2-2x x 0 1", 8),
-    ("ataxx", "x1oo3/1x1o3/2xxo2/3o3/1xxoo2/2x4/o5x o 4 9", 6),
+    ("ataxx", "x5o/7/7/7/7/7/o5x x 0 1", 14),
+    ("ataxx", "x5o/7/2-1-2/7/2-1-2/7/o5x x 0 1", 14),
+    ("ataxx", "x2-2o/3-3/2---2/7/2---2/3-3/o2-2x x 0 1", 14),
+    ("ataxx", "x1oo3/1x1o3/2xxo2/3o3/1xxoo2/2x4/o5x o 4 9", 11),
     (
         "ataxx",
         "xxxoo2/xxoooo1/xxxxoo1/xoxxooo/xooxxx1/1oo1xx1/3o3 x 0 20",
-        7,
+        17,
     ),
-    ("ataxx/assimilation", "startpos", 8),
-    ("hexxagon", "startpos", 7),
-    ("othello", "startpos", 11),
+    ("ataxx/assimilation", "startpos", 14),
+    ("hexxagon", "startpos", 12),
+    ("othello", "startpos", 15),
     (
         "othello",
         "8/8/2ooo3/2oxxo2/2xxxo2/3ox3/8/8 x play - - 0",
-        9,
+        13,
     ),
     (
         "annexation64",
         "4/4/4/10/4ox4/4xo4/10/4/4/4 x play 30 30 0",
-        9,
+        13,
     ),
 ];
 

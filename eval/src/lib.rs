@@ -29,7 +29,7 @@ pub use operating::{
     standard_elos,
 };
 pub use pgn::to_pgn;
-pub use players::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
+pub use players::baselines::{AbSearch, AlphaBetaPlayer, GreedyPlayer, RandomPlayer, clock_limits};
 pub use players::mcts::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluator,
     build_evaluators, check_loads, load_fastnet, load_network, model_game, resolve_net,

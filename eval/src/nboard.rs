@@ -264,7 +264,7 @@ impl<W: Write> Engine<W> {
 
     /// Whether the player is `ab` alone, which searches to the GUI's `set depth`.
     fn gui_depth(&self) -> bool {
-        matches!(&self.spec, PlayerSpec::AlphaBeta(own) if *own == Limits::default())
+        matches!(&self.spec, PlayerSpec::AlphaBeta { limits, .. } if *limits == Limits::default())
     }
 
     /// The player's move and evaluation, searched on a thread of its own while `events`
@@ -274,11 +274,14 @@ impl<W: Write> Engine<W> {
         events: &Receiver<Input>,
     ) -> Result<(Move, Option<Evaluation>), PlayerError> {
         if self.player.is_none() {
-            let player: Box<dyn Player> = if self.gui_depth() {
-                Box::new(AlphaBetaPlayer::new(Limits {
+            let player: Box<dyn Player> = if let PlayerSpec::AlphaBeta { search, .. } = &self.spec
+                && self.gui_depth()
+            {
+                let limits = Limits {
                     depth: Some(self.depth),
                     ..Limits::default()
-                }))
+                };
+                Box::new(AlphaBetaPlayer::new(limits, search))
             } else {
                 self.spec
                     .build(self.game, self.position.hash(), Timeouts::default())?

@@ -282,14 +282,21 @@ impl TuneParam {
             c_end: v[3],
             r_end: v.get(4).copied().unwrap_or(0.002),
         };
-        // The name must be a search setting, and its range values it accepts.
-        let mut check = crate::SearchParams::default();
+        // The name must be a search setting (an MCTS player's or an alpha-beta player's),
+        // and its range values it accepts.
         for x in [p.min, p.max] {
-            match check.set(&p.name, &x.to_string()) {
-                Ok(true) => {}
-                Ok(false) => {
+            let mcts = crate::SearchParams::default().set(&p.name, &x.to_string());
+            match mcts {
+                Ok(true) => continue,
+                Err(e) => return Err(TuneError::Setting(e)),
+                Ok(false) => {}
+            }
+            let mut ab = crate::AbSearch::TUNED;
+            match ab.set(&p.name, &format!("{}", x.round())) {
+                Ok(true) if p.name != "search" => {}
+                Ok(_) => {
                     return Err(TuneError::Setting(format!(
-                        "`{}` is no search setting (they are: {})",
+                        "`{}` is no search setting (they are: {}; and an alpha-beta player's parameters, which `flipzero uai` lists as options)",
                         p.name,
                         crate::PARAM_KEYS
                     )));
@@ -301,26 +308,50 @@ impl TuneParam {
     }
 }
 
-/// `player` (an MCTS player) with `values` of `params` set.
+/// `player` (an MCTS or alpha-beta player) with `values` of `params` set.
 pub fn with_values(
     player: &PlayerSpec,
     params: &[TuneParam],
     values: &[f64],
 ) -> Result<PlayerSpec, TuneError> {
     let mut spec = player.clone();
-    let PlayerSpec::Mcts { params: set, .. } = &mut spec else {
-        return Err(TuneError::Setting(format!(
-            "{player}: only an MCTS player (mcts:…) has search settings to tune"
-        )));
+    let not_its = |p: &TuneParam| {
+        TuneError::Setting(format!(
+            "{player}: `{}` is not a setting of this player",
+            p.name
+        ))
     };
-    for (p, v) in params.iter().zip(values) {
-        // An integer setting (endgame) takes the nearest whole value.
-        let text = if p.name == "endgame" {
-            format!("{}", v.round())
-        } else {
-            format!("{v}")
-        };
-        set.set(&p.name, &text).map_err(TuneError::Setting)?;
+    match &mut spec {
+        PlayerSpec::Mcts { params: set, .. } => {
+            for (p, v) in params.iter().zip(values) {
+                // An integer setting (endgame) takes the nearest whole value.
+                let text = if p.name == "endgame" {
+                    format!("{}", v.round())
+                } else {
+                    format!("{v}")
+                };
+                if !set.set(&p.name, &text).map_err(TuneError::Setting)? {
+                    return Err(not_its(p));
+                }
+            }
+        }
+        PlayerSpec::AlphaBeta { search, .. } | PlayerSpec::NetAlphaBeta { search, .. } => {
+            // Alpha-beta parameters are integers: the nearest whole value.
+            for (p, v) in params.iter().zip(values) {
+                if p.name == "search"
+                    || !search
+                        .set(&p.name, &format!("{}", v.round()))
+                        .map_err(TuneError::Setting)?
+                {
+                    return Err(not_its(p));
+                }
+            }
+        }
+        _ => {
+            return Err(TuneError::Setting(format!(
+                "{player}: only an MCTS player (mcts:…) or an alpha-beta player (ab:…, abnet:…) has search settings to tune"
+            )));
+        }
     }
     Ok(spec)
 }
@@ -427,9 +458,15 @@ mod tests {
             assert!(TuneParam::parse(bad).is_err(), "{bad}");
         }
         let spec: PlayerSpec = "mcts:bootstrap:sims=8".parse().unwrap();
-        let tuned = with_values(&spec, &[p], &[2.25]).unwrap();
+        let tuned = with_values(&spec, std::slice::from_ref(&p), &[2.25]).unwrap();
         assert_eq!(tuned.to_string(), "mcts:bootstrap:sims=8,cpuct=2.25");
-        assert!(with_values(&"ab2".parse().unwrap(), &[], &[]).is_err());
+        assert!(with_values(&"greedy".parse().unwrap(), &[], &[]).is_err());
+        // Alpha-beta settings are integers: the nearest whole value, over the player's own.
+        let margin = TuneParam::parse("rfp_margin=80:10:400:10").unwrap();
+        let ab: PlayerSpec = "ab:nodes=5000".parse().unwrap();
+        let tuned = with_values(&ab, std::slice::from_ref(&margin), &[123.6]).unwrap();
+        assert_eq!(tuned.to_string(), "ab:nodes=5000,rfp_margin=124");
+        assert!(with_values(&ab, &[p], &[1.0]).is_err(), "cpuct is MCTS's");
     }
 
     fn steps_of(

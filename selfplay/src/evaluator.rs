@@ -142,7 +142,7 @@ impl Bootstrap {
     /// A bootstrap evaluator searching `depth` plies for its value.
     pub fn new(depth: u32) -> Bootstrap {
         Bootstrap {
-            searcher: Searcher::new(1),
+            searcher: Searcher::full_width(1),
             depth,
         }
     }

@@ -589,7 +589,7 @@ impl Search {
         *may_solve = false;
         let searcher = self
             .endgame
-            .get_or_insert_with(|| Box::new(engine::search::Searcher::new(1)));
+            .get_or_insert_with(|| Box::new(engine::search::Searcher::full_width(1)));
         endgame::solve(searcher, &s, cfg.endgame_nodes)
     }
 

@@ -554,18 +554,26 @@ fn player_spec(s: &AppState, name: &str) -> Result<PlayerSpec, ApiError> {
                 params,
             }
         }
-        PlayerSpec::AlphaBeta(mut limits) => {
+        PlayerSpec::AlphaBeta { mut limits, search } => {
             limits.time = Some(limits.time.map_or(MAX_THINK, |t| t.min(MAX_THINK)));
-            PlayerSpec::AlphaBeta(limits)
+            PlayerSpec::AlphaBeta { limits, search }
         }
-        PlayerSpec::NetAlphaBeta { net, mut limits } => {
+        PlayerSpec::NetAlphaBeta {
+            net,
+            mut limits,
+            search,
+        } => {
             let NetSource::Path(net) = net_source(s, &net.to_string_lossy())? else {
                 return Err(ApiError::BadRequest(
                     "abnet: plays a fast net, not the bootstrap evaluator".into(),
                 ));
             };
             limits.time = Some(limits.time.map_or(MAX_THINK, |t| t.min(MAX_THINK)));
-            PlayerSpec::NetAlphaBeta { net, limits }
+            PlayerSpec::NetAlphaBeta {
+                net,
+                limits,
+                search,
+            }
         }
         other => other,
     })

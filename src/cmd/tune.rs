@@ -1,4 +1,4 @@
-//! `flipzero tune`: SPSA over an MCTS player's search settings by matches
+//! `flipzero tune`: SPSA over a player's search settings (an MCTS or alpha-beta player) by matches
 //! (eval::tune::tune_by_matches).
 
 use std::path::PathBuf;
@@ -10,15 +10,17 @@ use eval::{MatchConfig, PlayerSpec, TuneParam, TuneRecord};
 /// Arguments of `flipzero tune`.
 #[derive(Args)]
 pub struct TuneArgs {
-    /// The MCTS player to tune, e.g. mcts:data/runs/fast (its own settings are where the
+    /// The player to tune, e.g. mcts:data/runs/fast or ab (its own settings are where the
     /// parameters not tuned stay).
     #[arg(long)]
     player: String,
     /// A fixed opponent that θ+ and θ− each play; without it, θ+ plays θ− (OpenBench).
     #[arg(long)]
     opponent: Option<String>,
-    /// A tuned parameter, NAME=START:MIN:MAX:C_END[:R_END] (repeatable; names: cpuct,
-    /// fpu, endgame; C_END the perturbation and R_END the step at the last iteration).
+    /// A tuned parameter, NAME=START:MIN:MAX:C_END[:R_END] (repeatable; names: an MCTS
+    /// player's cpuct, fpu, endgame; an alpha-beta player's search parameters, listed by
+    /// `flipzero uai` as options; C_END the perturbation and R_END the step at the last
+    /// iteration).
     #[arg(long = "param", required = true)]
     params: Vec<String>,
     /// Iterations (one opening pair each, two with --opponent).
@@ -36,6 +38,10 @@ pub struct TuneArgs {
     /// Seed of the perturbations, the openings and the players.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Games played at once: an iteration's two games (four with --opponent) on as many
+    /// cores. Games on a clock want a core each.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     /// Where the result goes (JSON: the tuned values, their spread over the last
     /// quarter of the iterations, and every iteration).
     #[arg(long)]
@@ -57,7 +63,12 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         .iter()
         .map(|p| TuneParam::parse(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut cfg = MatchConfig::new(game, 1, a.seed);
+    anyhow::ensure!(
+        (1..=64).contains(&a.threads),
+        "--threads must be in 1..=64, got {}",
+        a.threads
+    );
+    let mut cfg = MatchConfig::new(game, a.threads, a.seed);
     cfg.clock = match &a.clock {
         Some(c) => Some(c.parse().context("--clock")?),
         None => None,
@@ -83,6 +94,14 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
                     eval::ResolvedNet::Bootstrap => None,
                 },
                 _ => None,
+            },
+        ),
+        PlayerSpec::AlphaBeta { search, .. } => (search.parts().join(","), None),
+        PlayerSpec::NetAlphaBeta { search, net, .. } => (
+            search.parts().join(","),
+            match eval::resolve_net(net)? {
+                eval::ResolvedNet::Model(d) => Some(d.display().to_string()),
+                eval::ResolvedNet::Bootstrap => None,
             },
         ),
         _ => (String::new(), None),

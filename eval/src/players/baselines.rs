@@ -2,9 +2,9 @@
 
 use std::sync::atomic::AtomicBool;
 
-use engine::search::{Limits, Searcher};
+use engine::search::{Limits, Params, Searcher};
 use engine::{Move, Rng, State};
-use selfplay::{ClockState, TimeManager, expected_moves_left};
+use selfplay::{ClockState, TimeBudget, TimeManager, expected_moves_left};
 
 use super::{Evaluation, Player, PlayerError};
 
@@ -33,6 +33,86 @@ impl Player for GreedyPlayer {
     }
 }
 
+/// An alpha-beta player's search: the full-width search (the ladder's `ab1`…`ab64`, a
+/// yardstick whose strength stays fixed) or the tuned one (every other `ab` and `abnet:`
+/// player), each with parameters set by name (`ab:time=100,rfp_margin=60`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AbSearch {
+    /// The full-width search's parameters are the base ([`Params::FULL_WIDTH`]), not
+    /// the tuned ones ([`Params::TUNED`]).
+    pub full_width: bool,
+    /// The parameters, the base's with the settings given.
+    pub params: Params,
+}
+
+impl AbSearch {
+    /// The tuned search.
+    pub const TUNED: AbSearch = AbSearch {
+        full_width: false,
+        params: Params::TUNED,
+    };
+
+    /// The full-width search.
+    pub const FULL_WIDTH: AbSearch = AbSearch {
+        full_width: true,
+        params: Params::FULL_WIDTH,
+    };
+
+    fn base(&self) -> Params {
+        if self.full_width {
+            Params::FULL_WIDTH
+        } else {
+            Params::TUNED
+        }
+    }
+
+    /// Sets `key` to `value`: `search=full|tuned` (the settings given so far stay), or
+    /// a search parameter; `Ok(false)` when `key` is neither, `Err` names a bad value.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<bool, String> {
+        if key == "search" {
+            let set = self.params.diff(&self.base());
+            self.full_width = match value {
+                "full" => true,
+                "tuned" => false,
+                _ => return Err(format!("`search={value}`: expected full or tuned")),
+            };
+            self.params = self.base();
+            for (k, v) in set {
+                self.params
+                    .set(k, &v.to_string())
+                    .map_err(|e| e.to_string())?;
+            }
+            return Ok(true);
+        }
+        if engine::search::param_spec(key).is_none() {
+            return Ok(false);
+        }
+        self.params.set(key, value).map_err(|e| e.to_string())?;
+        Ok(true)
+    }
+
+    /// The parameters set, as `key=value`, in the table's order.
+    pub fn parts(&self) -> Vec<String> {
+        self.params
+            .diff(&self.base())
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    }
+}
+
+/// The alpha-beta limits of a move on a clock: the time manager's soft limit is where
+/// iterations stop starting (scaled by the search's `tm_*` parameters), its hard limit
+/// where the search stops; `own` limits of depth and nodes still apply. The one rule of
+/// every alpha-beta player on a clock (matches, `flipzero uai`, NBoard).
+pub fn clock_limits(budget: TimeBudget, own: Limits) -> Limits {
+    Limits {
+        soft_time: Some(budget.soft),
+        time: Some(budget.hard),
+        ..own
+    }
+}
+
 /// Alpha-beta search with fixed limits; on a clock, its time comes from the time manager
 /// (its depth and node limits still apply).
 pub struct AlphaBetaPlayer {
@@ -43,13 +123,23 @@ pub struct AlphaBetaPlayer {
 }
 
 impl AlphaBetaPlayer {
-    /// A search with `limits` and its own 16 MiB table.
-    pub fn new(limits: Limits) -> AlphaBetaPlayer {
+    /// A search with `limits`, the parameters of `search` and its own 16 MiB table.
+    pub fn new(limits: Limits, search: &AbSearch) -> AlphaBetaPlayer {
         AlphaBetaPlayer {
-            searcher: Searcher::new(16),
+            searcher: Searcher::new(16).with_params(search.params),
             limits,
             last_score: None,
         }
+    }
+
+    fn play(&mut self, state: &State, limits: Limits, stop: &AtomicBool) -> Move {
+        let report = self
+            .searcher
+            .search(state, limits, stop, |_| {})
+            .expect("not over");
+        // A search stopped before its first iteration has no score of its own.
+        self.last_score = (report.depth > 0).then_some(report.score);
+        report.pv[0]
     }
 }
 
@@ -64,13 +154,7 @@ impl Player for AlphaBetaPlayer {
     }
 
     fn choose_until(&mut self, state: &State, stop: &AtomicBool) -> Result<Move, PlayerError> {
-        let report = self
-            .searcher
-            .search(state, self.limits, stop, |_| {})
-            .expect("not over");
-        // A search stopped before its first iteration has no score of its own.
-        self.last_score = (report.depth > 0).then_some(report.score);
-        Ok(report.pv[0])
+        Ok(self.play(state, self.limits, stop))
     }
 
     fn last_evaluation(&self) -> Option<Evaluation> {
@@ -84,19 +168,7 @@ impl Player for AlphaBetaPlayer {
 
     fn choose_timed(&mut self, state: &State, clock: &ClockState) -> Result<Move, PlayerError> {
         let budget = TimeManager::default().budget(clock, expected_moves_left(state));
-        // Iterative deepening starts no iteration past half its time: twice the soft
-        // limit, within the hard one, spends about the soft limit.
-        let limits = Limits {
-            time: Some((budget.soft * 2).min(budget.hard)),
-            ..self.limits
-        };
-        let stop = AtomicBool::new(false);
-        let report = self
-            .searcher
-            .search(state, limits, &stop, |_| {})
-            .expect("not over");
-        // A search stopped before its first iteration has no score of its own.
-        self.last_score = (report.depth > 0).then_some(report.score);
-        Ok(report.pv[0])
+        let limits = clock_limits(budget, self.limits);
+        Ok(self.play(state, limits, &AtomicBool::new(false)))
     }
 }

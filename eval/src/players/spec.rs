@@ -13,7 +13,7 @@ use engine::search::{Limits, Searcher};
 use engine::{Game, Rng};
 use selfplay::NetEngine;
 
-use super::baselines::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
+use super::baselines::{AbSearch, AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
 use super::mcts::{
     MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluators, resolve_net,
 };
@@ -32,6 +32,14 @@ pub const DEFAULT_MCTS_SIMS: u32 = 64;
 /// assert_eq!("ab3".parse::<PlayerSpec>().unwrap().to_string(), "ab3");
 /// assert_eq!("ab:nodes=5000".parse::<PlayerSpec>().unwrap().to_string(), "ab:nodes=5000");
 /// assert!("ab:bogus=1".parse::<PlayerSpec>().is_err());
+/// // The ladder's `abN` is the full-width search; every other `ab` the tuned one, whose
+/// // parameters can be set by name:
+/// assert_eq!("ab:depth=3".parse::<PlayerSpec>().unwrap().to_string(), "ab:depth=3");
+/// assert_eq!("ab:depth=3,search=full".parse::<PlayerSpec>().unwrap().to_string(), "ab3");
+/// let t = "ab:time=50,rfp_margin=60".parse::<PlayerSpec>().unwrap();
+/// assert_eq!(t.to_string(), "ab:time=50,rfp_margin=60");
+/// let e = "ab:time=50,rfp_margin=1".parse::<PlayerSpec>().unwrap_err().to_string();
+/// assert!(e.contains("rfp_margin") && e.contains("10..=400"), "{e}");
 /// let m = "mcts:data/runs/a:sims=200".parse::<PlayerSpec>().unwrap();
 /// assert_eq!(m.to_string(), "mcts:data/runs/a:sims=200");
 /// assert_eq!("mcts:bootstrap".parse::<PlayerSpec>().unwrap().to_string(), "mcts:bootstrap");
@@ -58,7 +66,12 @@ pub enum PlayerSpec {
     /// The move with the best immediate piece gain (fewest in misère), random tie-break.
     Greedy,
     /// Alpha-beta search with these limits (none: `ab`, for timed matches only).
-    AlphaBeta(Limits),
+    AlphaBeta {
+        /// The search's limits.
+        limits: Limits,
+        /// The search: full-width or tuned, and its parameters.
+        search: AbSearch,
+    },
     /// MCTS with a trained network or the bootstrap evaluator: `sims` simulations a
     /// move, or `time` per move when set.
     Mcts {
@@ -85,6 +98,9 @@ pub enum PlayerSpec {
         net: PathBuf,
         /// The search's limits.
         limits: Limits,
+        /// The search and its parameters (the evaluation's are not used: the net
+        /// evaluates).
+        search: AbSearch,
     },
     /// An external UAI engine.
     Uai {
@@ -104,7 +120,7 @@ pub enum PlayerSpec {
 
 /// The grammar of player names: the one text that `--help` and the unknown-player error
 /// both show.
-pub const PLAYER_NAMES: &str = "random, greedy, ab (on a match clock), ab1..ab64, ab:depth=N, ab:nodes=N, ab:time=MS, mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS], uai:<path>[:name=value,...] (UAI options, plus movetime/depth/nodes for `go`), or nboard:<path>[:depth=N] (an NBoard Othello engine at depth, or level, N). A run directory means its current best network";
+pub const PLAYER_NAMES: &str = "random, greedy, ab (on a match clock), ab1..ab64 (the full-width search to that depth), ab:depth=N|nodes=N|time=MS[,search=full|tuned][,PARAM=N...] (the tuned search; PARAM any search parameter, `flipzero uai` lists them as options), mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS,PARAM=N...], uai:<path>[:name=value,...] (UAI options, plus movetime/depth/nodes for `go`), or nboard:<path>[:depth=N] (an NBoard Othello engine at depth, or level, N). A run directory means its current best network";
 
 /// A player name that names no player, or a player setting out of its range.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -130,7 +146,12 @@ impl FromStr for PlayerSpec {
         match s {
             "random" => return Ok(PlayerSpec::Random),
             "greedy" => return Ok(PlayerSpec::Greedy),
-            "ab" => return Ok(PlayerSpec::AlphaBeta(Limits::default())),
+            "ab" => {
+                return Ok(PlayerSpec::AlphaBeta {
+                    limits: Limits::default(),
+                    search: AbSearch::TUNED,
+                });
+            }
             _ => {}
         }
         if let Some(rest) = s.strip_prefix("uai:") {
@@ -143,14 +164,11 @@ impl FromStr for PlayerSpec {
         }
         if let Some(rest) = s.strip_prefix("abnet:") {
             let (net, options) = path_and_options(rest).ok_or_else(bad)?;
-            let limits = if options.is_empty() {
-                Limits::default()
-            } else {
-                ab_limits(options).ok_or_else(bad)?
-            };
+            let (limits, search) = ab_options(options, s)?;
             return Ok(PlayerSpec::NetAlphaBeta {
                 net: PathBuf::from(net),
                 limits,
+                search,
             });
         }
         if let Some(rest) = s.strip_prefix("mcts:") {
@@ -206,13 +224,20 @@ impl FromStr for PlayerSpec {
                 .ok()
                 .filter(|d| (1..=64).contains(d))
                 .ok_or_else(bad)?;
-            return Ok(PlayerSpec::AlphaBeta(Limits {
-                depth: Some(depth),
-                ..Limits::default()
-            }));
+            return Ok(PlayerSpec::AlphaBeta {
+                limits: Limits {
+                    depth: Some(depth),
+                    ..Limits::default()
+                },
+                search: AbSearch::FULL_WIDTH,
+            });
         }
         if let Some(rest) = s.strip_prefix("ab:") {
-            return Ok(PlayerSpec::AlphaBeta(ab_limits(rest).ok_or_else(bad)?));
+            let (limits, search) = ab_options(rest, s)?;
+            if rest.is_empty() {
+                return Err(bad());
+            }
+            return Ok(PlayerSpec::AlphaBeta { limits, search });
         }
         Err(bad())
     }
@@ -258,20 +283,31 @@ fn engine_name(
     Ok(())
 }
 
-/// The limits `depth=N,nodes=N,time=MS` (at least one) of an alpha-beta player.
-fn ab_limits(text: &str) -> Option<Limits> {
+/// The options of an alpha-beta player (`ab:` or `abnet:`): limits `depth=N`,
+/// `nodes=N`, `time=MS`, `search=full|tuned`, and search parameters by name; `name` is
+/// the whole player name, for errors.
+fn ab_options(text: &str, name: &str) -> Result<(Limits, AbSearch), BadPlayerName> {
+    let bad = || BadPlayerName::Unknown(name.to_string());
     let mut limits = Limits::default();
-    for part in text.split(',') {
-        let (k, v) = part.split_once('=')?;
-        let n: u64 = v.parse().ok().filter(|&n| n > 0)?;
+    let mut search = AbSearch::TUNED;
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').ok_or_else(bad)?;
+        let setting = |why| BadPlayerName::Setting {
+            name: name.to_string(),
+            why,
+        };
+        if search.set(k, v).map_err(setting)? {
+            continue;
+        }
+        let n: u64 = v.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?;
         match k {
             "depth" if n <= 64 => limits.depth = Some(n as u32),
             "nodes" => limits.nodes = Some(n),
             "time" => limits.time = Some(Duration::from_millis(n)),
-            _ => return None,
+            _ => return Err(bad()),
         }
     }
-    Some(limits)
+    Ok((limits, search))
 }
 
 /// `depth=N,nodes=N,time=MS` of the limits that are set.
@@ -294,17 +330,31 @@ impl fmt::Display for PlayerSpec {
         match self {
             PlayerSpec::Random => f.write_str("random"),
             PlayerSpec::Greedy => f.write_str("greedy"),
-            PlayerSpec::AlphaBeta(l) => {
-                match (l.depth, l.nodes, l.time) {
-                    (Some(d), None, None) => return write!(f, "ab{d}"),
-                    (None, None, None) => return f.write_str("ab"),
+            PlayerSpec::AlphaBeta { limits: l, search } => {
+                let mut parts = limit_parts(l);
+                let settings = search.parts();
+                match (l.depth, l.nodes, l.time, search.full_width) {
+                    (Some(d), None, None, true) if settings.is_empty() => {
+                        return write!(f, "ab{d}");
+                    }
+                    (None, None, None, false) if settings.is_empty() => return f.write_str("ab"),
+                    (.., true) => parts.push("search=full".into()),
                     _ => {}
                 }
-                write!(f, "ab:{}", limit_parts(l).join(","))
+                parts.extend(settings);
+                write!(f, "ab:{}", parts.join(","))
             }
-            PlayerSpec::NetAlphaBeta { net, limits } => {
+            PlayerSpec::NetAlphaBeta {
+                net,
+                limits,
+                search,
+            } => {
                 write!(f, "abnet:{}", net.display())?;
-                let parts = limit_parts(limits);
+                let mut parts = limit_parts(limits);
+                if search.full_width {
+                    parts.push("search=full".into());
+                }
+                parts.extend(search.parts());
                 if !parts.is_empty() {
                     write!(f, ":{}", parts.join(","))?;
                 }
@@ -401,12 +451,17 @@ impl PlayerSpec {
             },
             // A run whose best is still the bootstrap evaluator stays as named: building
             // the player then says that it holds no fast net.
-            PlayerSpec::NetAlphaBeta { net, limits } => PlayerSpec::NetAlphaBeta {
+            PlayerSpec::NetAlphaBeta {
+                net,
+                limits,
+                search,
+            } => PlayerSpec::NetAlphaBeta {
                 net: match resolve_net(net)? {
                     ResolvedNet::Model(dir) => dir,
                     ResolvedNet::Bootstrap => net.clone(),
                 },
                 limits: *limits,
+                search: *search,
             },
             other => other.clone(),
         })
@@ -414,7 +469,7 @@ impl PlayerSpec {
 
     /// Whether this player has no limit of its own (`ab`): it can only play on a clock.
     pub fn needs_clock(&self) -> bool {
-        matches!(self, PlayerSpec::AlphaBeta(l) | PlayerSpec::NetAlphaBeta { limits: l, .. }
+        matches!(self, PlayerSpec::AlphaBeta { limits: l, .. } | PlayerSpec::NetAlphaBeta { limits: l, .. }
             if *l == Limits::default())
     }
 
@@ -442,9 +497,17 @@ impl PlayerSpec {
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer(Rng::new(seed))),
             PlayerSpec::Greedy => Box::new(GreedyPlayer(Rng::new(seed))),
-            PlayerSpec::AlphaBeta(limits) => Box::new(AlphaBetaPlayer::new(*limits)),
-            PlayerSpec::NetAlphaBeta { net, limits } => Box::new(AlphaBetaPlayer {
-                searcher: Searcher::new(16).with_eval(fast_value(net, game)?),
+            PlayerSpec::AlphaBeta { limits, search } => {
+                Box::new(AlphaBetaPlayer::new(*limits, search))
+            }
+            PlayerSpec::NetAlphaBeta {
+                net,
+                limits,
+                search,
+            } => Box::new(AlphaBetaPlayer {
+                searcher: Searcher::new(16)
+                    .with_params(search.params)
+                    .with_eval(fast_value(net, game)?),
                 limits: *limits,
                 last_score: None,
             }),

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use engine::search::{Limits, MATE, SearchReport, Searcher};
+use engine::search::{Limits, MATE, Params, SearchReport, Searcher};
 use engine::uai::{Go, GoError, GoParam, Info, Reply, Score};
 use engine::{Move, State};
 use selfplay::{ClockState, NetEngine, PlayLimits, TimeBudget, TimeManager, expected_moves_left};
@@ -79,6 +79,8 @@ pub(super) struct Setup {
     pub tree_bytes: usize,
     /// The time manager (its move overhead is the `MoveOverhead` option).
     pub time_manager: TimeManager,
+    /// The alpha-beta search's parameters (the player's, with the GUI's options).
+    pub ab: Params,
     pub searcher: Searcher,
     pub mcts: Option<KeptMcts>,
 }
@@ -99,9 +101,13 @@ pub(super) fn start(pos: State, params: &GoParams, setup: Setup, out: Output) ->
         threads,
         tree_bytes,
         time_manager: _,
+        ab,
         mut searcher,
         mut mcts,
     } = setup;
+    if *searcher.params() != ab {
+        searcher.set_params(ab);
+    }
     let gui = Gui {
         limits,
         budget,
@@ -183,22 +189,22 @@ fn choose(
     let limits = gui.limits;
     let played = match player {
         Choice::Search => return search(searcher, pos, limits, stop, out),
-        Choice::Ladder(PlayerSpec::AlphaBeta(own)) => {
+        Choice::Ladder(PlayerSpec::AlphaBeta { limits: own, .. }) => {
             return search(searcher, pos, merge(*own, limits), stop, out);
         }
         // The kept searcher (its tables, the `Hash` size) with the fast net at its
         // leaves; the GUI's limits and `stop` hold as for `ab`.
-        Choice::Ladder(PlayerSpec::NetAlphaBeta { net, limits: own }) => {
-            match crate::players::spec::fast_value(net, pos.game()) {
-                Ok(eval) => {
-                    searcher.set_eval(Some(eval));
-                    let mv = search(searcher, pos, merge(*own, limits), stop, out);
-                    searcher.set_eval(None);
-                    return mv;
-                }
-                Err(e) => Err(e.to_string()),
+        Choice::Ladder(PlayerSpec::NetAlphaBeta {
+            net, limits: own, ..
+        }) => match crate::players::spec::fast_value(net, pos.game()) {
+            Ok(eval) => {
+                searcher.set_eval(Some(eval));
+                let mv = search(searcher, pos, merge(*own, limits), stop, out);
+                searcher.set_eval(None);
+                return mv;
             }
-        }
+            Err(e) => Err(e.to_string()),
+        },
         Choice::Ladder(PlayerSpec::Mcts {
             net,
             sims,
@@ -339,6 +345,8 @@ fn merge(own: Limits, gui: Limits) -> Limits {
         depth: min(own.depth, gui.depth),
         nodes: min(own.nodes, gui.nodes),
         time: min(own.time, gui.time),
+        soft_time: min(own.soft_time, gui.soft_time),
+        soft_nodes: min(own.soft_nodes, gui.soft_nodes),
     }
 }
 
@@ -478,14 +486,16 @@ impl GoParams {
         })
     }
 
-    /// Alpha-beta limits: `depth`, `nodes`, and a time from the budget (iterative
-    /// deepening starts no iteration past half its time, so twice the soft limit, within
-    /// the hard one, spends about the soft limit).
+    /// Alpha-beta limits: `depth`, `nodes`, and the budget's soft and hard times.
     fn limits(&self, budget: Option<TimeBudget>) -> Limits {
-        Limits {
+        let own = Limits {
             depth: self.depth,
             nodes: self.nodes,
-            time: budget.map(|b| (b.soft * 2).min(b.hard)),
+            ..Limits::default()
+        };
+        match budget {
+            Some(b) => crate::clock_limits(b, own),
+            None => own,
         }
     }
 }

@@ -127,6 +127,9 @@ struct Engine {
     /// The MCTS settings set by `CPuct`, `FpuReduction` and `EndgameEmpties`, as
     /// [`SearchParams::set`] keys and values: they override an MCTS player's own.
     search_options: Vec<(&'static str, String)>,
+    /// The alpha-beta parameters set by their options (`engine::search::PARAMS`): they
+    /// override an alpha-beta player's own.
+    ab_options: Vec<(&'static str, i32)>,
     /// The time manager (the `MoveOverhead` option).
     time_manager: TimeManager,
     /// The search tables, while no search holds them.
@@ -169,6 +172,7 @@ pub fn serve(
         tree_mb: DEFAULT_TREE_MB,
         threads: 1,
         search_options: Vec::new(),
+        ab_options: Vec::new(),
         time_manager: TimeManager::default(),
         searcher: Some(Searcher::new(DEFAULT_HASH_MB)),
         mcts: None,
@@ -394,6 +398,18 @@ impl Engine {
                 },
                 Err(err) => self.out.error(err),
             },
+            _ if engine::search::param_spec(name).is_some() => {
+                let mut p = engine::search::Params::TUNED;
+                match p.set(name, value) {
+                    Ok(()) => {
+                        let spec = engine::search::param_spec(name).expect("checked");
+                        let v = p.get(spec.name).expect("a parameter");
+                        self.ab_options.retain(|(k, _)| *k != spec.name);
+                        self.ab_options.push((spec.name, v));
+                    }
+                    Err(e) => self.out.error(e),
+                }
+            }
             // Tournament managers send their usual options (debug, ownbook) to every
             // engine; an option this engine lacks is not an error.
             _ => self
@@ -457,7 +473,18 @@ impl Engine {
                 let _ = params.set(k, v);
             }
         }
+        let mut ab = match &player {
+            Choice::Ladder(
+                crate::PlayerSpec::AlphaBeta { search, .. }
+                | crate::PlayerSpec::NetAlphaBeta { search, .. },
+            ) => search.params,
+            _ => engine::search::Params::TUNED,
+        };
+        for (k, v) in &self.ab_options {
+            let _ = ab.set(k, &v.to_string());
+        }
         let setup = Setup {
+            ab,
             player,
             simulations: self.simulations,
             threads: self.threads,
@@ -525,6 +552,11 @@ impl Engine {
             game,
         ] {
             self.out.say(&option);
+        }
+        // The alpha-beta search's parameters, each by its name.
+        for p in engine::search::PARAMS {
+            self.out
+                .say(&spin(p.name, p.default.into(), p.min.into(), p.max.into()));
         }
         self.out.say(&Reply::UaiOk);
     }

@@ -8,6 +8,8 @@ use crate::players::mcts::{NetSource, ResolvedNet, check_loads, load_fastnet, re
 use crate::players::spec::{DEFAULT_MCTS_SIMS, PlayerSpec};
 
 /// What plays: the clock-driven alpha-beta search, or a fixed ladder player.
+// One value per UAI session: a ladder player's size (its search parameters) costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Choice {
     Search,
