@@ -163,6 +163,10 @@ pub struct TuneRecord {
     /// The model its network was resolved to at the start (a run directory names its
     /// current best, which may change), if it has one.
     pub net: Option<String>,
+    /// What identifies that network's weights ([`net_digest`]): a folder whose weights
+    /// were replaced under the same name is another network.
+    #[serde(default)]
+    pub net_digest: Option<String>,
     /// The fixed opponent, if any.
     pub opponent: Option<String>,
     /// The clock of every game, in its canonical form.
@@ -188,7 +192,8 @@ pub struct TuneRecord {
 }
 
 /// The current [`TuneRecord::schema_version`].
-pub const TUNE_RECORD_VERSION: u32 = 1;
+/// Version 2 added `net_digest`.
+pub const TUNE_RECORD_VERSION: u32 = 2;
 
 impl TuneRecord {
     /// Whether a tuning described by `self` may continue the one `old` recorded: the
@@ -215,6 +220,7 @@ impl TuneRecord {
         key!(player);
         key!(search);
         key!(net);
+        key!(net_digest);
         key!(opponent);
         key!(clock);
         key!(game);
@@ -229,6 +235,36 @@ impl TuneRecord {
         }
         Ok(())
     }
+}
+
+/// The SHA-256 (lowercase hex) of a model folder's network: its `model.json` and every
+/// weights file (`*.bpk`, `*.safetensors`), each with its name, in the order of their
+/// names. Two folders with the same digest play the same network.
+pub fn net_digest(dir: &std::path::Path) -> Result<String, TuneError> {
+    let cannot = |e: std::io::Error| TuneError::Setting(format!("{}: {e}", dir.display()));
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(cannot)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n == "model.json" || n.ends_with(".bpk") || n.ends_with(".safetensors"))
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        return Err(TuneError::Setting(format!(
+            "{}: no network in this folder (no model.json or weights)",
+            dir.display()
+        )));
+    }
+    let mut all = Vec::new();
+    for n in &names {
+        let bytes = rundir::read_regular(&dir.join(n), rundir::Limit::DATA)
+            .map_err(|e| TuneError::Setting(format!("{}: {e}", dir.join(n).display())))?;
+        all.extend_from_slice(n.as_bytes());
+        all.push(0);
+        all.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        all.extend_from_slice(&bytes);
+    }
+    Ok(train::store::sha256_hex(&all))
 }
 
 /// The hash [`TuneRecord::openings_hash`] holds: FNV-1a over the positions a line
@@ -469,6 +505,31 @@ mod tests {
         assert!(with_values(&ab, &[p], &[1.0]).is_err(), "cpuct is MCTS's");
     }
 
+    #[test]
+    fn a_network_is_known_by_its_weights_not_its_folder() {
+        let dir = std::env::temp_dir().join(format!("flipzero-digest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(net_digest(&dir).is_err(), "an empty folder has no network");
+        std::fs::write(dir.join("model.json"), "{}").unwrap();
+        std::fs::write(dir.join("fastnet.safetensors"), [1u8, 2, 3]).unwrap();
+        std::fs::write(dir.join("metrics.csv"), "step\n1\n").unwrap();
+        let a = net_digest(&dir).unwrap();
+        assert_eq!(a.len(), 64);
+        // Files that are not the network do not count.
+        std::fs::write(dir.join("metrics.csv"), "step\n1\n2\n").unwrap();
+        assert_eq!(net_digest(&dir).unwrap(), a);
+        // Another network under the same name does: one byte of its weights.
+        std::fs::write(dir.join("fastnet.safetensors"), [1u8, 2, 4]).unwrap();
+        let b = net_digest(&dir).unwrap();
+        assert_ne!(a, b);
+        // Bytes moved from one file to the other are another network too.
+        std::fs::write(dir.join("model.json"), "{}\u{1}").unwrap();
+        std::fs::write(dir.join("fastnet.safetensors"), [2u8, 4]).unwrap();
+        assert_ne!(net_digest(&dir).unwrap(), b);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     fn steps_of(
         player: &PlayerSpec,
         params: &[TuneParam],
@@ -543,6 +604,7 @@ mod tests {
             player: "mcts:run".into(),
             search: "cpuct=1.45,fpu=0.04,endgame=0".into(),
             net: Some("run/models/gen-0003".into()),
+            net_digest: Some("ab12".into()),
             opponent: None,
             clock: Some("tc=1+0.01".into()),
             game: "ataxx".into(),
@@ -577,6 +639,13 @@ mod tests {
         };
         let err = record.check_resumes(&promoted).unwrap_err().to_string();
         assert!(err.contains("net") && err.contains("gen-0004"), "{err}");
+        // The same folder with other weights in it.
+        let replaced = TuneRecord {
+            net_digest: Some("cd34".into()),
+            ..old.clone()
+        };
+        let err = record.check_resumes(&replaced).unwrap_err().to_string();
+        assert!(err.contains("net_digest") && err.contains("cd34"), "{err}");
         let defaults = TuneRecord {
             search: "cpuct=1.45,fpu=0.2,endgame=0".into(),
             ..old.clone()

@@ -63,6 +63,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         .iter()
         .map(|p| TuneParam::parse(p))
         .collect::<Result<Vec<_>, _>>()?;
+    anyhow::ensure!(a.iterations >= 1, "--iterations must be at least 1, got 0");
     anyhow::ensure!(
         (1..=64).contains(&a.threads),
         "--threads must be in 1..=64, got {}",
@@ -106,12 +107,17 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         ),
         _ => (String::new(), None),
     };
+    let net_digest = match &net {
+        Some(dir) => Some(eval::tune::net_digest(std::path::Path::new(dir))?),
+        None => None,
+    };
     let fens: Vec<String> = cfg.openings.iter().map(|s| s.text()).collect();
     let mut record = TuneRecord {
         schema_version: eval::tune::TUNE_RECORD_VERSION,
         player: a.player.clone(),
         search,
         net,
+        net_digest,
         opponent: a.opponent.clone(),
         clock: cfg.clock.map(|c| c.to_string()),
         game: game.to_string(),
@@ -197,10 +203,10 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The tuning recorded at `out`; `None` when `out` holds none (it is missing, a
-/// stream, or a file that is no tuning record, which the tuning then replaces by the
-/// policy of every named output). A file that looks like a record but does not read as
-/// one is refused rather than replaced: it may be hours of games.
+/// The tuning recorded at `out`; `None` when `out` holds none (it is missing or a
+/// stream). A file that is no tuning record is refused, not replaced (it may be a config
+/// or a PGN named by mistake), and so is one that looks like a record but does not read
+/// as one: it may be hours of games.
 fn recorded(out: &std::path::Path, is_file: bool) -> anyhow::Result<Option<TuneRecord>> {
     if !is_file || !out.exists() {
         return Ok(None);
@@ -209,7 +215,10 @@ fn recorded(out: &std::path::Path, is_file: bool) -> anyhow::Result<Option<TuneR
         .with_context(|| format!("cannot read {}", out.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     if !text.contains("\"steps\"") && !text.contains("\"schema_version\"") {
-        return Ok(None);
+        anyhow::bail!(
+            "{} exists and is not a tuning record: name another --out (a tuning replaces only its own record)",
+            out.display()
+        );
     }
     serde_json::from_str(&text).map(Some).with_context(|| {
         format!(

@@ -848,7 +848,41 @@ fn tune_runs_spsa_by_matches_and_writes_its_result() {
         "--out",
         o,
     ]);
+    assert!(
+        !ok && err.contains("`cpuct` is not a setting of this player"),
+        "{err}"
+    );
+    let (ok, _, err) = flipzero(&[
+        "tune",
+        "--player",
+        "greedy",
+        "--param",
+        "cpuct=1.5:0.5:3:0.3",
+        "--out",
+        o,
+    ]);
     assert!(!ok && err.contains("only an MCTS player"), "{err}");
+    // An output that is some other file is refused and kept; no iterations is no tuning.
+    let config = dir.join("my.toml");
+    std::fs::write(&config, "[run]\ngames = 3\n").unwrap();
+    let mut other = args("1");
+    *other.last_mut().unwrap() = config.to_str().unwrap();
+    let (ok, _, err) = flipzero(&other);
+    assert!(!ok && err.contains("is not a tuning record"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "[run]\ngames = 3\n"
+    );
+    let mut none = args("1");
+    none[10] = "0";
+    let fresh = dir.join("fresh.json");
+    *none.last_mut().unwrap() = fresh.to_str().unwrap();
+    let (ok, _, err) = flipzero(&none);
+    assert!(
+        !ok && err.contains("--iterations must be at least 1"),
+        "{err}"
+    );
+    assert!(!fresh.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -872,6 +906,15 @@ fn import_makes_weights_a_model_that_answers_as_the_original() {
         .map(String::from)
     };
     let run = |a: &[String]| flipzero(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    // A file where the model folder would go is named as such, and kept.
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, "mine").unwrap();
+    let mut onto_file = args("ataxx");
+    onto_file[6] = file.to_str().unwrap().to_string();
+    let (ok, _, err) = run(&onto_file);
+    assert!(!ok && err.contains("is not a folder"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
     let (ok, _, err) = run(&args("othello"));
     assert!(
         !ok && err.contains("17 policy planes; othello has 1"),
