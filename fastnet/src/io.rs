@@ -1,6 +1,7 @@
 //! A fast net's folder: `model.json` (what it is), `fastnet.safetensors` (the float
-//! weights, the trainer's and any other runtime's) and `fastnet-quant.safetensors` (the
-//! i16 weights the searchers run, for engines that load them as they are). Both weight
+//! weights, the trainer's and any other runtime's, which the searchers quantise at load)
+//! and `fastnet-quant.safetensors` (those i16 weights written out for other engines to
+//! load as they are; flipzero never reads it). Both weight
 //! files are plain safetensors (an 8-byte little-endian header length, a JSON header
 //! naming each tensor's dtype, shape and byte range, then the data), described in
 //! docs/export.md. Every file is written atomically.

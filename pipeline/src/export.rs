@@ -34,7 +34,9 @@ pub fn export_web(
             model.display()
         )));
     }
-    if std::fs::symlink_metadata(out).is_ok_and(|m| !m.is_dir()) {
+    // A link to a folder is followed (as `import` follows it); a file, or a link to a
+    // file or to nothing, is refused.
+    if std::fs::symlink_metadata(out).is_ok() && !out.is_dir() {
         return Err(Error::Invalid(format!(
             "{} is not a folder: name a new or empty folder",
             out.display()

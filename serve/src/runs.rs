@@ -347,7 +347,10 @@ fn rating_list(gens: &[Generation]) -> (Option<String>, Vec<RatingRow>, Option<S
 
 /// `text` with the directory `dir` no longer named: `dir/x/y` becomes `x/y` (a path
 /// relative to it) and `dir` itself becomes `name`. Each spelling of `dir` is replaced:
-/// as given, made absolute, and with its links resolved.
+/// as given, made absolute, and with its links resolved; only where it stands as a
+/// path (not inside a longer name on either side). A directory given as one relative
+/// name (`R`) is hidden only where a path goes on from it (`R/x`): the bare word is as
+/// likely the user's own name for something else (a net called `R`).
 fn hide_dir(text: &str, dir: &Path, name: &str) -> String {
     let mut forms: Vec<String> = vec![dir.display().to_string()];
     if let Ok(p) = std::path::absolute(dir) {
@@ -356,24 +359,31 @@ fn hide_dir(text: &str, dir: &Path, name: &str) -> String {
     if let Ok(p) = dir.canonicalize() {
         forms.push(p.display().to_string());
     }
+    for f in &mut forms {
+        while f.len() > 1 && f.ends_with('/') {
+            f.pop();
+        }
+    }
     forms.retain(|f| !f.is_empty() && f != "." && f != "/");
     forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
     forms.dedup();
+    let part_of_a_name = |c: char| c.is_alphanumeric() || "-_.~/".contains(c);
     let mut out = text.to_string();
     for f in &forms {
-        let f = f.trim_end_matches('/');
-        out = out.replace(&format!("{f}/"), "");
-        // The directory itself, where the path ends (not a longer name that starts so).
+        let bare_ok = f.contains('/');
         let mut rest = out.as_str();
         let mut done = String::new();
-        while let Some(i) = rest.find(f) {
-            let after = &rest[i + f.len()..];
-            let ends = after
-                .chars()
-                .next()
-                .is_none_or(|c| !(c.is_alphanumeric() || "-_.~".contains(c)));
+        while let Some(i) = rest.find(f.as_str()) {
             done.push_str(&rest[..i]);
-            done.push_str(if ends { name } else { f });
+            let after = &rest[i + f.len()..];
+            let starts = done.chars().last().is_none_or(|c| !part_of_a_name(c));
+            if starts && let Some(inner) = after.strip_prefix('/') {
+                // A path inside the directory: relative to it.
+                rest = inner;
+                continue;
+            }
+            let ends = after.chars().next().is_none_or(|c| !part_of_a_name(c));
+            done.push_str(if starts && ends && bare_ok { name } else { f });
             rest = after;
         }
         done.push_str(rest);
@@ -439,5 +449,22 @@ mod tests {
             hide_dir("see /srv/data/runs/ab/x", d, "run `a`"),
             "see /srv/data/runs/ab/x"
         );
+        // Inside a longer path on the left: not this directory.
+        assert_eq!(
+            hide_dir(
+                "/mnt/srv/data/runs/a/x and /mnt/srv/data/runs/a",
+                d,
+                "run `a`"
+            ),
+            "/mnt/srv/data/runs/a/x and /mnt/srv/data/runs/a"
+        );
+        // A run given as one relative name: paths from it are hidden, the user's own
+        // names that happen to be that word are not.
+        let r = Path::new("R");
+        assert_eq!(
+            hide_dir("net `R` is not in R/models/gen-0003 (R)", r, "run `R`"),
+            "net `R` is not in models/gen-0003 (R)"
+        );
+        assert_eq!(hide_dir("MR/x QR", r, "run `R`"), "MR/x QR");
     }
 }

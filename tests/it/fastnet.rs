@@ -69,19 +69,28 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
 
     // Both searchers, reloaded from the folder, play a whole match.
     let pgn = dir.join("m.pgn");
-    let (ok, out, err) = flipzero(&[
-        "match",
-        "--a",
-        &format!("mcts:{n}:sims=32"),
-        "--b",
-        &format!("abnet:{n}:depth=2"),
-        "--games",
-        "2",
-        "--pgn",
-        pgn.to_str().unwrap(),
-    ]);
+    let both = || {
+        flipzero(&[
+            "match",
+            "--a",
+            &format!("mcts:{n}:sims=32"),
+            "--b",
+            &format!("abnet:{n}:depth=2"),
+            "--games",
+            "2",
+            "--pgn",
+            pgn.to_str().unwrap(),
+        ])
+    };
+    let (ok, out, err) = both();
     assert!(ok, "{err}");
     assert!(out.contains("games 2"), "{out}");
+    // The quantised file is an export only (docs/export.md): without it, the same games.
+    let played = std::fs::read_to_string(&pgn).unwrap();
+    std::fs::remove_file(net.join("fastnet-quant.safetensors")).unwrap();
+    let (ok, _, err) = both();
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), played);
 
     // Self-play with the fast net: its game comes from its model.json.
     let more = dir.join("more");
@@ -167,5 +176,6 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
     // The commands of the other family name the format.
     let (ok, _, err) = flipzero(&["infer", "--model", n, "--position", "startpos"]);
     assert!(!ok && err.contains("flipzero-fastnet"), "{err}");
+    assert!(!err.contains("  "), "a message in one piece: {err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

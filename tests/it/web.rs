@@ -236,6 +236,20 @@ fn export_web_refuses_foreign_folders_links_and_broken_nets() {
         std::fs::read_to_string(elsewhere.join("model.json")).unwrap(),
         "mine"
     );
+    // The bundle's folder itself may be a link to a folder: followed, as `import`
+    // follows it; a file in its place is refused by name.
+    let target = base.join("target-dir");
+    std::fs::create_dir_all(&target).unwrap();
+    let via = base.join("via-link");
+    std::os::unix::fs::symlink(&target, &via).unwrap();
+    let (ok, err) = export(&net(), &via);
+    assert!(ok, "{err}");
+    assert!(target.join("bundle.json").is_file());
+    let file = base.join("a-file");
+    std::fs::write(&file, "mine").unwrap();
+    let (ok, err) = export(&net(), &file);
+    assert!(!ok && err.contains("is not a folder"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
     // A fast net whose model.json is cut short: the loader's reason, not "a CNN".
     let broken = base.join("broken");
     std::fs::create_dir_all(&broken).unwrap();

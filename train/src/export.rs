@@ -45,18 +45,15 @@ pub fn export(model_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, TrainError> 
                 path: path.clone(),
                 message: e.to_string(),
             })?;
-        let f = std::fs::File::open(&tmp).map_err(|source| TrainError::Io {
-            path: tmp.clone(),
-            source,
-        })?;
-        f.sync_all().map_err(|source| TrainError::Io {
-            path: tmp.clone(),
-            source,
-        })?;
-        std::fs::rename(&tmp, &path).map_err(|source| TrainError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        // The store writes its file private (0600); the export is written again as every
+        // other file of it is, with the permissions a new file gets (the umask's).
+        let bytes =
+            rundir::read_regular(&tmp, rundir::Limit::DATA).map_err(|source| TrainError::Io {
+                path: tmp.clone(),
+                source,
+            })?;
+        let _ = std::fs::remove_file(&tmp);
+        write_atomic(&path, &bytes)?;
         Ok(path)
     };
     export_onnx(model_dir, &out.join("model.onnx"))?;

@@ -40,6 +40,14 @@ pub struct Imported {
 /// does not run or that does not fit `game`, and an `out` that already holds a model (it
 /// is never overwritten).
 pub fn import_weights(weights: &Path, game: Game, out: &Path) -> Result<Imported, TrainError> {
+    // A model is a folder: a file (or a link to one, or to nothing) in its place is said
+    // so, before the weights are read, not as the OS's "File exists" when it is made.
+    if std::fs::symlink_metadata(out).is_ok() && !out.is_dir() {
+        return Err(TrainError::Checkpoint {
+            path: out.to_path_buf(),
+            message: "is not a folder: --out names the model folder to make (new or empty)".into(),
+        });
+    }
     for f in ["model.json", "model.bpk"] {
         let p = out.join(f);
         if std::fs::symlink_metadata(&p).is_ok() {

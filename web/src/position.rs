@@ -105,11 +105,17 @@ pub fn parse_legal_move(state: &State, text: &str) -> Result<Move, String> {
             r.reason.name()
         ));
     }
-    let mv = state
-        .parse_move(text.trim())
-        .map_err(|e| format!("illegal move `{text}`: {e}"))?;
+    // A move is a few characters: whatever was typed is shown cut short, as a position
+    // text is, and so is the parser's message (which may quote it).
+    let shown = engine::uai::excerpt(text);
+    let mv = state.parse_move(text.trim()).map_err(|e| {
+        format!(
+            "illegal move `{shown}`: {}",
+            engine::uai::excerpt(&e.to_string())
+        )
+    })?;
     if !state.is_legal(mv) {
-        return Err(format!("illegal move `{text}`"));
+        return Err(format!("illegal move `{shown}`"));
     }
     Ok(mv)
 }
@@ -226,6 +232,16 @@ pub fn view(state: &State) -> PositionView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_bad_move_is_shown_cut_short() {
+        let s = "ataxx".parse::<Game>().unwrap().startpos();
+        let long = "z9".repeat(1000);
+        let e = parse_legal_move(&s, &long).unwrap_err();
+        assert!(e.len() < 400 && e.contains("more characters"), "{e}");
+        let e = parse_legal_move(&s, "a1a7").unwrap_err();
+        assert!(e.starts_with("illegal move `a1a7`"), "{e}");
+    }
 
     #[test]
     fn views_follow_the_engine() {

@@ -130,7 +130,8 @@ pub fn read_metadata(dir: &Path) -> Result<ModelMeta, TrainError> {
             path: path.clone(),
             message: match format.as_deref() {
                 Some(f) if f != "flipzero-model" => format!(
-                    "a model of format {f}, not a flipzero-model network (fast nets play as                      mcts:DIR and abnet:DIR players)"
+                    "a model of format {f}, not a flipzero-model network (fast nets play as \
+                     mcts:DIR and abnet:DIR players)"
                 ),
                 _ => format!("not valid model metadata: {e}"),
             },

@@ -164,6 +164,17 @@ fn onnx_export_matches_burn_for_every_family() {
         let exported = temp(&format!("exported-{k}"));
         let files = train::export(&trained, &exported).unwrap();
         assert!(files.iter().any(|f| f.ends_with("model.onnx")));
+        // Every file of an export gets the same permissions (the umask's for a new file):
+        // the safetensors store's private temporary file does not leak its 0600.
+        use std::os::unix::fs::PermissionsExt as _;
+        let modes: Vec<(String, u32)> = files
+            .iter()
+            .map(|f| {
+                let m = std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+                (f.display().to_string(), m)
+            })
+            .collect();
+        assert!(modes.iter().all(|(_, m)| *m == modes[0].1), "{modes:?}");
         let model = train::load_model(&exported).unwrap();
         let states = positions(g, 12);
         let inputs = encode_batch(&states);
