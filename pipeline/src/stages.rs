@@ -372,11 +372,14 @@ impl<'o> Pipeline<'o> {
         cfg.epochs = self.cfg.run.final_net_epochs;
         // Every position, each epoch: replay bounds the reuse of a loop's new positions.
         cfg.replay = 0.0;
+        // The positions are counted after the shards are read: a corrupt one is skipped
+        // (and warned of), and a count taken before would include it.
         self.log(&format!(
-            "{}: the run's final net: a fresh fast net of {} hidden, {} epochs over all {produced} positions in batches of {}",
+            "{}: the run's final net: a fresh fast net of {} hidden, {} epochs over every position of {} generations' self-play ({produced} positions produced) in batches of {}",
             generation_name(g),
             cfg.hidden,
             cfg.epochs,
+            data.len(),
             cfg.batch_size
         ));
         let job = fastnet::train::Job {
@@ -389,6 +392,16 @@ impl<'o> Pipeline<'o> {
             cache: Some(&self.shard_cache),
         };
         let mut summary = self.fit_fast(g, &job, &cfg, "random".into())?;
+        self.log(&format!(
+            "{}: the final net read {} positions{}",
+            generation_name(g),
+            summary.window_rows,
+            match produced.checked_sub(summary.window_rows as u64) {
+                Some(0) => String::new(),
+                Some(n) => format!(" ({n} of those produced were in shards left out)"),
+                None => String::new(),
+            }
+        ));
         summary.final_net = true;
         self.publish_model(&summary, &[])?;
         Ok(summary)

@@ -279,7 +279,12 @@ fn a_run_ends_with_a_fresh_wider_net_on_all_its_positions() {
     assert!(!dir.join("models/gen-0003").exists());
 
     // Extended by one generation (the final net is not one of run.generations): played
-    // by the final net, trained from gen-0001.
+    // by the final net, trained from gen-0001. A shard of the first generation is cut
+    // short first: the final net skips it, and its log counts what it read.
+    let cut = fastnet::data::shard_paths(&dir.join("selfplay/gen-0000")).unwrap()[0].clone();
+    let lost = selfplay::read_shard(&cut).unwrap().0.len() as u64;
+    let bytes = std::fs::read(&cut).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     assert_eq!(run(3).best, "gen-0004");
     let shards = fastnet::data::shard_paths(&dir.join("selfplay/gen-0003")).unwrap();
     let (rows, _) = selfplay::read_shard(&shards[0]).unwrap();
@@ -287,15 +292,19 @@ fn a_run_ends_with_a_fresh_wider_net_on_all_its_positions() {
     assert_eq!(json("models/gen-0003/train.json")["init"], "gen-0001");
     assert_eq!(hidden(3), 32);
     assert_eq!(json("models/gen-0004/train.json")["final_net"], true);
+    let read = positions(2) - lost
+        + json("selfplay/gen-0003/summary.json")["positions"]
+            .as_u64()
+            .unwrap();
     assert_eq!(
         json("models/gen-0004/train.json")["window_rows"].as_u64(),
-        Some(
-            positions(2)
-                + json("selfplay/gen-0003/summary.json")["positions"]
-                    .as_u64()
-                    .unwrap()
-        )
+        Some(read)
     );
+    let log = std::fs::read_to_string(dir.join("run.log")).unwrap();
+    let said = format!(
+        "gen-0004: the final net read {read} positions ({lost} of those produced were in shards left out)"
+    );
+    assert!(log.contains(&said), "{said}\n{log}");
     assert_eq!(hidden(4), 64);
     let _ = std::fs::remove_dir_all(&dir);
 }
