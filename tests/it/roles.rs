@@ -412,6 +412,8 @@ fn a_worker_with_another_game_is_refused_naming_the_key_and_its_own_threads_are_
     assert!(out.status.success(), "{}", text(&out));
     let mut other = MICRO.to_vec();
     other.extend(["--set", "selfplay.game=othello"]);
+    let log = || std::fs::read_to_string(run.join("run.log")).unwrap_or_default();
+    let before = log();
     for r in ["selfplay", "train", "gate"] {
         let out = role(r, &run, &other).output().unwrap();
         assert!(!out.status.success());
@@ -421,6 +423,17 @@ fn a_worker_with_another_game_is_refused_naming_the_key_and_its_own_threads_are_
             "{msg}"
         );
     }
+    // Refused at the door, a role writes nothing into the run's log: not for another
+    // game, nor for a run that another process holds (as `flipzero run` does).
+    {
+        let _held = rundir::RunLock::acquire(&run, "test").unwrap();
+        for r in ["selfplay", "train", "gate"] {
+            let out = role(r, &run, &[]).output().unwrap();
+            assert!(!out.status.success());
+            assert!(text(&out).contains("run.lock"), "{}", text(&out));
+        }
+    }
+    assert_eq!(log(), before);
     // A worker's own per-process settings are its own: accepted, and the run's config
     // stays as it was; a setting of the run given alone with --set is still refused.
     let saved = std::fs::read_to_string(run.join("config.toml")).unwrap();

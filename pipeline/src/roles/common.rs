@@ -68,17 +68,27 @@ fn watch_supervisor(o: &RoleOptions) {
     });
 }
 
+thread_local! {
+    /// Whether this thread's role has joined its run ([`open_run`] succeeded).
+    static JOINED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Runs role `name` (`f`) on `o`'s run, with its supervisor watched; what stops it with
-/// an error is written to the run's log too, where an operator looks first.
+/// an error after it joined the run is written to the run's log too, where an operator
+/// looks first. A role refused at the door (the run locked by another process, a config
+/// that differs) says so on stderr only: it never was part of that run.
 pub(super) fn role<T>(
     o: &RoleOptions,
     name: &str,
     f: impl FnOnce() -> crate::Result<T>,
 ) -> crate::Result<T> {
     watch_supervisor(o);
+    JOINED.with(|j| j.set(false));
     let outcome = f();
+    let joined = JOINED.with(|j| j.replace(false));
     let run = RunDir::new(&o.run);
     if let Err(e) = &outcome
+        && joined
         && run.config().is_file()
     {
         run.append_log(&format!(
@@ -118,8 +128,10 @@ pub(super) fn open_run<'o>(
         .with_context(|| format!("cannot create run directory {}", dir.display()))?;
     let lock = rundir::RunLock::acquire_shared(&dir, &format!("worker: {role}"))?;
     let cfg = setup(&run, given, role, observer)?;
+    let pipeline = Pipeline::new(run, cfg, observer)?;
+    JOINED.with(|j| j.set(true));
     Ok(OpenRun {
-        pipeline: Pipeline::new(run, cfg, observer)?,
+        pipeline,
         _lock: lock,
     })
 }
