@@ -17,7 +17,7 @@ pub mod features;
 pub mod io;
 pub mod net;
 pub mod quant;
-pub mod simd;
+pub(crate) mod simd;
 #[cfg(feature = "train")]
 pub mod train;
 

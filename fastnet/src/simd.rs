@@ -1,7 +1,9 @@
 //! The integer kernels of the quantised value net, one body each, built for the portable
 //! target and again for AVX2 and AVX-512 (chosen at run time by [`engine::Isa::current`],
 //! so `FLIPZERO_ISA=portable|avx2|avx512` picks one). Every build computes the same
-//! integers: the tests compare each with the scalar reference.
+//! integers: the tests compare each with the scalar reference. Private to the crate: a
+//! level is taken only from a net, which holds a supported one, so no safe caller can run
+//! an instruction set the CPU lacks.
 
 use engine::Isa;
 
@@ -12,8 +14,10 @@ pub fn add(isa: Isa, acc: &mut [i16], w: &[i16]) {
     match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
-            // SAFETY: `Isa::current` (the only source of the level a net is built with)
-            // returns Avx512 only when the CPU reports AVX-512 F/BW/VL and AVX2.
+            // SAFETY: this module is private to the crate, and its callers pass the level
+            // of a `QuantNet`, which comes from `Isa::current` or `QuantNet::with_isa`
+            // (which asserts `is_supported`): Avx512 only when the CPU reports AVX-512
+            // F/BW/VL and AVX2.
             unsafe { add_avx512(acc, w) }
         }
         #[cfg(target_arch = "x86_64")]
