@@ -97,9 +97,9 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
                 _ => None,
             },
         ),
-        PlayerSpec::AlphaBeta { search, .. } => (search.parts().join(","), None),
+        PlayerSpec::AlphaBeta { search, .. } => (search.all().join(","), None),
         PlayerSpec::NetAlphaBeta { search, net, .. } => (
-            search.parts().join(","),
+            search.all().join(","),
             match eval::resolve_net(net)? {
                 eval::ResolvedNet::Model(d) => Some(d.display().to_string()),
                 eval::ResolvedNet::Bootstrap => None,

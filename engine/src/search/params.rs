@@ -93,21 +93,21 @@ params! {
     asp_growth: 200, 120, 400, 20;
     /// Reverse futility pruning up to this depth (0: off): a non-PV node whose static
     /// evaluation beats beta by the margin times the depth returns it.
-    rfp_depth: 6, 0, 12, 1;
+    rfp_depth: 5, 0, 12, 1;
     /// Reverse futility pruning's margin per ply of depth.
-    rfp_margin: 80, 10, 400, 10;
+    rfp_margin: 72, 10, 400, 10;
     /// Null-move pruning from this depth on (0: off).
-    nmp_depth: 3, 0, 10, 1;
+    nmp_depth: 2, 0, 10, 1;
     /// Null-move pruning's reduction at depth 0.
-    nmp_base: 3, 1, 8, 1;
+    nmp_base: 2, 1, 8, 1;
     /// Null-move pruning's reduction grows by one every this many plies of depth.
-    nmp_div: 4, 1, 12, 1;
+    nmp_div: 5, 1, 12, 1;
     /// Null-move pruning only while at most this percent of the board is filled (the
     /// Ataxx family; the outflanking games, where zugzwang is common, never prune so).
-    nmp_fill: 55, 0, 100, 5;
+    nmp_fill: 50, 0, 100, 5;
     /// Internal iterative reduction from this depth on (0: off): a node without a hash
     /// move is searched a ply shallower.
-    iir_depth: 4, 0, 12, 1;
+    iir_depth: 2, 0, 12, 1;
     /// Late move reductions from this depth on (0: off).
     lmr_depth: 3, 0, 10, 1;
     /// Moves searched in full before reductions start.
@@ -115,37 +115,37 @@ params! {
     /// The reduction's constant, hundredths of a ply.
     lmr_base: 80, 0, 300, 10;
     /// The reduction's factor of ln(depth)·ln(move number), hundredths.
-    lmr_mult: 40, 5, 200, 5;
+    lmr_mult: 53, 5, 200, 5;
     /// History reduces (or deepens) a move's reduction by one ply per this much (0: not).
-    lmr_history: 8192, 0, 32768, 1024;
+    lmr_history: 5329, 0, 32768, 1024;
     /// Late move pruning up to this depth (0: off): quiet jumps (no piece flipped) after
     /// the first moves are not searched (the Ataxx family: other games have no jumps).
     lmp_depth: 64, 0, 64, 4;
     /// Moves searched before late move pruning, at depth 0.
-    lmp_base: 2, 0, 40, 1;
+    lmp_base: 1, 0, 40, 1;
     /// Added to `lmp_base` per squared ply of depth.
-    lmp_mult: 0, 0, 20, 1;
+    lmp_mult: 1, 0, 20, 1;
     /// Futility pruning up to this depth (0: off): once the static evaluation plus the
     /// margin cannot reach alpha, the remaining moves are not searched.
-    fp_depth: 6, 0, 12, 1;
+    fp_depth: 9, 0, 12, 1;
     /// Futility pruning's margin at depth 0.
-    fp_base: 160, 0, 600, 20;
+    fp_base: 155, 0, 600, 20;
     /// Futility pruning's margin per ply of depth.
-    fp_mult: 80, 0, 400, 20;
+    fp_mult: 73, 0, 400, 20;
     /// Moves searched before futility pruning.
-    fp_moves: 3, 1, 20, 1;
+    fp_moves: 4, 1, 20, 1;
     /// Singular extensions from this depth on (0: off).
     se_depth: 0, 0, 14, 1;
     /// A singular candidate's hash entry may be this many plies shallower than the node.
     se_tt_margin: 3, 1, 6, 1;
     /// History bonus per ply of depth of a move that cut.
-    hist_bonus: 300, 10, 1000, 30;
+    hist_bonus: 440, 10, 1000, 30;
     /// The largest history bonus.
-    hist_bonus_max: 1500, 100, 4000, 100;
+    hist_bonus_max: 1352, 100, 4000, 100;
     /// History malus of a move tried before the one that cut, per ply (0: none).
-    hist_malus: 300, 0, 1000, 30;
+    hist_malus: 249, 0, 1000, 30;
     /// History values stay within ± this (the bonus shrinks as a value nears it).
-    hist_max: 16384, 1024, 32768, 1024;
+    hist_max: 18124, 1024, 32768, 1024;
     /// Killer moves in the move order (0: off).
     killers: 1, 0, 1, 1;
     /// Hash entries of greater depth cut too (0: only entries of exactly the node's

@@ -91,6 +91,19 @@ impl AbSearch {
         Ok(true)
     }
 
+    /// Every setting, the defaults too: `search=full|tuned`, then each parameter as
+    /// `key=value` in the table's order (what a record pins: a default may change
+    /// between builds).
+    pub fn all(&self) -> Vec<String> {
+        let kind = if self.full_width { "full" } else { "tuned" };
+        std::iter::once(format!("search={kind}"))
+            .chain(engine::search::PARAMS.iter().map(|p| {
+                let v = self.params.get(p.name).expect("a parameter of the table");
+                format!("{}={v}", p.name)
+            }))
+            .collect()
+    }
+
     /// The parameters set, as `key=value`, in the table's order.
     pub fn parts(&self) -> Vec<String> {
         self.params
@@ -170,5 +183,29 @@ impl Player for AlphaBetaPlayer {
         let budget = TimeManager::default().budget(clock, expected_moves_left(state));
         let limits = clock_limits(budget, self.limits);
         Ok(self.play(state, limits, &AtomicBool::new(false)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_is_listed_and_only_changes_are_named() {
+        let mut s = AbSearch::TUNED;
+        s.set("rfp_margin", "100").unwrap();
+        assert_eq!(s.parts(), ["rfp_margin=100"]);
+        let all = s.all();
+        assert_eq!(all.len(), 1 + engine::search::PARAMS.len());
+        assert_eq!(all[0], "search=tuned");
+        assert!(all.contains(&"rfp_margin=100".to_string()), "{all:?}");
+        // A default is listed at its value, so a record tells builds apart.
+        let lmr = format!("lmr_mult={}", Params::TUNED.lmr_mult);
+        assert!(all.contains(&lmr), "{all:?}");
+        // The full-width search keeps the changes made so far.
+        assert!(s.set("search", "full").unwrap());
+        assert_eq!(s.all()[0], "search=full");
+        assert!(s.all().contains(&"rfp_margin=100".to_string()));
+        assert!(s.all().contains(&"lmr_depth=0".to_string()));
     }
 }
