@@ -152,7 +152,7 @@ params! {
     /// depth, which keeps a fixed-depth search's value the minimax value).
     tt_deeper: 1, 0, 1, 1;
     /// Percent of the time manager's soft limit a search aims for.
-    tm_soft: 100, 30, 300, 10;
+    tm_soft: 50, 30, 300, 10;
     /// The soft limit is scaled by (base − the best move's share of the nodes) × factor,
     /// hundredths, from depth `tm_nodes_depth` on (0: not scaled).
     tm_nodes_depth: 6, 0, 20, 1;
