@@ -9,7 +9,7 @@
 #
 # RUN is a run directory, or one holding only eval/ (docs/strength/run/eval-json.tar.xz
 # unpacked). Each match is GAMES games, 4 random plies of opening (as the strength
-# preset's anchors), 2 at once. ab6 meets ab5 and ab4; each ab:time=MS of TIMES_MS
+# preset's anchors), 2 at once. ab6 meets ab5 and ab4; each ab:time=MS,search=full of TIMES_MS
 # (space-separated) meets ab5 and ab6. The fixed-depth matches do not depend on the
 # machine's load; the timed ones want an idle machine. PGNs, summaries and the rating
 # list go under OUT (default RUN/ladder); the list rates every PGN in OUT, so OUT should
@@ -40,8 +40,8 @@ match() {
 match ab6 ab5
 match ab6 ab4
 for ms in $times; do
-    match "ab:time=$ms" ab5
-    match "ab:time=$ms" ab6
+    match "ab:time=$ms,search=full" ab5
+    match "ab:time=$ms,search=full" ab6
 done
 pgns=()
 for f in "$out"/*.pgn; do

@@ -44,8 +44,8 @@ match() {
     "$bin" match "$@" --games "$games" --seed "$seed" --threads 2 \
         --pgn "$out/$name-seed$seed.pgn" --quiet | tee "$out/$name-seed$seed.txt"
 }
-match time100 "${2:-200}" --a "mcts:$model" --b ab --clock time=100
-match time1000 "${3:-100}" --a "mcts:$model" --b ab --clock time=1000
+match time100 "${2:-200}" --a "mcts:$model" --b ab:search=full --clock time=100
+match time1000 "${3:-100}" --a "mcts:$model" --b ab:search=full --clock time=1000
 match ab6-800sims "${4:-100}" --a "mcts:$model:sims=800" --b ab6
 match search-vs-basic "${5:-200}" --a "mcts:$model" --b "mcts:$model:search=basic" \
     --clock time=100
