@@ -1,7 +1,7 @@
 //! The hand-written evaluation, from the side to move's view, in centi-pieces (100 = one
 //! piece): its weights are search parameters (`ev_*`), tuned with the search.
 
-use super::Params;
+use super::params::Params;
 use crate::flank::{FlankPosition, Phase};
 use crate::geometry::Geometry;
 use crate::movegen::{Kernel, with_kernel};

@@ -13,6 +13,7 @@ mod eval;
 mod node;
 mod order;
 mod params;
+mod searcher;
 mod tt;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,89 +24,8 @@ use crate::{Isa, Move, State};
 pub use eval::{Weights, evaluate, evaluate_with};
 use node::{Node, Window};
 pub use params::{PARAMS, ParamError, ParamSpec, Params, spec as param_spec};
-
-/// Score of a won game at the root; a win in `n` plies scores `MATE - n`.
-pub const MATE: i32 = 30_000;
-const INF: i32 = 32_000;
-const MAX_PLY: usize = 128;
-
-/// When to stop searching. Unset limits do not apply; with none set, the search runs to
-/// depth 64 or until stopped.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// Deepest iteration.
-    pub depth: Option<u32>,
-    /// Nodes to search at most (the search stops at once when they are spent).
-    pub nodes: Option<u64>,
-    /// Time to search at most (the hard limit: the search stops at once). Without
-    /// `soft_time`, no iteration starts past half of it.
-    pub time: Option<Duration>,
-    /// The time a search aims for: no iteration starts past it, scaled by how settled the
-    /// best move is (the `tm_*` parameters).
-    pub soft_time: Option<Duration>,
-    /// No iteration starts once this many nodes were searched.
-    pub soft_nodes: Option<u64>,
-}
-
-/// What one completed iteration found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchReport {
-    /// Iteration depth.
-    pub depth: u32,
-    /// The deepest ply reached.
-    pub seldepth: u32,
-    /// Score from the side to move's view, in centi-pieces; `MATE - n` for a win in `n`.
-    pub score: i32,
-    /// Nodes searched so far.
-    pub nodes: u64,
-    /// Time since the search started.
-    pub time: Duration,
-    /// Principal variation; its first move is the best move.
-    pub pv: Vec<Move>,
-}
-
-/// A static evaluation the search calls at its leaves in place of the hand-written one
-/// (e.g. a network's value): the side to move's view, in the units of [`evaluate`] (about
-/// 100 a piece), inside ±(MATE − 1000) (larger values are clamped there, so that no
-/// evaluation reads as a forced result).
-pub trait StaticEval: Send {
-    /// The evaluation of `s` (a position whose game is not over).
-    fn evaluate(&mut self, s: &State) -> i32;
-}
-
-/// An alpha-beta searcher with its parameters, transposition table and ordering tables,
-/// reused from move to move.
-pub struct Searcher {
-    params: Params,
-    /// The hand-written evaluation's weights (from `params`).
-    weights: eval::Weights,
-    /// The leaves' evaluation, when not the built-in one.
-    eval: Option<Box<dyn StaticEval>>,
-    tt: tt::Table,
-    killers: Vec<[Option<Move>; 2]>,
-    /// Per side and move ([`order::history_index`]): how often it cut, recently.
-    history: Vec<i32>,
-    moves: Vec<Vec<Move>>,
-    /// Per ply, the ordering keys: score in the high half, `u32::MAX - index` in the low
-    /// half, so that sorting them in decreasing order is a stable sort by score.
-    ordered: Vec<Vec<u64>>,
-    pv: Vec<Vec<Move>>,
-    /// Per ply, the static evaluation (for `improving`).
-    evals: Vec<i32>,
-    /// Per ply, the move a singular search leaves out.
-    excluded: Vec<Option<Move>>,
-    /// Per ply, whether the move into it was a null move.
-    after_null: Vec<bool>,
-    /// Late move reductions by depth and move number, plies.
-    lmr: Box<[[u8; 64]; 64]>,
-    /// Nodes spent below each root move in this search.
-    root_nodes: Vec<(Move, u64)>,
-    nodes: u64,
-    seldepth: u32,
-    limits: Limits,
-    start: Instant,
-    aborted: bool,
-}
+use searcher::{INF, MAX_PLY};
+pub use searcher::{Limits, MATE, SearchReport, Searcher, StaticEval};
 
 impl Searcher {
     /// A searcher with the tuned parameters and a transposition table of about `hash_mb`
@@ -363,92 +283,5 @@ impl Searcher {
             }
         }
         false
-    }
-}
-
-/// The constant of [`fastmod`] for divisor `d` (> 0): ⌈2¹²⁸ / d⌉ (mod 2¹²⁸).
-fn fastmod_magic(d: u64) -> u128 {
-    (u128::MAX / u128::from(d)).wrapping_add(1)
-}
-
-/// `a % d` by multiplications (Lemire, Kaser and Kurz, "Faster remainder by direct
-/// computation", 2019: exact for every 64-bit `a` and `d` with a 128-bit constant).
-#[inline(always)]
-fn fastmod(a: u64, magic: u128, d: u64) -> u64 {
-    let low = magic.wrapping_mul(u128::from(a));
-    let bottom = ((low & u128::from(u64::MAX)) * u128::from(d)) >> 64;
-    let top = (low >> 64) * u128::from(d);
-    ((bottom + top) >> 64) as u64
-}
-
-/// The table key: the Zobrist hash, with the half-move clock mixed in for the Ataxx
-/// family (near the adjudication limit the same cells can be a draw or not).
-#[inline(always)]
-fn tt_key(s: &State) -> u64 {
-    match s {
-        State::Ataxx(p) => s.hash() ^ crate::splitmix64(u64::from(p.halfmove_clock())).1,
-        State::Flank(_) => s.hash(),
-    }
-}
-
-/// Mate scores are stored relative to the node, so that they stay right when the same
-/// position is reached at another ply.
-fn to_tt(score: i32, ply: usize) -> i32 {
-    if score > MATE - MAX_PLY as i32 {
-        score + ply as i32
-    } else if score < -MATE + MAX_PLY as i32 {
-        score - ply as i32
-    } else {
-        score
-    }
-}
-
-fn from_tt(score: i32, ply: usize) -> i32 {
-    if score > MATE - MAX_PLY as i32 {
-        score - ply as i32
-    } else if score < -MATE + MAX_PLY as i32 {
-        score + ply as i32
-    } else {
-        score
-    }
-}
-
-/// Score of a finished game from the side to move's view: a loss in `ply` plies from the
-/// root scores `-(MATE - ply)`, a draw 0.
-fn terminal_score(s: &State, ply: usize) -> i32 {
-    match s.result().and_then(|r| r.winner) {
-        None => 0,
-        Some(w) if w == s.side_to_move() => MATE - ply as i32,
-        Some(_) => -(MATE - ply as i32),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fastmod_is_the_remainder() {
-        let mut rng = crate::Rng::new(1);
-        for d in [
-            1,
-            2,
-            3,
-            7,
-            1024,
-            699_050,
-            u32::MAX as u64,
-            u64::MAX - 1,
-            u64::MAX,
-        ] {
-            let m = fastmod_magic(d);
-            for a in [0, 1, d - 1, d, d.wrapping_add(1), u64::MAX, u64::MAX - 1] {
-                assert_eq!(fastmod(a, m, d), a % d, "{a} % {d}");
-            }
-            for _ in 0..10_000 {
-                let a = rng.next_u64();
-                assert_eq!(fastmod(a, m, d), a % d, "{a} % {d}");
-            }
-        }
     }
 }

@@ -8,8 +8,8 @@
 use std::sync::atomic::AtomicBool;
 
 use super::order::{self, Picker, history_index};
+use super::searcher::{INF, MATE, MAX_PLY, Searcher, from_tt, terminal_score, to_tt, tt_key};
 use super::tt::Bound;
-use super::{INF, MATE, MAX_PLY, Searcher, from_tt, terminal_score, to_tt, tt_key};
 use crate::isa::{Level, Task};
 use crate::{Move, MoveKind, State};
 
