@@ -282,6 +282,13 @@ fn fit(args: &[String]) -> Result<(), String> {
         }
     }
     eprintln!("scale {k}, loss {:.6}", loss(&w, k));
+    let ranges: Vec<(f64, f64)> = tuned
+        .iter()
+        .map(|n| {
+            let spec = engine::search::param_spec(n).expect("a parameter");
+            (f64::from(spec.min), f64::from(spec.max))
+        })
+        .collect();
     // Adam on the mean squared error.
     let (mut m, mut v) = (vec![0.0; w.len()], vec![0.0; w.len()]);
     let lr = 2.0;
@@ -301,8 +308,7 @@ fn fit(args: &[String]) -> Result<(), String> {
             let mh = m[j] / (1.0 - 0.9f64.powi(it));
             let vh = v[j] / (1.0 - 0.999f64.powi(it));
             w[j] -= lr * mh / (vh.sqrt() + 1e-12);
-            let spec = engine::search::param_spec(tuned[j]).expect("a parameter");
-            w[j] = w[j].clamp(spec.min as f64, spec.max as f64);
+            w[j] = w[j].clamp(ranges[j].0, ranges[j].1);
         }
         if it % 500 == 0 {
             eprintln!("iteration {it}: loss {:.6}", loss(&w, k));

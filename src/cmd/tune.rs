@@ -86,29 +86,28 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         inputs.push(dir);
     }
     super::check_output(&a.out, &inputs)?;
-    let (search, net) = match &player {
+    // The model a network path resolves to (a run directory names its current best).
+    let model_of = |dir: &std::path::Path| -> anyhow::Result<Option<PathBuf>> {
+        Ok(match eval::resolve_net(dir)? {
+            eval::ResolvedNet::Model(d) => Some(d),
+            eval::ResolvedNet::Bootstrap => None,
+        })
+    };
+    let (search, model) = match &player {
         PlayerSpec::Mcts { params, net, .. } => (
             params.to_string(),
             match net {
-                eval::NetSource::Path(dir) => match eval::resolve_net(dir)? {
-                    eval::ResolvedNet::Model(d) => Some(d.display().to_string()),
-                    eval::ResolvedNet::Bootstrap => None,
-                },
+                eval::NetSource::Path(dir) => model_of(dir)?,
                 _ => None,
             },
         ),
         PlayerSpec::AlphaBeta { search, .. } => (search.all().join(","), None),
-        PlayerSpec::NetAlphaBeta { search, net, .. } => (
-            search.all().join(","),
-            match eval::resolve_net(net)? {
-                eval::ResolvedNet::Model(d) => Some(d.display().to_string()),
-                eval::ResolvedNet::Bootstrap => None,
-            },
-        ),
+        PlayerSpec::NetAlphaBeta { search, net, .. } => (search.all().join(","), model_of(net)?),
         _ => (String::new(), None),
     };
-    let net_digest = match &net {
-        Some(dir) => Some(eval::tune::net_digest(std::path::Path::new(dir))?),
+    let net = model.as_ref().map(|d| d.display().to_string());
+    let net_digest = match &model {
+        Some(dir) => Some(eval::tune::net_digest(dir)?),
         None => None,
     };
     let fens: Vec<String> = cfg.openings.iter().map(|s| s.text()).collect();
