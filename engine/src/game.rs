@@ -164,6 +164,26 @@ impl Game {
         }
     }
 
+    /// The positions every network check runs on: the start and seven positions after
+    /// 3, 6, …, 21 random legal moves from a fixed seed (fewer where a game ends first).
+    /// Fixed, so that a check's verdict on a network never changes between runs.
+    pub fn check_positions(self) -> Vec<State> {
+        let mut rng = crate::Rng::new(0x5EED);
+        (0..8)
+            .map(|k| {
+                let mut s = self.startpos();
+                for _ in 0..k * 3 {
+                    let moves = s.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    s.play(moves[rng.below(moves.len() as u64) as usize]);
+                }
+                s
+            })
+            .collect()
+    }
+
     /// Parses a position in the game's text format (or `startpos`).
     pub fn parse_position(self, text: &str) -> Result<State, PositionError> {
         Ok(match self {

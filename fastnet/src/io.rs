@@ -261,5 +261,7 @@ pub fn parse(
         p_w: next(),
         p_b: next(),
     };
+    crate::check::check_outputs(&net)
+        .map_err(|m| bad(format!("a net whose outputs cannot be used: {m}")))?;
     Ok((net, meta))
 }

@@ -8,8 +8,10 @@
 //! - [`quant`]: the quantised net and its incremental [`Accumulator`];
 //! - [`simd`]: the integer kernels, one body per instruction-set level;
 //! - [`data`], [`train`]: examples from shards, the trainer;
-//! - [`io`]: the model folder and its files; [`evaluator`]: the tree search's evaluator.
+//! - [`io`]: the model folder and its files, [`check`]: the outputs checked as it is
+//!   read; [`evaluator`]: the tree search's evaluator.
 
+pub mod check;
 #[cfg(feature = "train")]
 pub mod data;
 pub mod evaluator;

@@ -498,3 +498,61 @@ fn the_shard_cache_reads_what_a_fresh_read_reads() {
     assert_eq!(cache.len(), paths.len() - 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A net is checked by its outputs as it is read: every net the repository ships passes
+/// (their policy bound far below the limit), and finite weights that make outputs
+/// unusable are refused, naming the file: policy weights of 3e38 (NaN logits at every
+/// position), one projection row that overflows only where its hidden unit is active
+/// (no check position need reach it: the bound does), and a policy bias of 5e4 (finite
+/// logits, out of range).
+#[test]
+fn a_net_is_checked_by_its_outputs_as_it_is_read() {
+    fn fast_nets(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                fast_nets(&p, out);
+            } else if p.ends_with(fastnet::io::WEIGHTS) {
+                out.push(dir.to_path_buf());
+            }
+        }
+    }
+    let mut shipped = Vec::new();
+    fast_nets(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"),
+        &mut shipped,
+    );
+    assert!(shipped.len() >= 5, "{shipped:?}");
+    for dir in &shipped {
+        let (net, _) = fastnet::io::load(dir).unwrap();
+        let bound = fastnet::check::policy_bound(&net);
+        eprintln!("{}: policy bound {bound:.3e}", dir.display());
+        assert!(bound < 1e6, "{}: {bound}", dir.display());
+    }
+    let game: Game = "ataxx".parse().unwrap();
+    let good = random_net(game, 64, 8);
+    fastnet::check::check_outputs(&good).unwrap();
+    let dir = std::env::temp_dir().join(format!("fastnet-check-{}", std::process::id()));
+    let refused = |net: &FloatNet, want: &str| {
+        let _ = std::fs::remove_dir_all(&dir);
+        fastnet::io::save(net, &dir, serde_json::json!({})).unwrap();
+        let e = fastnet::io::load(&dir).unwrap_err().to_string();
+        assert!(
+            e.contains("fastnet.safetensors")
+                && e.contains("outputs cannot be used")
+                && e.contains(want),
+            "{e}"
+        );
+    };
+    let mut huge = good.clone();
+    huge.p_w.iter_mut().for_each(|w| *w = 3e38);
+    refused(&huge, "policy weights can make sums");
+    let mut one_row = good.clone();
+    let h = one_row.cfg.hidden;
+    one_row.p_proj[..h].iter_mut().for_each(|w| *w = 1e37);
+    refused(&one_row, "policy weights can make sums");
+    let mut biased = good.clone();
+    biased.p_b.iter_mut().for_each(|b| *b = 5e4);
+    refused(&biased, "outside ±1e4");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use burn::module::Module;
 use engine::Game;
 use safetensors::{Dtype, SafeTensors};
 
@@ -36,7 +37,8 @@ pub struct Imported {
 /// Reads the safetensors file `weights` as a network for `game` and writes `out/model.json`
 /// and `out/model.bpk` (atomically; `out` is made if missing). Refused, naming the file
 /// and the tensor: a file that is not safetensors, a dtype other than F32/F64/F16/BF16,
-/// a value that is not finite, a negative BatchNorm variance, a missing, extra or misshapen tensor, a shape this version
+/// a value that is not finite, a negative BatchNorm variance, outputs that cannot be used
+/// ([`crate::net::check`]), a missing, extra or misshapen tensor, a shape this version
 /// does not run or that does not fit `game`, and an `out` that already holds a model (it
 /// is never overwritten).
 pub fn import_weights(weights: &Path, game: Game, out: &Path) -> Result<Imported, TrainError> {
@@ -88,9 +90,10 @@ pub fn import_weights(weights: &Path, game: Game, out: &Path) -> Result<Imported
             extra.join(", ")
         )));
     }
-    let net = named
-        .into_net(&network, &burn::prelude::Device::flex())
-        .map_err(bad)?;
+    let device = burn::prelude::Device::flex();
+    let net = named.into_net(&network, &device).map_err(bad)?;
+    crate::net::check::check_outputs(&net.valid(), game, &device)
+        .map_err(|m| bad(format!("a network whose outputs cannot be used: {m}")))?;
     std::fs::create_dir_all(out).map_err(io(out))?;
     let bpk = out.join("model.bpk");
     let digest = save_net(&net, &bpk)?;

@@ -1,28 +1,7 @@
-//! Comparing engines: the positions every engine check runs on, and the largest
-//! difference between two engines' outputs on them.
-
-use engine::State;
+//! Comparing engines: the largest difference between two engines' outputs on the same
+//! positions ([`engine::Game::check_positions`]).
 
 use super::prediction::Prediction;
-
-/// The positions every engine check runs on: the start and positions after random
-/// legal moves of `game`, from a fixed seed.
-pub fn check_positions(game: engine::Game) -> Vec<State> {
-    let mut rng = engine::Rng::new(0x5EED);
-    (0..8)
-        .map(|k| {
-            let mut s = game.startpos();
-            for _ in 0..k * 3 {
-                let moves = s.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                s.play(moves[rng.below(moves.len() as u64) as usize]);
-            }
-            s
-        })
-        .collect()
-}
 
 /// The largest difference between two engines' outputs on the same positions (every
 /// policy logit, the WDL probabilities and the score), each divided by `scale(reference

@@ -388,7 +388,7 @@ impl FastNet {
     /// start and positions after random legal moves, from a fixed seed. NaN counts as
     /// infinitely far.
     pub fn difference_from_burn(&mut self, model: &LoadedModel) -> f32 {
-        let states = crate::infer::compare::check_positions(self.game);
+        let states = self.game.check_positions();
         let want = crate::infer::prediction::predict(model, &states);
         let got = self.predict(&states);
         crate::infer::compare::max_difference(&got, &want, |_| 1.0)

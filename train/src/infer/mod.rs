@@ -11,7 +11,7 @@ pub mod fast;
 mod network;
 mod prediction;
 
-pub use compare::{check_positions, max_difference};
+pub use compare::max_difference;
 pub use network::{Network, Predictions};
 pub use prediction::{Prediction, evaluations, move_probabilities, predict, ranked_moves};
 
@@ -49,7 +49,7 @@ pub fn evaluators(
         (NetEngine::Burn, d) => {
             let dev = crate::training_device(d)
                 .map_err(|allowed| TrainError::Unsupported(format!("device {d}: {allowed}")))?;
-            let states = check_positions(model.game);
+            let states = model.game.check_positions();
             let mut fast = fast::FastNet::new(model);
             let (want, reference) = if fast.check_against_burn(model).is_ok() {
                 (fast.predict(&states), "the fast path")

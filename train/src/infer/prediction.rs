@@ -1,12 +1,10 @@
 //! The network's raw output, Burn's forward pass that gives it, and the self-play
 //! evaluations made from it.
 
-use burn::prelude::*;
 use burn::tensor::activation::softmax;
 use engine::{Move, State};
 use selfplay::Evaluation;
 
-use crate::net::{PLANES, encode_into};
 use crate::store::LoadedModel;
 
 /// The network's raw output for one position.
@@ -25,15 +23,8 @@ pub fn predict(model: &LoadedModel, states: &[State]) -> Vec<Prediction> {
     if states.is_empty() {
         return Vec::new();
     }
-    let (w, h) = model.game.grid();
-    let area = PLANES * w * h;
-    let mut input = vec![0.0f32; states.len() * area];
-    for (i, s) in states.iter().enumerate() {
-        encode_into(s, &mut input[i * area..(i + 1) * area]);
-    }
     let n = states.len();
-    let x = Tensor::<4>::from_data(TensorData::new(input, [n, PLANES, h, w]), &model.device);
-    let out = model.net.forward(x);
+    let out = model.net.forward_states(model.game, states, &model.device);
     let p = model.game.policy_size();
     let logits = out.policy.into_data().try_to_vec::<f32>().expect("f32");
     let wdl = softmax(out.wdl, 1)

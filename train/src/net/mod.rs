@@ -1,6 +1,8 @@
 //! The network: its shape (`NetConfig`), its description as a list of tensors, the Burn
-//! module that runs it, and the input encoding it reads.
+//! module that runs it, the input encoding it reads, and the check of its outputs every
+//! loaded network passes.
 
+pub mod check;
 mod config;
 pub mod describe;
 pub mod encode;

@@ -184,6 +184,27 @@ pub struct NetOutput {
 }
 
 impl Net {
+    /// Runs the network on positions of `game` (encoded as [`crate::net::encode_into`]
+    /// does), on `device`, where the network lives.
+    pub fn forward_states(
+        &self,
+        game: engine::Game,
+        states: &[engine::State],
+        device: &Device,
+    ) -> NetOutput {
+        let (w, h) = game.grid();
+        let area = crate::net::PLANES * w * h;
+        let mut input = vec![0.0f32; states.len() * area];
+        for (s, out) in states.iter().zip(input.chunks_exact_mut(area)) {
+            crate::net::encode_into(s, out);
+        }
+        let shape = [states.len(), crate::net::PLANES, h, w];
+        self.forward(Tensor::<4>::from_data(
+            TensorData::new(input, shape),
+            device,
+        ))
+    }
+
     /// Runs the network on `[batch, planes, height, width]` inputs.
     pub fn forward(&self, input: Tensor<4>) -> NetOutput {
         let mut x = relu(self.stem.forward(input));

@@ -54,6 +54,7 @@ pub fn load_model(dir: &Path) -> Result<LoadedModel, TrainError> {
         &device,
     )?
     .valid();
+    refuse_unusable(&net, game, &device, dir)?;
     Ok(LoadedModel {
         meta,
         game,
@@ -82,10 +83,17 @@ pub fn load_init(dir: &Path, game: Game, shape: &NetConfig) -> Result<Net, Train
             ),
         });
     }
-    load_net(
-        shape,
-        &dir.join("model.bpk"),
-        meta.digest(),
-        &Device::flex(),
-    )
+    let device = Device::flex();
+    let net = load_net(shape, &dir.join("model.bpk"), meta.digest(), &device)?;
+    refuse_unusable(&net.valid(), game, &device, dir)?;
+    Ok(net)
+}
+
+/// The network of model `dir` refused unless its outputs pass
+/// [`crate::net::check::check_outputs`].
+fn refuse_unusable(net: &Net, game: Game, device: &Device, dir: &Path) -> Result<(), TrainError> {
+    crate::net::check::check_outputs(net, game, device).map_err(|m| TrainError::Checkpoint {
+        path: dir.join("model.bpk"),
+        message: format!("a network whose outputs cannot be used: {m}"),
+    })
 }

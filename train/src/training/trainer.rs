@@ -47,7 +47,8 @@ fn check_cpu_engine(
     game: Game,
     cfg: &TrainConfig,
 ) -> Result<(), TrainError> {
-    let rows: Vec<selfplay::Sample> = crate::infer::check_positions(game)
+    let rows: Vec<selfplay::Sample> = game
+        .check_positions()
         .into_iter()
         .enumerate()
         .map(|(k, s)| {

@@ -145,6 +145,35 @@ fn malformed_weights_are_refused_naming_the_file_and_the_tensor() {
         e.contains("`stem.bn.running_var` holds a negative variance (at 0)"),
         "{e}"
     );
+    // Finite weights whose outputs are not usable: a stem of 3e38 (NaN and infinite
+    // outputs at every position), and a WDL bias of 1e6 (finite, far out of range).
+    let e = refused(
+        "huge",
+        &edited(&|t| {
+            let w = t.iter_mut().find(|x| x.0 == "stem.conv.weight").unwrap();
+            for c in w.3.chunks_exact_mut(4) {
+                c.copy_from_slice(&3e38f32.to_le_bytes());
+            }
+        }),
+        ataxx,
+    );
+    assert!(
+        e.contains("a network whose outputs cannot be used: its policy logit")
+            && e.contains("on check position 0"),
+        "{e}"
+    );
+    let e = refused(
+        "wdl-range",
+        &edited(&|t| {
+            let w = t.iter_mut().find(|x| x.0 == "wdl_out.bias").unwrap();
+            w.3[0..4].copy_from_slice(&1e6f32.to_le_bytes());
+        }),
+        ataxx,
+    );
+    assert!(
+        e.contains("its win/draw/loss logit is 10000") && e.contains("outside ±1e4"),
+        "{e}"
+    );
     let e = refused(
         "int",
         &edited(&|t| t.iter_mut().find(|x| x.0 == "stem.bn.beta").unwrap().1 = Dtype::I32),
@@ -210,4 +239,54 @@ fn malformed_weights_are_refused_naming_the_file_and_the_tensor() {
     import_weights(&file, ataxx, &out).unwrap();
     assert_eq!(tensors_of(&out), tensors_of(&dir));
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// A model folder written by other means (not through `import`) whose weights are finite
+/// but whose outputs are not usable is refused by every loader, naming its weights file:
+/// `load_model` (infer, the players, export, Python), `load_init` (a run's `init`) and
+/// `Network::load`.
+#[test]
+fn a_model_whose_outputs_cannot_be_used_is_refused_at_load() {
+    let tc = TrainConfig {
+        steps: 1,
+        warmup_steps: 1,
+        blocks: Some(1),
+        channels: Some(8),
+        ..TrainConfig::default()
+    };
+    let dir = model_of("ataxx", "load-check", tc);
+    let model = load_model(&dir).unwrap();
+    let mut named = NamedTensors::default();
+    for (name, shape, values) in tensors_of(&dir).iter() {
+        let values = if name == "policy_out.bias" {
+            vec![2e4; values.len()]
+        } else {
+            values.to_vec()
+        };
+        named.insert(name.to_string(), shape.to_vec(), values);
+    }
+    let device = burn::prelude::Device::flex();
+    let net = named.into_net(&model.meta.network, &device).unwrap();
+    let bad = temp("load-check-bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    let digest = train::store::save_net(&net, &bad.join("model.bpk")).unwrap();
+    train::store::write_metadata(&bad, model.game, &model.meta.network, 0, 0, &digest).unwrap();
+    let bpk = bad.join("model.bpk").display().to_string();
+    let check = |e: String| {
+        assert!(
+            e.starts_with(&bpk)
+                && e.contains("a network whose outputs cannot be used: the policy logit of")
+                && e.contains("is 20000"),
+            "{e}"
+        );
+    };
+    check(load_model(&bad).err().unwrap().to_string());
+    check(train::Network::load(&bad).err().unwrap().to_string());
+    check(
+        train::store::load_init(&bad, model.game, &model.meta.network)
+            .err()
+            .unwrap()
+            .to_string(),
+    );
+    let _ = std::fs::remove_dir_all(&bad);
 }
