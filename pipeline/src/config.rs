@@ -51,6 +51,13 @@ pub struct LoopConfig {
     pub final_net_hidden: u32,
     /// Passes of the final net's training over the run's positions.
     pub final_net_epochs: u32,
+    /// Networks kept in `models/`: the newest this many generations', besides those
+    /// always kept (the best, the best before it, every candidate not yet judged, the
+    /// next training's start, every `keep_every`-th); the others' weights are removed as
+    /// the run goes, their records kept (`crate::retention`). 0: every network is kept.
+    pub keep_models: u32,
+    /// Also keep every generation whose number is a multiple of this (0: none).
+    pub keep_every: u32,
 }
 
 /// The `[anchor]` table: matches of each new best against fixed baselines.
@@ -545,11 +552,13 @@ impl RunConfig {
 
 /// Settings that may change when a run is resumed: extending or shortening the loop,
 /// and the final net trained when it ends.
-const RESUMABLE_KEYS: [&str; 4] = [
+const RESUMABLE_KEYS: [&str; 6] = [
     "run.generations",
     "run.time_budget_minutes",
     "run.final_net_hidden",
     "run.final_net_epochs",
+    "run.keep_models",
+    "run.keep_every",
 ];
 
 /// The config of a command that reads one table (`train`, `gate`): `--set` may name its

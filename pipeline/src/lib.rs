@@ -7,6 +7,8 @@
 //!   validation and diffs.
 //! - [`stages`]: what every way of running shares: [`Pipeline`] (a run directory, its
 //!   config and an [`Observer`]) trains, gates, promotes and anchors a generation.
+//! - [`retention`]: which generations' networks a run keeps (`run.keep_models`),
+//!   applied after every verdict.
 //! - [`sync`]: the synchronous loop, one generation after another ([`SyncRun`]).
 //! - [`roles`]: the same stages as separate processes that meet in the run directory
 //!   (self-play workers, the trainer, the gatekeeper) and `run --async`, which starts them.
@@ -59,6 +61,7 @@ pub mod export;
 pub mod inputs;
 pub mod observer;
 pub mod report;
+pub mod retention;
 pub mod roles;
 pub mod slurm;
 pub mod stages;

@@ -473,7 +473,7 @@ impl<'o> Pipeline<'o> {
         record.finished = true;
         record.seconds += t.elapsed().as_secs_f64();
         write_record(&path, &record)?;
-        Ok(())
+        self.apply_retention()
     }
 
     /// Plays generation `g`'s gating match and records its verdict (not yet acted on).

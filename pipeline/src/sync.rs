@@ -269,6 +269,8 @@ impl Pipeline<'_> {
 /// The loop over the generations of an open run, then its summary.
 fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
     p.check_ladder()?;
+    // A run resumed with fewer networks to keep (or of a build before retention).
+    p.apply_retention()?;
     p.log(&format!(
         "run {}: {} generations of {} (best so far: {})",
         p.dir().display(),

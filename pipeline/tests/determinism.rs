@@ -1,7 +1,8 @@
 //! A run is a function of its config and seed: the same micro pipeline run twice, with
 //! two threads in self-play and gating, writes the same table (everything but the
 //! times), the same games and the same networks. What a run's table (`make run`'s) is
-//! checked against across refactors of the pipeline.
+//! checked against across refactors of the pipeline. Also what a run keeps of its
+//! networks (retention).
 
 use pipeline::{RunConfig, Silent, SyncRun};
 
@@ -306,5 +307,107 @@ fn a_run_ends_with_a_fresh_wider_net_on_all_its_positions() {
     );
     assert!(log.contains(&said), "{said}\n{log}");
     assert_eq!(hidden(4), 64);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Retention (`run.keep_models`): a run of six generations keeping two removes the
+/// networks of generations 0 to 3 as it goes (all promoted: the newest two, the best and
+/// the one before it stay), leaving each folder's records and a `removed.json` that
+/// says what went; the report still reads every generation's loss curve, the best
+/// still plays, and a resumed run with `keep_models = 1` and one more generation removes
+/// what the new rule lets go. Without retention (`keep_models = 0`) every network stays.
+#[test]
+fn a_run_keeps_the_networks_its_retention_says() {
+    let dir = std::env::temp_dir().join(format!("pipeline-retention-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = |extra: &[&str]| {
+        let mut sets = vec![
+            "train.family=\"fast\"",
+            "fastnet.epochs=1",
+            "fastnet.hidden=32",
+            "fastnet.batch_size=64",
+            "run.gating=false",
+            "anchor.ladder=[]",
+            "selfplay.games=4",
+        ];
+        sets.extend_from_slice(extra);
+        micro(&sets)
+    };
+    let run = |extra: &[&str]| {
+        SyncRun::open(&dir, cfg(extra), false, &Silent)
+            .unwrap()
+            .run()
+            .unwrap()
+    };
+    let has_net = |g: u32| dir.join(format!("models/gen-{g:04}/model.json")).is_file();
+    run(&["run.generations=6", "run.keep_models=2"]);
+    for g in 0..6 {
+        let folder = dir.join(format!("models/gen-{g:04}"));
+        assert!(folder.join("train.json").is_file(), "gen {g}");
+        assert!(folder.join("metrics.csv").is_file(), "gen {g}");
+        let removed = folder.join("removed.json");
+        assert_eq!(has_net(g), g >= 4, "gen {g}");
+        assert_eq!(removed.is_file(), g < 4, "gen {g}");
+        if g < 4 {
+            let files: Vec<String> = std::fs::read_dir(&folder)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            assert!(
+                files
+                    .iter()
+                    .all(|f| ["train.json", "metrics.csv", "removed.json"].contains(&f.as_str())),
+                "gen {g}: {files:?}"
+            );
+            let record: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&removed).unwrap()).unwrap();
+            let gone: Vec<&str> = record["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap())
+                .collect();
+            assert!(
+                gone.contains(&"fastnet.safetensors") && gone.contains(&"model.json"),
+                "{record}"
+            );
+            assert!(record["bytes"].as_u64().unwrap() > 100_000, "{record}");
+            assert_eq!(record["rule"], "run.keep_models = 2, run.keep_every = 0");
+        }
+    }
+    let log = std::fs::read_to_string(dir.join("run.log")).unwrap();
+    assert_eq!(
+        log.matches("network removed by the retention").count(),
+        4,
+        "{log}"
+    );
+    // Every generation's loss curve still drawn; the best still a player.
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("gen-0000"), "{report}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("models/best"))
+            .unwrap()
+            .trim(),
+        "gen-0005"
+    );
+    eval::check_loads(
+        &eval::NetSource::Path(dir.clone()),
+        "ataxx".parse().unwrap(),
+    )
+    .unwrap();
+    // A removed network, named as a player, says why it cannot play.
+    let e = eval::resolve_net(&dir.join("models/gen-0001"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("removed by its run's retention"), "{e}");
+    // Resumed keeping one: generation 6 is trained from 5 and promoted, then 4 goes (6
+    // is the newest and the best, 5 the best before it).
+    run(&["run.generations=7", "run.keep_models=1"]);
+    assert_eq!((0..7).filter(|&g| has_net(g)).collect::<Vec<_>>(), [5, 6]);
+    // keep_models = 0: a fresh run keeps all.
+    let _ = std::fs::remove_dir_all(&dir);
+    run(&["run.generations=4", "run.keep_models=0"]);
+    assert!((0..4).all(has_net));
     let _ = std::fs::remove_dir_all(&dir);
 }

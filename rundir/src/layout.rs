@@ -6,7 +6,8 @@
 //! RUN/run.log                        every stage line and warning, with Unix times
 //! RUN/selfplay/gen-NNNN/             a generation's shards and summary.json
 //! RUN/selfplay/w-HOST-PID-nK-SEQ/    a separate worker's batch
-//! RUN/models/gen-NNNN/               a generation's network (.partial while written)
+//! RUN/models/gen-NNNN/               a generation's network (.partial while written;
+//!                                    records only, with removed.json, once retired)
 //! RUN/models/best                    the best model's name
 //! RUN/eval/gen-NNNN.json             its gating verdict and anchoring
 //! RUN/eval/gen-NNNN-gate.pgn         the games of its gate (and -anchor.pgn)
@@ -41,6 +42,9 @@ pub const SUMMARY: &str = "summary.json";
 pub const TRAIN_RECORD: &str = "train.json";
 /// What the asynchronous trainer saw when it trained a candidate (in its model folder).
 pub const CANDIDATE_RECORD: &str = "candidate.json";
+/// What the run's retention removed from a model folder, and why (its presence means the
+/// folder holds a generation's records but no longer its network).
+pub const REMOVED_RECORD: &str = "removed.json";
 
 /// A run directory: typed paths to everything in it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -25,7 +25,8 @@ pub use files::{
 };
 pub use host::host_name;
 pub use layout::{
-    CANDIDATE_RECORD, LOCK_FILE, RunDir, SUMMARY, TRAIN_RECORD, generation_name, parse_generation,
+    CANDIDATE_RECORD, LOCK_FILE, REMOVED_RECORD, RunDir, SUMMARY, TRAIN_RECORD, generation_name,
+    parse_generation,
 };
 pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
 pub use lock::{FileLock, LockError, RunLock, lock_file, parse_holder, try_lock_file};

@@ -48,6 +48,13 @@ pub fn resolve_net(path: &Path) -> Result<ResolvedNet, PlayerError> {
     if path.join("model.json").is_file() {
         return Ok(ResolvedNet::Model(path.to_path_buf()));
     }
+    if path.join(rundir::REMOVED_RECORD).is_file() {
+        return Err(PlayerError::Model(format!(
+            "{}: this generation's network was removed by its run's retention (run.keep_models;              {} says what went); its records remain",
+            path.display(),
+            rundir::REMOVED_RECORD
+        )));
+    }
     let run = rundir::RunDir::new(path);
     let best = run.best_pointer();
     match rundir::current_best(path).map_err(|e| PlayerError::Model(e.to_string()))? {

@@ -35,6 +35,7 @@ fn run(a: &RoleOptions, observer: &dyn Observer) -> crate::Result<()> {
         p.game,
         p.best()?
     ));
+    p.apply_retention()?;
     let mut waiting_logged = None;
     loop {
         lease.check()?;
