@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Context, bail};
+use crate::overrides::{Override, TABLES};
 use eval::{GateConfig, PlayerSpec};
 use selfplay::SelfplayConfig;
 use serde::{Deserialize, Serialize};
@@ -30,7 +31,8 @@ pub struct LoopConfig {
     /// network is promoted without a match (AlphaZero's and lc0's loop): a short run
     /// spends its minutes on self-play instead.
     pub gating: bool,
-    /// Also write model.onnx and the safetensors files for every generation.
+    /// Also write the exports of every generation: a CNN's model.onnx and safetensors
+    /// files, a fast net's quantised file.
     pub export: bool,
     /// Seconds after which the lease of a trainer or gatekeeper (`flipzero worker`)
     /// that stopped renewing it may be taken over by another process.
@@ -151,8 +153,6 @@ impl Serialize for RunConfig {
     }
 }
 
-const TABLES: [&str; 6] = ["run", "selfplay", "train", "fastnet", "gate", "anchor"];
-
 /// A TOML syntax error on one line: `FILE:LINE:COLUMN: not valid TOML: why`.
 fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> crate::Error {
     let at = e.span().map_or(String::new(), |span| {
@@ -173,14 +173,6 @@ fn one_line(msg: &str) -> String {
         .join("; ")
 }
 
-/// Parses a `--set` value as TOML (numbers, booleans, arrays), else as a string.
-fn parse_value(v: &str) -> toml::Value {
-    toml::from_str::<toml::Table>(&format!("v = {v}"))
-        .ok()
-        .and_then(|t| t.get("v").cloned())
-        .unwrap_or_else(|| toml::Value::String(v.to_string()))
-}
-
 /// The `[train]` keys that override the shape of the `net` preset: a config that names
 /// its own `net` does not inherit the built-in config's values of these (the built-in
 /// `blocks = 6` would otherwise reshape every preset).
@@ -191,6 +183,33 @@ const NET_SHAPE_KEYS: [&str; 5] = [
     "head_channels",
     "value_hidden",
 ];
+
+/// `tables` with `sets` applied in order. Naming another `train.net` preset than the
+/// config's drops its shape keys ([`NET_SHAPE_KEYS`]) unless they are set here too.
+fn with_overrides(
+    tables: &toml::Table,
+    sets: &[&Override],
+    origin: &str,
+) -> crate::Result<toml::Table> {
+    let mut all = tables.clone();
+    for o in sets {
+        let t = all
+            .entry(o.table.clone())
+            .or_insert_with(|| toml::Value::Table(Default::default()));
+        let toml::Value::Table(t) = t else {
+            bail!("{origin}: `{}` must be a table", o.table);
+        };
+        if o.sets("train", "net") && t.get("net") != Some(&o.value) {
+            for k in NET_SHAPE_KEYS {
+                if !sets.iter().any(|s| s.sets("train", k)) {
+                    t.remove(k);
+                }
+            }
+        }
+        t.insert(o.key.clone(), o.value.clone());
+    }
+    Ok(all)
+}
 
 /// `text`'s tables laid over the built-in config (configs/default.toml), key by key: the
 /// one source of every default. A key left out of a config takes the built-in value;
@@ -228,9 +247,10 @@ impl RunConfig {
     }
 
     /// Parses config text, lays it over the built-in config (every key left out takes
-    /// configs/default.toml's value), applies `table.key=value` overrides, and validates
-    /// every table. Errors name the file, the table and the key.
-    pub fn from_text(text: &str, origin: &str, sets: &[String]) -> crate::Result<RunConfig> {
+    /// configs/default.toml's value), applies the overrides, and validates every table.
+    /// Errors name the file, the table and the key; an error the overrides cause names
+    /// those overrides (`--set selfplay.games=x: …`).
+    pub fn from_text(text: &str, origin: &str, sets: &[Override]) -> crate::Result<RunConfig> {
         let user: toml::Table = toml::from_str(text).map_err(|e| toml_error(origin, text, &e))?;
         for k in user.keys() {
             if !TABLES.contains(&k.as_str()) {
@@ -240,65 +260,43 @@ impl RunConfig {
                 );
             }
         }
-        let mut all = overlay(&user);
-        let file_only = all.clone();
-        for s in sets {
-            let (k, v) = s
-                .split_once('=')
-                .with_context(|| format!("--set {s}: expected TABLE.KEY=VALUE"))?;
-            let (table, key) = k.trim().split_once('.').with_context(|| {
-                format!(
-                    "--set {s}: name the table too, e.g. selfplay.games (tables: {})",
-                    TABLES.join(", ")
-                )
-            })?;
-            if !TABLES.contains(&table) {
-                bail!(
-                    "--set {s}: unknown table `{table}` (tables: {})",
-                    TABLES.join(", ")
-                );
-            }
-            let t = all
-                .entry(table.to_string())
-                .or_insert_with(|| toml::Value::Table(Default::default()));
-            let toml::Value::Table(t) = t else {
-                bail!("{origin}: `{table}` must be a table");
-            };
-            if table == "train" && key == "net" && t.get("net") != Some(&parse_value(v.trim())) {
-                // Another preset named here takes its own shape, unless the shape keys
-                // are set here too; naming the config's own preset changes nothing.
-                for k in NET_SHAPE_KEYS {
-                    let named = sets.iter().any(|s| {
-                        s.split_once('=')
-                            .is_some_and(|(n, _)| n.trim() == format!("train.{k}"))
-                    });
-                    if !named {
-                        t.remove(k);
-                    }
-                }
-            }
-            t.insert(key.to_string(), parse_value(v.trim()));
-        }
+        let file_only = overlay(&user);
+        let with = |sets: &[&Override]| -> crate::Result<RunConfig> {
+            RunConfig::from_table(&with_overrides(&file_only, sets, origin)?, origin)
+        };
+        let all: Vec<&Override> = sets.iter().collect();
         // Validated once, with every override applied (a rule over two keys must not
-        // depend on their order, and an override may mend the file). An error is blamed
-        // on the file when the file alone has it, else on the overrides it names.
-        match RunConfig::from_table(&all, origin) {
-            Ok(cfg) => Ok(cfg),
-            Err(e) if sets.is_empty() => Err(e),
-            Err(e) => {
-                if let Err(file_error) = RunConfig::from_table(&file_only, origin)
-                    && file_error.to_string() == e.to_string()
-                {
-                    return Err(file_error);
-                }
-                let whole = e.chain();
-                Err(crate::error::err!(
-                    "{}{}",
-                    blame(sets, &whole),
-                    whole.strip_prefix(origin).unwrap_or(&format!(": {whole}"))
-                ))
-            }
+        // depend on their order, and an override may mend the file). An error is the
+        // file's when the file alone has it; else it is blamed on the overrides without
+        // which it is not this error (all of them when no one alone makes it).
+        let e = match with(&all) {
+            Ok(cfg) => return Ok(cfg),
+            Err(e) if sets.is_empty() => return Err(e),
+            Err(e) => e,
+        };
+        let message = e.to_string();
+        if let Err(file_error) = RunConfig::from_table(&file_only, origin)
+            && file_error.to_string() == message
+        {
+            return Err(file_error);
         }
+        let mut blamed: Vec<&Override> = (0..all.len())
+            .filter(|&i| {
+                let others: Vec<&Override> = [&all[..i], &all[i + 1..]].concat();
+                with(&others).err().map(|e| e.to_string()).as_ref() != Some(&message)
+            })
+            .map(|i| all[i])
+            .collect();
+        if blamed.is_empty() {
+            blamed = all;
+        }
+        let names: Vec<String> = blamed.iter().map(|o| o.to_string()).collect();
+        let whole = e.chain();
+        Err(crate::error::err!(
+            "{}{}",
+            names.join(", "),
+            whole.strip_prefix(origin).unwrap_or(&format!(": {whole}"))
+        ))
     }
 
     /// The config of parsed tables, validated; errors begin with `origin`.
@@ -566,59 +564,17 @@ const RESUMABLE_KEYS: [&str; 6] = [
 /// table is refused, as the command would ignore it. The whole file is validated, laid
 /// over the built-in configs/default.toml (which is the config when there is no file).
 pub fn load_table(path: Option<&Path>, sets: &[String], table: &str) -> crate::Result<RunConfig> {
-    let mut qualified = Vec::with_capacity(sets.len());
-    for s in sets {
-        let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
-        match key.split_once('.') {
-            None => qualified.push(format!("{table}.{}", s.trim_start())),
-            Some((t, _)) if t == table => qualified.push(s.clone()),
-            Some((t, _)) => bail!(
-                "--set {s}: this command reads only [{table}] settings, not [{t}] (use `flipzero run` for the whole pipeline)"
-            ),
-        }
-    }
-    load_config(path, &qualified)
+    load_with(path, &Override::parse_all(sets, Some(table))?)
 }
 
-/// The `--set` overrides an error message is about: those whose key it names, else those
-/// of the table it names, else all of them.
-fn blame(sets: &[String], error: &str) -> String {
-    let key = |s: &String| {
-        s.split_once('=')
-            .map_or(s.as_str(), |(k, _)| k)
-            .trim()
-            .to_string()
-    };
-    let pick = |f: &dyn Fn(&String) -> bool| -> Vec<String> {
-        sets.iter()
-            .filter(|s| f(s))
-            .map(|s| format!("--set {s}"))
-            .collect()
-    };
-    let by_key = pick(&|s| {
-        let k = key(s);
-        let bare = k.split_once('.').map_or(k.as_str(), |(_, b)| b);
-        error.contains(&k) || error.contains(&format!("`{bare}`"))
-    });
-    if !by_key.is_empty() {
-        return by_key.join(", ");
-    }
-    let by_table = pick(&|s| {
-        let k = key(s);
-        let table = k.split_once('.').map_or("", |(t, _)| t);
-        error.contains(&format!("[{table}]")) || error.contains(&format!("{table}."))
-    });
-    if !by_table.is_empty() {
-        return by_table.join(", ");
-    }
-    sets.iter()
-        .map(|s| format!("--set {s}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Loads the config named by the arguments (or the built-in default).
+/// Loads the config named by the arguments (or the built-in default), with `--set`
+/// overrides of any table.
 pub fn load_config(path: Option<&Path>, sets: &[String]) -> crate::Result<RunConfig> {
+    load_with(path, &Override::parse_all(sets, None)?)
+}
+
+/// The config of file `path` (or the built-in default) with parsed overrides.
+pub fn load_with(path: Option<&Path>, sets: &[Override]) -> crate::Result<RunConfig> {
     match path {
         Some(p) => {
             let text = rundir::read_regular_text(p, rundir::Limit::CONFIG)
@@ -723,6 +679,45 @@ mod tests {
             .chain();
         assert!(e.contains("generationz"), "{e}");
         assert_eq!(e.lines().count(), 1, "{e}");
+    }
+
+    /// An error is blamed on the overrides that make it, found by validating without
+    /// each (not by searching the message for key names): a rule over two overrides
+    /// names both, an override that has nothing to do with it is not named, and an error
+    /// the file alone has is the file's.
+    #[test]
+    fn an_error_is_blamed_on_the_overrides_that_make_it() {
+        let sets = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let e = load_config(
+            None,
+            &sets(&[
+                "run.generations=3",
+                "selfplay.opening_blockers=true",
+                "selfplay.game=othello",
+            ]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("--set selfplay.opening_blockers=true, --set selfplay.game=othello: "),
+            "{e}"
+        );
+        assert!(!e.contains("generations"), "{e}");
+        let e = load_config(None, &sets(&["run.generations=3", "anchor.pairs=many"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--set anchor.pairs=many: in [anchor]"), "{e}");
+        let bad_file = RunConfig::from_text(
+            "[anchor]\npairs = 0\n",
+            "my.toml",
+            &Override::parse_all(&sets(&["run.generations=3"]), None).unwrap(),
+        )
+        .unwrap_err()
+        .chain();
+        assert!(
+            bad_file.starts_with("my.toml: ") && bad_file.contains("anchor.pairs"),
+            "{bad_file}"
+        );
     }
 
     /// Blocker boards are asked of an Ataxx-family game only, by self-play or by the gate.

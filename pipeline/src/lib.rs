@@ -3,8 +3,8 @@
 //! another front end).
 //!
 //! - [`config`]: the run config (`RunConfig`), laid over the built-in
-//!   `configs/default.toml` (the one source of defaults), with `--set` overrides,
-//!   validation and diffs.
+//!   `configs/default.toml` (the one source of defaults), with `--set` overrides
+//!   ([`overrides`], parsed once), validation and diffs.
 //! - [`stages`]: what every way of running shares: [`Pipeline`] (a run directory, its
 //!   config and an [`Observer`]) trains, gates, promotes and anchors a generation.
 //! - [`retention`]: which generations' networks a run keeps (`run.keep_models`),
@@ -60,6 +60,7 @@ pub mod error;
 pub mod export;
 pub mod inputs;
 pub mod observer;
+pub mod overrides;
 pub mod report;
 pub mod retention;
 pub mod roles;
@@ -67,9 +68,10 @@ pub mod slurm;
 pub mod stages;
 pub mod sync;
 
-pub use config::{DEFAULT_CONFIG, LOCAL_KEYS, RunConfig, load_config, load_table};
+pub use config::{DEFAULT_CONFIG, LOCAL_KEYS, RunConfig, load_config, load_table, load_with};
 pub use error::{Context, Error, Result};
 pub use export::export_web;
 pub use observer::{NoProgress, Observer, Progress, Silent, Stderr, Task};
+pub use overrides::Override;
 pub use stages::Pipeline;
 pub use sync::{RunSummary, SyncRun};

@@ -177,14 +177,10 @@ fn submit_checked(a: &SubmitOptions, observer: &dyn Observer) -> crate::Result<S
         selfplay_cpus: cfg.selfplay.threads.max(1),
         gate_cpus: cfg.gate.threads.max(1),
         // The run's config does not keep per-process settings: the jobs are told them.
-        local_sets: a
-            .sets
+        local_sets: crate::Override::parse_all(&a.sets, None)?
             .iter()
-            .filter(|s| {
-                let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
-                LOCAL_KEYS.contains(&key)
-            })
-            .cloned()
+            .filter(|o| LOCAL_KEYS.contains(&o.name().as_str()))
+            .map(|o| o.text().to_string())
             .collect(),
     };
     let layout = RunDir::new(&run);

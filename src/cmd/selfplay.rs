@@ -4,10 +4,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use selfplay::{BuiltinEvaluator, SelfplayConfig};
+use selfplay::BuiltinEvaluator;
 
 /// Arguments of `flipzero selfplay`.
 #[derive(Args)]
@@ -34,36 +33,25 @@ pub struct SelfplayArgs {
     /// Seed; the same seed and settings replay the same games.
     #[arg(long)]
     seed: Option<u64>,
-    /// A flipzero config file; its `[selfplay]` table sets the defaults of this run.
+    /// A flipzero config file; its `[selfplay]` table, laid over the built-in
+    /// configs/default.toml as `flipzero run` lays it, sets the defaults of this run
+    /// (without a file: the built-in one's).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Override a `[selfplay]` setting, e.g. `--set selfplay.simulations=64`
+    /// (repeatable; the options above override both).
+    #[arg(long = "set", value_name = "selfplay.KEY=VALUE")]
+    set: Vec<String>,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
 }
 
-/// Reads the `[selfplay]` table of a config file.
-pub fn load_selfplay_config(path: &std::path::Path) -> anyhow::Result<SelfplayConfig> {
-    let text = rundir::read_regular_text(path, rundir::Limit::CONFIG)
-        .with_context(|| format!("cannot read config {}", path.display()))?;
-    let table: toml::Table =
-        toml::from_str(&text).with_context(|| format!("{}: not valid TOML", path.display()))?;
-    let section = table
-        .get("selfplay")
-        .cloned()
-        .unwrap_or(toml::Value::Table(Default::default()));
-    let cfg: SelfplayConfig = section
-        .try_into()
-        .with_context(|| format!("{}: in [selfplay]", path.display()))?;
-    Ok(cfg)
-}
-
 /// Runs self-play and prints a summary.
 pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
-    let mut cfg = match &a.config {
-        Some(p) => load_selfplay_config(p)?,
-        None => SelfplayConfig::default(),
-    };
+    // One config path: the table laid over the built-in config, as every command does.
+    let sets = pipeline::Override::parse_all(&a.set, Some("selfplay"))?;
+    let mut cfg = pipeline::load_with(a.config.as_deref(), &sets)?.selfplay;
     let model_dir = match &a.model {
         Some(p) => match eval::resolve_net(p)? {
             eval::ResolvedNet::Model(dir) => Some(dir),
@@ -74,7 +62,9 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
         },
         None => None,
     };
-    if let (Some(dir), None, None) = (&model_dir, &a.game, &a.config) {
+    // A model's game is the default unless a file or an override names one.
+    let game_set = a.config.is_some() || sets.iter().any(|o| o.sets("selfplay", "game"));
+    if let (Some(dir), None, false) = (&model_dir, &a.game, game_set) {
         cfg.game = eval::model_game(dir)?.to_string();
     }
     if let Some(g) = a.game {

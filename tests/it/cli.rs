@@ -88,6 +88,66 @@ fn perft_works_for_every_family() {
     );
 }
 
+/// One config path: `flipzero selfplay --config FILE` lays the file's `[selfplay]` over
+/// the built-in configs/default.toml, as `flipzero run` does (a file that sets only
+/// `games` searches the built-in 128/32 simulations, not a library default), `--set`
+/// overrides either, and an override at fault is named as it was given.
+#[test]
+fn selfplay_lays_its_config_over_the_built_in_one() {
+    let dir = std::env::temp_dir().join(format!("flipzero-cli-sp-cfg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("only-games.toml");
+    std::fs::write(&cfg, "[selfplay]\ngames = 2\n").unwrap();
+    let visits = |out: &std::path::Path, extra: &[&str]| {
+        let mut args = vec![
+            "selfplay",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--evaluator",
+            "uniform",
+            "--threads",
+            "1",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        let (ok, stdout, err) = flipzero(&args);
+        assert!(ok, "{err}");
+        assert!(stdout.contains("games 2"), "{stdout}");
+        let mut seen = std::collections::BTreeSet::new();
+        for e in std::fs::read_dir(out).unwrap() {
+            for row in selfplay::read_shard(&e.unwrap().path()).unwrap().0 {
+                seen.insert(row.visits);
+            }
+        }
+        // The most simulations of a search, and whether a fast search's count is there
+        // (fewer: a forced move, a proven result).
+        move |fast: u32| (seen.last().copied(), seen.contains(&fast))
+    };
+    assert_eq!(visits(&dir.join("a"), &[])(32), (Some(128), true));
+    let sets = [
+        "--set",
+        "selfplay.simulations=40",
+        "--set",
+        "fast_simulations=10",
+    ];
+    assert_eq!(visits(&dir.join("b"), &sets)(10), (Some(40), true));
+    for (set, want) in [
+        ("simulations=abc", "[selfplay]"),
+        ("train.steps=1", "reads only [selfplay] settings"),
+    ] {
+        let (ok, _, err) = flipzero(&["selfplay", "--out", "/nonexistent/x", "--set", set]);
+        assert!(!ok);
+        assert!(
+            err.contains(&format!("--set {set}: ")) && err.contains(want),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn selfplay_writes_shards_and_rejects_bad_config() {
     let dir = std::env::temp_dir().join(format!("flipzero-cli-sp-{}", std::process::id()));
@@ -292,7 +352,7 @@ fn config_errors_name_the_file_or_the_override_at_fault() {
         let (ok, _, err) = train(&["--set", set]);
         assert!(!ok);
         assert!(
-            err.contains("--set train.steps=abc") && err.contains("[train]"),
+            err.contains(&format!("--set {set}: ")) && err.contains("[train]"),
             "{err}"
         );
     }

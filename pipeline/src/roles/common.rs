@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use rundir::RunDir;
 
-use crate::config::{LOCAL_KEYS, RunConfig, load_config};
+use crate::config::{LOCAL_KEYS, RunConfig, load_with};
 use crate::error::{Context, bail};
 use crate::observer::Observer;
+use crate::overrides::Override;
 use crate::stages::{Pipeline, ensure_best, save_config, saved_config};
 
 /// What every role is told.
@@ -198,19 +199,20 @@ pub fn given_config(
     sets: &[String],
 ) -> crate::Result<Option<RunConfig>> {
     let saved = run.config();
+    let sets = Override::parse_all(sets, None)?;
     Ok(match (config, sets.is_empty()) {
         (None, true) => None,
-        (Some(c), _) => Some(load_config(Some(c), sets)?),
+        (Some(c), _) => Some(load_with(Some(c), &sets)?),
         (None, false) if saved.is_file() => {
             let text = rundir::read_regular_text(&saved, rundir::Limit::CONFIG)
                 .with_context(|| format!("cannot read {}", saved.display()))?;
             Some(RunConfig::from_text(
                 &text,
                 &saved.display().to_string(),
-                sets,
+                &sets,
             )?)
         }
-        (None, false) => Some(load_config(None, sets)?),
+        (None, false) => Some(load_with(None, &sets)?),
     })
 }
 
