@@ -24,7 +24,7 @@ pub const OVERFLOW_BOUND: f64 = 1e30;
 /// Why `net`'s outputs make it unusable, or `Ok` (see the module docs).
 pub fn check_outputs(net: &FloatNet) -> Result<(), String> {
     let bound = policy_bound(net);
-    if !(bound < OVERFLOW_BOUND) {
+    if bound.is_nan() || bound >= OVERFLOW_BOUND {
         return Err(format!(
             "its policy weights can make sums of up to {bound:.3e} (more than {OVERFLOW_BOUND:e}): \
              logits that are not finite"

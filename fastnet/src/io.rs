@@ -1,10 +1,16 @@
 //! A fast net's folder: `model.json` (what it is), `fastnet.safetensors` (the float
 //! weights, the trainer's and any other runtime's, which the searchers quantise at load)
 //! and `fastnet-quant.safetensors` (those i16 weights written out for other engines to
-//! load as they are; flipzero never reads it). Both weight
-//! files are plain safetensors (an 8-byte little-endian header length, a JSON header
-//! naming each tensor's dtype, shape and byte range, then the data), described in
-//! docs/export.md. Every file is written atomically.
+//! load as they are). Both weight files are plain safetensors (an 8-byte little-endian
+//! header length, a JSON header naming each tensor's dtype, shape and byte range, then
+//! the data), described in docs/export.md. Every file is written atomically.
+//!
+//! A folder of `model.json` and the quantised file alone is a whole net for play: the
+//! float file is read when it is there, else the quantised one, whose i16 tensors are
+//! divided by their scales and quantise back to themselves, so the searchers run the
+//! very weights they would have run from the float file and play identically. It is the
+//! smallest form of a net (half the float file; what the repository keeps of nets made
+//! after 2026-12-05), not a start for more training: its float weights are rounded.
 
 use std::collections::BTreeMap;
 #[cfg(feature = "train")]
@@ -86,8 +92,8 @@ fn i16_bytes(x: &[i16]) -> Vec<u8> {
     x.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-/// Writes `net` into `dir` (created if missing): `model.json` last, so that a folder
-/// with a `model.json` is whole.
+/// Writes `net` into `dir` (created if missing): the float weights, then `model.json`,
+/// so that a folder with a `model.json` is whole ([`save_quantised`] adds the export).
 #[cfg(feature = "train")]
 pub fn save(net: &FloatNet, dir: &Path, trained: serde_json::Value) -> Result<(), Error> {
     let game = net.cfg.check()?;
@@ -101,6 +107,33 @@ pub fn save(net: &FloatNet, dir: &Path, trained: serde_json::Value) -> Result<()
         .collect();
     let path = dir.join(WEIGHTS);
     rundir::write_atomic(&path, &safetensors(&floats)).map_err(|e| Error::io(&path, e))?;
+    let meta = FastNetMeta {
+        format: FORMAT.into(),
+        version: VERSION,
+        network: net.cfg.clone(),
+        quantisation: format!(
+            "l1.weight and l1.bias are round(w * {qa}) (i16), value.weight round(w * {qb}) \
+             (i16); value = tanh(sum(clamp(acc, 0, {qa})^2 * value.weight) / ({qa}^2 * {qb}) \
+             + value.bias), acc = l1.bias + the rows of the active features, of the side to \
+             move's perspective; the policy is in f32 on clamp(acc, 0, {qa}) / {qa}",
+            qa = net.cfg.qa,
+            qb = net.cfg.qb
+        ),
+        trained,
+    };
+    let path = dir.join("model.json");
+    let text = serde_json::to_vec_pretty(&meta).expect("plain values");
+    rundir::write_atomic(&path, &text).map_err(|e| Error::io(&path, e))?;
+    Ok(())
+}
+
+/// Writes [`QUANT`], the weights as the searchers quantise them, into the model folder
+/// `dir` of `net`: an export for other engines (and the smallest form of the net, see
+/// the module docs); a run writes it where `run.export` says.
+#[cfg(feature = "train")]
+pub fn save_quantised(net: &FloatNet, dir: &Path) -> Result<(), Error> {
+    let game = net.cfg.check()?;
+    let shapes = tensor_shapes(&net.cfg, &Layout::new(game));
     let q = crate::quant::QuantNet::new(net)?;
     let (l1_w, l1_b, v_w) = q.quantised();
     let quant = vec![
@@ -128,25 +161,28 @@ pub fn save(net: &FloatNet, dir: &Path, trained: serde_json::Value) -> Result<()
         ),
     ];
     let path = dir.join(QUANT);
-    rundir::write_atomic(&path, &safetensors(&quant)).map_err(|e| Error::io(&path, e))?;
-    let meta = FastNetMeta {
-        format: FORMAT.into(),
-        version: VERSION,
-        network: net.cfg.clone(),
-        quantisation: format!(
-            "l1.weight and l1.bias are round(w * {qa}) (i16), value.weight round(w * {qb}) \
-             (i16); value = tanh(sum(clamp(acc, 0, {qa})^2 * value.weight) / ({qa}^2 * {qb}) \
-             + value.bias), acc = l1.bias + the rows of the active features, of the side to \
-             move's perspective; the policy is in f32 on clamp(acc, 0, {qa}) / {qa}",
-            qa = net.cfg.qa,
-            qb = net.cfg.qb
-        ),
-        trained,
+    rundir::write_atomic(&path, &safetensors(&quant)).map_err(|e| Error::io(&path, e))
+}
+
+/// `flipzero export` of a fast net: the net of folder `dir` (checked as [`load`] checks
+/// it) written into `out` (made if missing) as a whole folder: `model.json`, the float
+/// weights and the quantised export; into its own folder, only the export is added.
+/// Returns the files written.
+#[cfg(feature = "train")]
+pub fn export(dir: &Path, out: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
+    let (net, meta) = load(dir)?;
+    let same = match (dir.canonicalize(), out.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     };
-    let path = dir.join("model.json");
-    let text = serde_json::to_vec_pretty(&meta).expect("plain values");
-    rundir::write_atomic(&path, &text).map_err(|e| Error::io(&path, e))?;
-    Ok(())
+    let mut written = Vec::new();
+    if !same {
+        save(&net, out, meta.trained)?;
+        written.extend([out.join("model.json"), out.join(WEIGHTS)]);
+    }
+    save_quantised(&net, out)?;
+    written.push(out.join(QUANT));
+    Ok(written)
 }
 
 /// Whether `dir` holds a fast net (its `model.json` says so).
@@ -168,8 +204,20 @@ pub fn read_files(dir: &Path) -> Result<(Vec<u8>, Vec<u8>), Error> {
     };
     Ok((
         read("model.json", rundir::Limit::SMALL)?,
-        read(WEIGHTS, rundir::Limit::RECORD)?,
+        read(weights_file(dir), rundir::Limit::RECORD)?,
     ))
+}
+
+/// The weights file a load of `dir` reads: [`WEIGHTS`], or [`QUANT`] when only it is
+/// there (see the module docs).
+#[cfg(feature = "train")]
+pub fn weights_file(dir: &Path) -> &'static str {
+    let there = |f: &str| std::fs::symlink_metadata(dir.join(f)).is_ok();
+    if !there(WEIGHTS) && there(QUANT) {
+        QUANT
+    } else {
+        WEIGHTS
+    }
 }
 
 /// Reads the fast net in `dir`, checking every tensor's name, dtype, shape and range.
@@ -180,13 +228,14 @@ pub fn load(dir: &Path) -> Result<(FloatNet, FastNetMeta), Error> {
         &meta,
         &weights,
         &dir.join("model.json").display().to_string(),
-        &dir.join(WEIGHTS).display().to_string(),
+        &dir.join(weights_file(dir)).display().to_string(),
     )
 }
 
 /// The fast net of a folder's two files read into memory, `model.json` (`meta`) and
-/// [`WEIGHTS`] (`weights`), checked as [`load`] checks them; errors name the files as
-/// `meta_name` and `weights_name`. What a runtime without files (WebAssembly) loads.
+/// [`WEIGHTS`] or [`QUANT`] (`weights`), checked as [`load`] checks them; errors name the
+/// files as `meta_name` and `weights_name`. What a runtime without files (WebAssembly)
+/// loads.
 pub fn parse(
     meta: &[u8],
     bytes: &[u8],
@@ -227,23 +276,41 @@ pub fn parse(
             .cloned()
             .ok_or_else(|| bad(format!("no tensor `{name}`")))
             .and_then(|v| serde_json::from_value(v).map_err(|e| bad(format!("`{name}`: {e}"))))?;
-        if info.dtype != "F32" || info.shape != shape {
+        // The quantised file's i16 tensors, by their scales (`model.json`'s quantisation).
+        let scale = match name {
+            "l1.weight" | "l1.bias" => Some(meta.network.qa),
+            "value.weight" => Some(meta.network.qb),
+            _ => None,
+        };
+        let width = match (info.dtype.as_str(), scale) {
+            ("F32", _) => 4,
+            ("I16", Some(_)) => 2,
+            _ => 0,
+        };
+        if width == 0 || info.shape != shape {
+            let i16 = if scale.is_some() { " (or I16)" } else { "" };
             return Err(bad(format!(
-                "`{name}` is {} {:?}, expected F32 {shape:?}",
+                "`{name}` is {} {:?}, expected F32{i16} {shape:?}",
                 info.dtype, info.shape
             )));
         }
         let [a, b] = info.data_offsets;
-        let len: usize = shape.iter().product::<usize>() * 4;
+        let len: usize = shape.iter().product::<usize>() * width;
         if b < a || b - a != len || b > data.len() {
             return Err(bad(format!(
                 "`{name}`: byte range {a}..{b} is not its {len} bytes"
             )));
         }
-        let v: Vec<f32> = data[a..b]
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect();
+        let v: Vec<f32> = match (width, scale) {
+            (2, Some(scale)) => data[a..b]
+                .chunks_exact(2)
+                .map(|c| f32::from(i16::from_le_bytes([c[0], c[1]])) / f32::from(scale))
+                .collect(),
+            _ => data[a..b]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .collect(),
+        };
         if v.iter().any(|x| !x.is_finite()) {
             return Err(bad(format!("`{name}` holds a value that is not finite")));
         }

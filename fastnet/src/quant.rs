@@ -70,11 +70,13 @@ fn quantise(x: &[f32], scale: f32) -> Vec<i16> {
 }
 
 impl QuantNet {
-    /// Quantises a float net (its weights inside the clip bound, as training keeps them).
+    /// Quantises a float net (its weights inside the clip bound, as training keeps them;
+    /// half a quantisation step more for a net read from the quantised file, whose
+    /// rounding may land just past it).
     pub fn new(net: &FloatNet) -> Result<QuantNet, crate::Error> {
         let game = net.cfg.check()?;
         let cfg = net.cfg.clone();
-        let clip = cfg.clip * 1.0001;
+        let clip = cfg.clip * 1.0001 + 0.5 / f32::from(cfg.qa.min(cfg.qb));
         if net
             .l1_w
             .iter()

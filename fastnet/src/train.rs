@@ -566,6 +566,8 @@ pub struct Job<'a> {
     pub new_positions: Option<usize>,
     /// Shards decoded by an earlier training of this process (the loop's), reused.
     pub cache: Option<&'a crate::data::ShardCache>,
+    /// Also write the quantised weights ([`crate::io::QUANT`]) when training ends.
+    pub quantised: bool,
 }
 
 /// Trains a fast net for `job.game` on `job.data` and writes it to `job.out` after every
@@ -682,6 +684,9 @@ pub fn train_to_dir(
     });
     if let Some(e) = failed {
         return Err(e);
+    }
+    if job.quantised {
+        crate::io::save_quantised(&net, out)?;
     }
     Ok(last.expect("at least one epoch"))
 }

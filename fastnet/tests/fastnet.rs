@@ -556,3 +556,78 @@ fn a_net_is_checked_by_its_outputs_as_it_is_read() {
     refused(&biased, "outside ±1e4");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A folder of `model.json` and the quantised file alone plays identically: the i16
+/// tensors the searchers run and the policy's floats are the float folder's, so every
+/// evaluation is bit-identical, for every family; a cut quantised file is refused,
+/// naming it; and with both files there, the float file is the one read.
+#[test]
+fn a_net_of_the_quantised_file_alone_plays_identically() {
+    use selfplay::Evaluator;
+    for (k, name) in GAMES.iter().enumerate() {
+        let game: Game = name.parse().unwrap();
+        let net = random_net(game, 64, 20 + k as u64);
+        let dir =
+            std::env::temp_dir().join(format!("fastnet-quant-only-{}-{k}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        fastnet::io::save(&net, &dir, serde_json::json!({})).unwrap();
+        fastnet::io::save_quantised(&net, &dir).unwrap();
+        let full = QuantNet::new(&fastnet::io::load(&dir).unwrap().0).unwrap();
+        std::fs::remove_file(dir.join(fastnet::io::WEIGHTS)).unwrap();
+        assert_eq!(fastnet::io::weights_file(&dir), fastnet::io::QUANT);
+        let (back, _) = fastnet::io::load(&dir).unwrap();
+        assert_ne!(back.l1_w, net.l1_w, "{name}: the floats are rounded");
+        assert_eq!(
+            (
+                back.p_proj.as_slice(),
+                back.p_w.as_slice(),
+                back.p_b.as_slice(),
+                back.v_b
+            ),
+            (
+                net.p_proj.as_slice(),
+                net.p_w.as_slice(),
+                net.p_b.as_slice(),
+                net.v_b
+            ),
+            "{name}"
+        );
+        let small = QuantNet::new(&back).unwrap();
+        assert_eq!(small.quantised(), full.quantised(), "{name}");
+        let mut a = fastnet::FastEvaluator::new(Arc::new(full), "a");
+        let mut b = fastnet::FastEvaluator::new(Arc::new(small), "b");
+        let mut seen = 0;
+        random_game(game, 30 + k as u64, |s, _| {
+            let moves = s.legal_moves();
+            if moves.is_empty() {
+                return;
+            }
+            let one = |e: &mut fastnet::FastEvaluator| {
+                e.evaluate(std::slice::from_ref(s), std::slice::from_ref(&moves))
+                    .remove(0)
+            };
+            let (x, y) = (one(&mut a), one(&mut b));
+            assert_eq!(
+                (x.value.to_bits(), &x.policy),
+                (y.value.to_bits(), &y.policy),
+                "{name}"
+            );
+            seen += 1;
+        });
+        assert!(seen > 20, "{name}: {seen}");
+        // A cut quantised file is named.
+        let q = dir.join(fastnet::io::QUANT);
+        let bytes = std::fs::read(&q).unwrap();
+        std::fs::write(&q, &bytes[..bytes.len() - 10]).unwrap();
+        let e = fastnet::io::load(&dir).unwrap_err().to_string();
+        assert!(
+            e.contains(fastnet::io::QUANT) && e.contains("byte range"),
+            "{e}"
+        );
+        // With the float file back, the quantised one is not read.
+        fastnet::io::save(&net, &dir, serde_json::json!({})).unwrap();
+        std::fs::write(&q, b"not a net").unwrap();
+        assert_eq!(fastnet::io::load(&dir).unwrap().0, net);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

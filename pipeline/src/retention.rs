@@ -78,7 +78,7 @@ pub fn removable(
         .iter()
         .filter(|g| g.eval.as_ref().is_some_and(|e| e.finished))
         .map(|g| g.generation)
-        .filter(|k| !kept.contains(k) && !(keep_every > 0 && k % keep_every == 0))
+        .filter(|k| !(kept.contains(k) || (keep_every > 0 && k % keep_every == 0)))
         .collect()
 }
 

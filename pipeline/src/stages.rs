@@ -350,6 +350,7 @@ impl<'o> Pipeline<'o> {
             init: init.as_ref().map(|(_, d)| d.as_path()),
             new_positions,
             cache: Some(&self.shard_cache),
+            quantised: self.cfg.run.export,
         };
         let from = init.as_ref().map_or("random".into(), |(n, _)| n.clone());
         let summary = self.fit_fast(g, &job, &cfg, from)?;
@@ -390,6 +391,7 @@ impl<'o> Pipeline<'o> {
             init: None,
             new_positions: None,
             cache: Some(&self.shard_cache),
+            quantised: self.cfg.run.export,
         };
         let mut summary = self.fit_fast(g, &job, &cfg, "random".into())?;
         self.log(&format!(

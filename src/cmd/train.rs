@@ -89,6 +89,7 @@ pub fn run(a: TrainArgs) -> anyhow::Result<()> {
             init: a.init.as_deref(),
             new_positions: None,
             cache: None,
+            quantised: true,
         };
         let m = fastnet::train::train_to_dir(&job, &cfg, |m| {
             if !a.quiet {
@@ -168,8 +169,9 @@ pub fn run(a: TrainArgs) -> anyhow::Result<()> {
 /// Arguments of `flipzero export`.
 #[derive(Args)]
 pub struct ExportArgs {
-    /// Model directory (model.json + model.bpk; with --web, a fast net's folder, or a
-    /// run directory whose best is one).
+    /// Model directory (model.json + model.bpk: ONNX and safetensors; a fast net's
+    /// folder: its quantised weights, fastnet-quant.safetensors; with --web, a fast
+    /// net's folder, or a run directory whose best is one).
     #[arg(long)]
     model: PathBuf,
     /// Output directory.
@@ -195,6 +197,8 @@ pub struct ExportArgs {
 pub fn export(a: ExportArgs) -> anyhow::Result<()> {
     let written = if a.web {
         export_web(&a)?
+    } else if fastnet::io::is_fastnet(&a.model) {
+        fastnet::io::export(&a.model, &a.out)?
     } else {
         train::export(&a.model, &a.out)?
     };

@@ -85,12 +85,40 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
     let (ok, out, err) = both();
     assert!(ok, "{err}");
     assert!(out.contains("games 2"), "{out}");
-    // The quantised file is an export only (docs/export.md): without it, the same games.
+    // The quantised file is an export (docs/export.md): without it, the same games;
+    // `flipzero export` writes it again, the same bytes.
     let played = std::fs::read_to_string(&pgn).unwrap();
+    let quant = std::fs::read(net.join("fastnet-quant.safetensors")).unwrap();
     std::fs::remove_file(net.join("fastnet-quant.safetensors")).unwrap();
     let (ok, _, err) = both();
     assert!(ok, "{err}");
     assert_eq!(std::fs::read_to_string(&pgn).unwrap(), played);
+    let (ok, out, err) = flipzero(&["export", "--model", n, "--out", n]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert_eq!(
+        std::fs::read(net.join("fastnet-quant.safetensors")).unwrap(),
+        quant
+    );
+    // The smallest form: model.json and the quantised file alone play the same games.
+    std::fs::remove_file(net.join("fastnet.safetensors")).unwrap();
+    let (ok, _, err) = both();
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), played);
+    // Exported elsewhere: a whole folder again (float weights from the rounded ones).
+    let copy = dir.join("copy");
+    let (ok, out, err) = flipzero(&["export", "--model", n, "--out", copy.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().count(), 3, "{out}");
+    assert_eq!(
+        std::fs::read(copy.join("fastnet-quant.safetensors")).unwrap(),
+        quant
+    );
+    std::fs::rename(
+        copy.join("fastnet.safetensors"),
+        net.join("fastnet.safetensors"),
+    )
+    .unwrap();
 
     // Self-play with the fast net: its game comes from its model.json.
     let more = dir.join("more");
