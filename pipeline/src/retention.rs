@@ -97,6 +97,18 @@ impl Pipeline<'_> {
             if dir.join(rundir::REMOVED_RECORD).exists() {
                 continue;
             }
+            // Only a real folder of the run: a link (to another disk, say) is the user's
+            // arrangement, and what it leads to is never emptied from here.
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.is_dir() => {}
+                _ => {
+                    self.warn(&format!(
+                        "{}: not a folder of the run (a link, or missing): the retention leaves it alone",
+                        dir.display()
+                    ));
+                    continue;
+                }
+            }
             let mut files = Vec::new();
             let mut bytes = 0u64;
             let entries = std::fs::read_dir(&dir)

@@ -405,6 +405,23 @@ fn a_run_keeps_the_networks_its_retention_says() {
     // is the newest and the best, 5 the best before it).
     run(&["run.generations=7", "run.keep_models=1"]);
     assert_eq!((0..7).filter(|&g| has_net(g)).collect::<Vec<_>>(), [5, 6]);
+    // A generation's folder that is a link (moved to another disk) is never emptied
+    // through the link: the retention warns and leaves it.
+    let elsewhere = dir.with_extension("elsewhere");
+    let _ = std::fs::remove_dir_all(&elsewhere);
+    std::fs::rename(dir.join("models/gen-0005"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dir.join("models/gen-0005")).unwrap();
+    run(&["run.generations=9", "run.keep_models=1"]);
+    assert!(
+        elsewhere.join("model.json").is_file() && elsewhere.join("fastnet.safetensors").is_file()
+    );
+    let log = std::fs::read_to_string(dir.join("run.log")).unwrap();
+    assert!(log.contains("gen-0005: not a folder of the run"), "{log}");
+    assert_eq!(
+        (0..9).filter(|&g| has_net(g)).collect::<Vec<_>>(),
+        [5, 7, 8]
+    );
+    let _ = std::fs::remove_dir_all(&elsewhere);
     // keep_models = 0: a fresh run keeps all.
     let _ = std::fs::remove_dir_all(&dir);
     run(&["run.generations=4", "run.keep_models=0"]);
