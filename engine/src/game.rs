@@ -165,14 +165,25 @@ impl Game {
     }
 
     /// The positions every network check runs on: the start and seven positions after
-    /// 3, 6, …, 21 random legal moves from a fixed seed (fewer where a game ends first).
-    /// Fixed, so that a check's verdict on a network never changes between runs.
+    /// 3, 6, …, 21 random legal moves from a fixed seed (fewer where a game ends first),
+    /// and for the Ataxx family four more on random blocker boards (`--blockers`), so
+    /// that every input a network of the game can be given is exercised: blocked cells
+    /// too. Fixed, so that a check's verdict on a network never changes between runs.
     pub fn check_positions(self) -> Vec<State> {
         let mut rng = crate::Rng::new(0x5EED);
-        (0..8)
-            .map(|k| {
-                let mut s = self.startpos();
-                for _ in 0..k * 3 {
+        let mut starts = vec![self.startpos(); 8];
+        if let Game::Ataxx(r) = self {
+            let params = crate::boards::BlockerParams::default();
+            let mut boards = crate::Rng::new(0xB10C);
+            starts.extend((0..4).map(|_| {
+                State::Ataxx(crate::boards::random_blocker_board(r, &params, &mut boards))
+            }));
+        }
+        starts
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut s)| {
+                for _ in 0..(k % 8) * 3 {
                     let moves = s.legal_moves();
                     if moves.is_empty() {
                         break;

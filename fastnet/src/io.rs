@@ -166,10 +166,14 @@ pub fn save_quantised(net: &FloatNet, dir: &Path) -> Result<(), Error> {
 
 /// `flipzero export` of a fast net: the net of folder `dir` (checked as [`load`] checks
 /// it) written into `out` (made if missing) as a whole folder: `model.json`, the float
-/// weights and the quantised export; into its own folder, only the export is added.
-/// Returns the files written.
+/// weights and the quantised export; into its own folder, only the export is added. An
+/// `out` that holds another model is refused ([`rundir::export_refusal`]). Returns the
+/// files written.
 #[cfg(feature = "train")]
 pub fn export(dir: &Path, out: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
+    if let Some(why) = rundir::export_refusal(dir, out) {
+        return Err(Error::Format(why));
+    }
     let (net, meta) = load(dir)?;
     let same = match (dir.canonicalize(), out.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
@@ -178,7 +182,14 @@ pub fn export(dir: &Path, out: &Path) -> Result<Vec<std::path::PathBuf>, Error> 
     let mut written = Vec::new();
     if !same {
         save(&net, out, meta.trained)?;
-        written.extend([out.join("model.json"), out.join(WEIGHTS)]);
+        // model.json as the source has it, byte for byte: a second export of the same
+        // net into the same folder is then recognised as such.
+        let from = dir.join("model.json");
+        let bytes =
+            rundir::read_regular(&from, rundir::Limit::SMALL).map_err(|e| Error::io(&from, e))?;
+        let to = out.join("model.json");
+        rundir::write_atomic(&to, &bytes).map_err(|e| Error::io(&to, e))?;
+        written.extend([to, out.join(WEIGHTS)]);
     }
     save_quantised(&net, out)?;
     written.push(out.join(QUANT));
@@ -269,8 +280,22 @@ pub fn parse(
     let header: BTreeMap<String, serde_json::Value> =
         serde_json::from_slice(&bytes[8..8 + n]).map_err(|e| bad(format!("header: {e}")))?;
     let data = &bytes[8 + n..];
+    let shapes = tensor_shapes(&meta.network, &layout);
+    if let Some(extra) = header
+        .keys()
+        .find(|k| *k != "__metadata__" && !shapes.iter().any(|(name, _)| name == k))
+    {
+        return Err(bad(format!(
+            "`{extra}` is not a tensor of a fast net (they are: {})",
+            shapes
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     let mut out = Vec::new();
-    for (name, shape) in tensor_shapes(&meta.network, &layout) {
+    for (name, shape) in shapes {
         let info: TensorInfo = header
             .get(name)
             .cloned()
@@ -296,7 +321,13 @@ pub fn parse(
         }
         let [a, b] = info.data_offsets;
         let len: usize = shape.iter().product::<usize>() * width;
-        if b < a || b - a != len || b > data.len() {
+        if b > data.len() {
+            return Err(bad(format!(
+                "`{name}`: byte range {a}..{b} runs past the end of the data ({} bytes): the file is cut short or not this net's",
+                data.len()
+            )));
+        }
+        if b < a || b - a != len {
             return Err(bad(format!(
                 "`{name}`: byte range {a}..{b} is not its {len} bytes"
             )));
@@ -328,6 +359,8 @@ pub fn parse(
         p_w: next(),
         p_b: next(),
     };
+    // What the searchers run: the quantised net, whose integer sums must not overflow.
+    crate::quant::QuantNet::new(&net).map_err(|e| bad(e.to_string()))?;
     crate::check::check_outputs(&net)
         .map_err(|m| bad(format!("a net whose outputs cannot be used: {m}")))?;
     Ok((net, meta))

@@ -70,23 +70,38 @@ fn quantise(x: &[f32], scale: f32) -> Vec<i16> {
 }
 
 impl QuantNet {
-    /// Quantises a float net (its weights inside the clip bound, as training keeps them;
-    /// half a quantisation step more for a net read from the quantised file, whose
-    /// rounding may land just past it).
+    /// Quantises a float net. Refused, naming the tensor, where a quantised sum could
+    /// overflow its integers: the accumulator adds the bias and one `l1.weight` row per
+    /// tuple in i16, so (tuples + 1) × the largest |round(w · qa)| must fit; the value
+    /// multiplies an activation of at most qa by round(w₂ · qb) in i16, so qa × the
+    /// largest |round(w₂ · qb)| must fit too. Training's clip keeps both well inside.
     pub fn new(net: &FloatNet) -> Result<QuantNet, crate::Error> {
         let game = net.cfg.check()?;
         let cfg = net.cfg.clone();
-        let clip = cfg.clip * 1.0001 + 0.5 / f32::from(cfg.qa.min(cfg.qb));
-        if net
-            .l1_w
-            .iter()
-            .chain(&net.l1_b)
-            .chain(&net.v_w)
-            .any(|w| !w.is_finite() || w.abs() > clip)
-        {
+        let tuples = Layout::new(game).tuples() as f64;
+        let largest = |w: &[f32], scale: i16| {
+            w.iter()
+                .map(|x| (f64::from(*x) * f64::from(scale)).round().abs())
+                .fold(
+                    0.0,
+                    |m: f64, x| if x.is_nan() { f64::INFINITY } else { m.max(x) },
+                )
+        };
+        let l1 = largest(&net.l1_w, cfg.qa).max(largest(&net.l1_b, cfg.qa));
+        if (tuples + 1.0) * l1 > 32_767.0 {
             return Err(crate::Error::Format(format!(
-                "a clipped weight lies outside ±{} or is not finite",
-                cfg.clip
+                "`l1.weight`/`l1.bias` reach {l1} quantised (× {qa}): {} of them summed overflow the i16 accumulator (at most {} each; training clips them to ±{})",
+                tuples + 1.0,
+                (32_767.0 / (tuples + 1.0)).floor(),
+                cfg.clip,
+                qa = cfg.qa
+            )));
+        }
+        let v = largest(&net.v_w, cfg.qb);
+        if v * f64::from(cfg.qa) > 32_767.0 {
+            return Err(crate::Error::Format(format!(
+                "`value.weight` reaches {v} quantised (× {}): times an activation of {} it overflows i16",
+                cfg.qb, cfg.qa
             )));
         }
         Ok(QuantNet {

@@ -613,15 +613,32 @@ pub fn train_to_dir(
     let mut net = match job.init {
         None => FloatNet::init(shape, cfg.seed)?,
         Some(dir) => {
+            if crate::io::weights_file(dir) == crate::io::QUANT {
+                return Err(crate::Error::Format(format!(
+                    "{}: holds the quantised form of a net alone (no {}): its weights are rounded, \
+                     not a start for training; start from a folder with the float weights",
+                    dir.display(),
+                    crate::io::WEIGHTS
+                )));
+            }
             let (net, _) = crate::io::load(dir)?;
             if net.cfg != shape {
+                // Every setting that differs, by name.
+                let (theirs, ours) = (
+                    serde_json::to_value(&net.cfg).expect("plain values"),
+                    serde_json::to_value(&shape).expect("plain values"),
+                );
+                let differ: Vec<String> = ours
+                    .as_object()
+                    .expect("a struct")
+                    .iter()
+                    .filter(|(k, v)| theirs.get(k.as_str()) != Some(v))
+                    .map(|(k, v)| format!("{k} {} (these settings: {v})", theirs[k.as_str()]))
+                    .collect();
                 return Err(crate::Error::Format(format!(
-                    "{}: its net ({} hidden, {}) is not the shape these settings train ({} hidden, {})",
+                    "{}: its net is not the shape these settings train: {}",
                     dir.display(),
-                    net.cfg.hidden,
-                    net.cfg.game,
-                    shape.hidden,
-                    shape.game
+                    differ.join(", ")
                 )));
             }
             progress(&format!("starting from {}", dir.display()));

@@ -554,6 +554,20 @@ fn a_net_is_checked_by_its_outputs_as_it_is_read() {
     let mut biased = good.clone();
     biased.p_b.iter_mut().for_each(|b| *b = 5e4);
     refused(&biased, "outside ±1e4");
+    // Weights whose quantised sums overflow the i16 accumulator, though every float is
+    // finite and the float net's outputs are fine (a small qb once widened the bound).
+    let mut wide = good.clone();
+    wide.cfg.qb = 1;
+    wide.cfg.clip = 3.47;
+    wide.l1_w.iter_mut().for_each(|w| *w = 3.97);
+    wide.l1_b.iter_mut().for_each(|w| *w = 3.97);
+    let _ = std::fs::remove_dir_all(&dir);
+    fastnet::io::save(&wide, &dir, serde_json::json!({})).unwrap();
+    let e = fastnet::io::load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("fastnet.safetensors") && e.contains("overflow the i16 accumulator"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -274,19 +274,39 @@ impl RunConfig {
             Err(e) if sets.is_empty() => return Err(e),
             Err(e) => e,
         };
-        let message = e.to_string();
+        // Errors compared whole (their chains): the outer line alone ("invalid
+        // setting") is the same for every range error.
+        let message = e.chain();
         if let Err(file_error) = RunConfig::from_table(&file_only, origin)
-            && file_error.to_string() == message
+            && file_error.chain() == message
         {
             return Err(file_error);
         }
-        let mut blamed: Vec<&Override> = (0..all.len())
-            .filter(|&i| {
-                let others: Vec<&Override> = [&all[..i], &all[i + 1..]].concat();
-                with(&others).err().map(|e| e.to_string()).as_ref() != Some(&message)
-            })
-            .map(|i| all[i])
+        // An override that makes this very error on its own, over the built-in config, is
+        // the one at fault (a value out of range, of the wrong type); else the error
+        // comes of several settings together (a rule over two keys), and it is blamed on
+        // the overrides without which it would not be this error.
+        let builtin = overlay(&toml::Table::new());
+        let alone = |o: &Override| {
+            with_overrides(&builtin, &[o], origin)
+                .and_then(|t| RunConfig::from_table(&t, origin))
+                .err()
+                .map(|e| e.chain())
+        };
+        let mut blamed: Vec<&Override> = all
+            .iter()
+            .copied()
+            .filter(|o| alone(o).as_ref() == Some(&message))
             .collect();
+        if blamed.is_empty() {
+            blamed = (0..all.len())
+                .filter(|&i| {
+                    let others: Vec<&Override> = [&all[..i], &all[i + 1..]].concat();
+                    with(&others).err().map(|e| e.chain()).as_ref() != Some(&message)
+                })
+                .map(|i| all[i])
+                .collect();
+        }
         if blamed.is_empty() {
             blamed = all;
         }
@@ -703,6 +723,26 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("generations"), "{e}");
+        // Two range errors: the first one found is named, not every override.
+        let e = load_config(
+            None,
+            &sets(&["selfplay.games=0", "train.steps=0", "selfplay.threads=1"]),
+        )
+        .unwrap_err()
+        .chain();
+        assert!(e.starts_with("--set selfplay.games=0: "), "{e}");
+        // A file's error that an override mends is not the file's to answer for.
+        let e = RunConfig::from_text(
+            "[selfplay]\ngames = 0\n",
+            "bad.toml",
+            &Override::parse_all(&sets(&["selfplay.games=8", "train.steps=0"]), None).unwrap(),
+        )
+        .unwrap_err()
+        .chain();
+        assert!(
+            e.starts_with("--set train.steps=0: ") && e.contains("train.steps"),
+            "{e}"
+        );
         let e = load_config(None, &sets(&["run.generations=3", "anchor.pairs=many"]))
             .unwrap_err()
             .to_string();

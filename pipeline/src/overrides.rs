@@ -56,10 +56,12 @@ impl Override {
         if key.is_empty() {
             bail!("--set {text}: no key after `{table}.`");
         }
+        let value = parse_value(value.trim())
+            .map_err(|why| crate::error::err!("--set {}: {why}", shown(text)))?;
         Ok(Override {
             table: table.to_string(),
             key: key.to_string(),
-            value: parse_value(value.trim()),
+            value,
             text: text.to_string(),
         })
     }
@@ -86,18 +88,46 @@ impl Override {
 }
 
 impl fmt::Display for Override {
-    /// As given on the command line: `--set selfplay.games=8`.
+    /// As given on the command line: `--set selfplay.games=8` (a long one cut).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "--set {}", self.text)
+        write!(f, "--set {}", shown(&self.text))
     }
 }
 
-/// Parses a `--set` value as TOML (numbers, booleans, arrays), else as a string.
-fn parse_value(v: &str) -> toml::Value {
-    toml::from_str::<toml::Table>(&format!("v = {v}"))
-        .ok()
+/// `text` as a message shows it: at most 80 characters.
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}… ({} characters)", &text[..i], text.chars().count()),
+        None => text.to_string(),
+    }
+}
+
+/// Parses a `--set` value as one TOML value (numbers, booleans, quoted strings, arrays),
+/// else takes the text as a string (`train.net=standard`). What TOML would read as more
+/// than one value (a line break, a comment) is a string too, never cut short; a whole
+/// number too large for TOML and an array that does not parse are refused, saying so.
+fn parse_value(v: &str) -> Result<toml::Value, String> {
+    let one = (!v.contains(['\n', '\r']))
+        .then(|| toml::from_str::<toml::Table>(&format!("v = {v}")).ok())
+        .flatten()
+        .filter(|t| t.len() == 1)
         .and_then(|t| t.get("v").cloned())
-        .unwrap_or_else(|| toml::Value::String(v.to_string()))
+        // A `#` the value does not hold (in a string) began a comment.
+        .filter(|x| !v.contains('#') || x.to_string().contains('#'));
+    if let Some(x) = one {
+        return Ok(x);
+    }
+    let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
+        return Err(format!("{v} is too large a whole number"));
+    }
+    if v.starts_with('[') {
+        return Err(format!(
+            "{} is not a TOML array (quote its strings: [\"ab3\", \"greedy\"])",
+            shown(v)
+        ));
+    }
+    Ok(toml::Value::String(v.to_string()))
 }
 
 #[cfg(test)]
@@ -117,7 +147,37 @@ mod tests {
         assert_eq!(o.value, toml::Value::String("standard".into()));
         let o = Override::parse("anchor.ladder=[\"ab2\"]", None).unwrap();
         assert_eq!(o.value, toml::Value::Array(vec!["ab2".into()]));
+        // What TOML would read as more than the value is the whole text, as a string.
+        for text in [
+            "selfplay.games=8 # c",
+            "selfplay.games=8\n[run]\ngenerations=1",
+        ] {
+            let o = Override::parse(text, None).unwrap();
+            assert!(
+                matches!(o.value, toml::Value::String(_)),
+                "{text}: {:?}",
+                o.value
+            );
+        }
+        let o = Override::parse("selfplay.game=\"ataxx # x\"", None).unwrap();
+        assert_eq!(o.value, toml::Value::String("ataxx # x".into()));
+        let long = format!("selfplay.game={}", "x".repeat(100_000));
+        let o = Override::parse(&long, None).unwrap();
+        assert!(
+            o.to_string().len() < 120 && o.to_string().ends_with("(100014 characters)"),
+            "{o}"
+        );
         for (text, only, want) in [
+            (
+                "selfplay.games=99999999999999999999",
+                None,
+                "too large a whole number",
+            ),
+            (
+                "anchor.ladder=[ab3]",
+                None,
+                "not a TOML array (quote its strings",
+            ),
             ("games", None, "expected TABLE.KEY=VALUE"),
             ("games=8", None, "name the table too"),
             ("play.games=8", None, "unknown table `play`"),

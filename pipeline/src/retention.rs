@@ -6,9 +6,10 @@
 //! (a self-play worker may have read the pointer just before a promotion), it is not the
 //! network the next training starts from, it is not one of the newest `keep_models`
 //! trained generations, and its number is not a multiple of `keep_every`. What goes is
-//! the folder's weights and exports; its records stay (`train.json`, `metrics.csv` for
-//! the loss curve, `candidate.json`), with [`rundir::REMOVED_RECORD`] saying what was
-//! removed and why, so that every report, game record and plot of the run still reads.
+//! the folder's network ([`NETWORK_FILES`]: weights, exports, checkpoints); its records
+//! stay (`train.json`, `metrics.csv` for the loss curve, `candidate.json`) and anything
+//! else a user put there, with [`rundir::REMOVED_RECORD`] saying what was removed and
+//! why, so that every report, game record and plot of the run still reads.
 
 use std::collections::BTreeSet;
 
@@ -18,12 +19,18 @@ use crate::error::Context;
 use crate::report::Generation;
 use crate::stages::Pipeline;
 
-/// The files of a model folder that a removal keeps: the records, not the network.
-pub const KEPT_FILES: [&str; 4] = [
-    rundir::TRAIN_RECORD,
-    rundir::CANDIDATE_RECORD,
-    "metrics.csv",
-    rundir::REMOVED_RECORD,
+/// The files of a model folder that are its network: its weights (a CNN's
+/// `model.bpk`, a fast net's float and quantised files), its description, its exports
+/// and its training checkpoints. A removal takes these and nothing else.
+pub const NETWORK_FILES: [&str; 8] = [
+    "model.json",
+    "model.bpk",
+    "model.onnx",
+    "model.safetensors",
+    "model.pytorch.safetensors",
+    "checkpoints",
+    fastnet::io::WEIGHTS,
+    fastnet::io::QUANT,
 ];
 
 /// What [`rundir::REMOVED_RECORD`] says about a generation whose network was removed.
@@ -84,78 +91,93 @@ pub fn removable(
 
 impl Pipeline<'_> {
     /// Removes the networks the retention rule lets go (see the module docs), logging
-    /// each; a folder removed already is left as it is.
+    /// each. Only the files of [`NETWORK_FILES`] go: anything else a user put in the
+    /// folder stays. A removal a kill cut short is finished; a folder without any of
+    /// those files is left as it is.
     pub fn apply_retention(&self) -> crate::Result<()> {
         let (keep_models, keep_every) = (self.cfg.run.keep_models, self.cfg.run.keep_every);
         if keep_models == 0 {
             return Ok(());
         }
-        let gens = crate::report::read_generations(self.dir())?;
+        // Only real folders of the run: a link (models/ or a generation moved to another
+        // disk, say) is the user's arrangement, and what it leads to is never emptied.
+        let real_dir = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        let models = self.run.models();
+        if !real_dir(&models) {
+            if std::fs::symlink_metadata(&models).is_ok() {
+                self.warn(&format!(
+                    "{}: not a folder of the run (a link): the retention removes nothing",
+                    models.display()
+                ));
+            }
+            return Ok(());
+        }
         let best = rundir::parse_generation(&self.best()?);
+        // A best pointer that names no network (a removed or missing one) is repaired
+        // first, where the run loads its best; nothing is removed on its word.
+        if let Some(b) = best
+            && !self.run.generation_model(b).join("model.json").is_file()
+        {
+            self.warn(&format!(
+                "models/best names {}, which holds no network: the retention waits until the best is repaired",
+                rundir::generation_name(b)
+            ));
+            return Ok(());
+        }
+        let gens = crate::report::read_generations(self.dir())?;
         for g in removable(&gens, best, keep_models, keep_every) {
             let dir = self.run.generation_model(g);
-            if dir.join(rundir::REMOVED_RECORD).exists() {
+            if !real_dir(&dir) {
+                self.warn(&format!(
+                    "{}: not a folder of the run (a link, or missing): the retention leaves it alone",
+                    dir.display()
+                ));
                 continue;
             }
-            // Only a real folder of the run: a link (to another disk, say) is the user's
-            // arrangement, and what it leads to is never emptied from here.
-            match std::fs::symlink_metadata(&dir) {
-                Ok(m) if m.is_dir() => {}
-                _ => {
-                    self.warn(&format!(
-                        "{}: not a folder of the run (a link, or missing): the retention leaves it alone",
-                        dir.display()
-                    ));
-                    continue;
-                }
+            let mut files: Vec<&str> = NETWORK_FILES
+                .iter()
+                .copied()
+                .filter(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())
+                .collect();
+            if files.is_empty() {
+                continue;
             }
-            let mut files = Vec::new();
-            let mut bytes = 0u64;
-            let entries = std::fs::read_dir(&dir)
-                .with_context(|| format!("cannot read {}", dir.display()))?;
-            for e in entries {
-                let e = e.with_context(|| format!("cannot read {}", dir.display()))?;
-                let name = e.file_name().to_string_lossy().into_owned();
-                if KEPT_FILES.contains(&name.as_str()) {
-                    continue;
-                }
-                let path = e.path();
-                let meta = std::fs::symlink_metadata(&path)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
-                bytes += if meta.is_dir() {
-                    dir_bytes(&path)
-                } else {
-                    meta.len()
-                };
-                files.push(name);
-            }
-            files.sort();
+            let bytes: u64 = files
+                .iter()
+                .map(|f| match std::fs::symlink_metadata(dir.join(f)) {
+                    Ok(m) if m.is_dir() => dir_bytes(&dir.join(f)),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum();
             let rule = format!("run.keep_models = {keep_models}, run.keep_every = {keep_every}");
             // The record first: a kill between it and the removals leaves a folder that
-            // says what it lost, never a network with files missing and no word.
-            let record = Removed {
-                files: files.clone(),
-                bytes,
-                rule,
-            };
-            crate::report::write_record(&dir.join(rundir::REMOVED_RECORD), &record)?;
-            // model.json first of the rest: without it the folder is no model to any
-            // loader, so no reader sees a model whose weights are half gone.
-            files.sort_by_key(|f| f != "model.json");
+            // says what it loses (the next pass finishes the job), never a network with
+            // files missing and no word. A record there already is kept.
+            let record_path = dir.join(rundir::REMOVED_RECORD);
+            if std::fs::symlink_metadata(&record_path).is_err() {
+                let record = Removed {
+                    files: files.iter().map(|f| f.to_string()).collect(),
+                    bytes,
+                    rule: rule.clone(),
+                };
+                crate::report::write_record(&record_path, &record)?;
+            }
+            // model.json first: without it the folder is no model to any loader, so no
+            // reader sees a model whose weights are half gone.
+            files.sort_by_key(|f| *f != "model.json");
             for f in &files {
                 let path = dir.join(f);
-                let gone = if path.is_dir() && !path.is_symlink() {
-                    std::fs::remove_dir_all(&path)
-                } else {
-                    std::fs::remove_file(&path)
+                let gone = match std::fs::symlink_metadata(&path) {
+                    Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+                    _ => std::fs::remove_file(&path),
                 };
                 gone.with_context(|| format!("cannot remove {}", path.display()))?;
             }
             self.log(&format!(
-                "{}: network removed by the retention ({:.1} MB; {})",
+                "{}: network removed by the retention ({:.1} MB; {rule})",
                 rundir::generation_name(g),
                 bytes as f64 / 1e6,
-                record.rule
             ));
         }
         Ok(())

@@ -146,7 +146,15 @@ impl<'o> Pipeline<'o> {
         let Err(e) = eval::check_loads(&NetSource::Path(self.run.model(&best)), self.game) else {
             return Ok(best);
         };
-        let moved = set_aside(&self.run.model(&best))?;
+        // A folder the retention emptied holds records the report reads: it stays.
+        let folder = self.run.model(&best);
+        let emptied = folder.join(rundir::REMOVED_RECORD).is_file()
+            && std::fs::symlink_metadata(folder.join("model.json")).is_err();
+        let moved = if emptied {
+            folder.clone()
+        } else {
+            set_aside(&folder)?
+        };
         let gens = crate::report::read_generations(self.dir())?;
         let fallback = gens
             .iter()
@@ -160,10 +168,16 @@ impl<'o> Pipeline<'o> {
             .unwrap_or_else(|| BOOTSTRAP_BEST.to_string());
         rundir::promote(self.dir(), &fallback)
             .with_context(|| format!("cannot promote {fallback} in {}", self.dir().display()))?;
-        self.warn(&format!(
-            "the best network {best} does not load ({e}); moved to {} and the best is {fallback} again",
-            moved.display()
-        ));
+        self.warn(&if emptied {
+            format!(
+                "models/best names {best}, whose network the retention removed; the best is {fallback} again"
+            )
+        } else {
+            format!(
+                "the best network {best} does not load ({e}); moved to {} and the best is {fallback} again",
+                moved.display()
+            )
+        });
         Ok(fallback)
     }
 

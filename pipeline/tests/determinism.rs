@@ -411,7 +411,14 @@ fn a_run_keeps_the_networks_its_retention_says() {
     let _ = std::fs::remove_dir_all(&elsewhere);
     std::fs::rename(dir.join("models/gen-0005"), &elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, dir.join("models/gen-0005")).unwrap();
+    // A file of the user's in a folder the retention empties stays: only the network goes.
+    std::fs::write(dir.join("models/gen-0006/notes.txt"), "mine").unwrap();
     run(&["run.generations=9", "run.keep_models=1"]);
+    assert!(!has_net(6));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("models/gen-0006/notes.txt")).unwrap(),
+        "mine"
+    );
     assert!(
         elsewhere.join("model.json").is_file() && elsewhere.join("fastnet.safetensors").is_file()
     );
@@ -421,7 +428,39 @@ fn a_run_keeps_the_networks_its_retention_says() {
         (0..9).filter(|&g| has_net(g)).collect::<Vec<_>>(),
         [5, 7, 8]
     );
-    let _ = std::fs::remove_dir_all(&elsewhere);
+    std::fs::remove_file(dir.join("models/gen-0005")).unwrap();
+    std::fs::rename(&elsewhere, dir.join("models/gen-0005")).unwrap();
+    // A best pointer that names a removed network: nothing is removed on its word, and
+    // the run falls back to the newest promoted network that loads, keeping the emptied
+    // folder's records where they are.
+    std::fs::write(dir.join("models/best"), "gen-0001").unwrap();
+    run(&["run.generations=10", "run.keep_models=1"]);
+    let log = std::fs::read_to_string(dir.join("run.log")).unwrap();
+    assert!(
+        log.contains("models/best names gen-0001, which holds no network"),
+        "{log}"
+    );
+    assert!(log.contains("models/best names gen-0001, whose network the retention removed; the best is gen-0008 again"), "{log}");
+    assert!(dir.join("models/gen-0001/train.json").is_file());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("models/best"))
+            .unwrap()
+            .trim(),
+        "gen-0009"
+    );
+    // models/ itself a link: the retention removes nothing through it.
+    let moved = dir.with_extension("models");
+    let _ = std::fs::remove_dir_all(&moved);
+    std::fs::rename(dir.join("models"), &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, dir.join("models")).unwrap();
+    run(&["run.generations=11", "run.keep_models=1"]);
+    let log = std::fs::read_to_string(dir.join("run.log")).unwrap();
+    assert!(
+        log.contains("models: not a folder of the run (a link): the retention removes nothing"),
+        "{log}"
+    );
+    assert!(moved.join("gen-0008/model.json").is_file());
+    let _ = std::fs::remove_dir_all(&moved);
     // keep_models = 0: a fresh run keeps all.
     let _ = std::fs::remove_dir_all(&dir);
     run(&["run.generations=4", "run.keep_models=0"]);

@@ -458,6 +458,40 @@ fn same_file(_: &std::fs::Metadata, _: &Path) -> bool {
     false
 }
 
+/// Why folder `out` may not receive an export of the model folder `model`, if it may
+/// not: `out` exists and is not a folder (after links), or it holds another model (a
+/// `model.json` that is not `model`'s, byte for byte). The model's own folder, a new or
+/// empty folder, and a folder holding an earlier export of the same model may: an export
+/// never replaces a model with another.
+pub fn export_refusal(model: &Path, out: &Path) -> Option<String> {
+    if std::fs::symlink_metadata(out).is_err() {
+        return None;
+    }
+    if !out.is_dir() {
+        return Some(format!(
+            "{}: is not a folder (--out names the folder the export is written into)",
+            out.display()
+        ));
+    }
+    let same = match (model.canonicalize(), out.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let theirs = out.join("model.json");
+    if same || std::fs::symlink_metadata(&theirs).is_err() {
+        return None;
+    }
+    let read = |p: &Path| read_regular(p, Limit::SMALL).ok();
+    match (read(&theirs), read(&model.join("model.json"))) {
+        (Some(a), Some(b)) if a == b => None,
+        _ => Some(format!(
+            "{}: holds another model: an export never replaces one (choose a new or empty \
+             folder, or the model's own)",
+            theirs.display()
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

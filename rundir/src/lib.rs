@@ -19,9 +19,9 @@ pub mod temps;
 pub use best::{BOOTSTRAP, BestError, current_best, is_model_name, promote};
 pub use counters::{CounterError, Recovered};
 pub use files::{
-    Limit, OutputKind, check_output, commit, open_own, open_regular, output_is_file,
-    output_overwrites, publish_dir, read_own, read_own_text, read_regular, read_regular_text,
-    remove_dir_if_exists, temp_path, write_atomic, write_output,
+    Limit, OutputKind, check_output, commit, export_refusal, open_own, open_regular,
+    output_is_file, output_overwrites, publish_dir, read_own, read_own_text, read_regular,
+    read_regular_text, remove_dir_if_exists, temp_path, write_atomic, write_output,
 };
 pub use host::host_name;
 pub use layout::{

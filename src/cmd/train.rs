@@ -197,10 +197,20 @@ pub struct ExportArgs {
 pub fn export(a: ExportArgs) -> anyhow::Result<()> {
     let written = if a.web {
         export_web(&a)?
-    } else if fastnet::io::is_fastnet(&a.model) {
-        fastnet::io::export(&a.model, &a.out)?
     } else {
-        train::export(&a.model, &a.out)?
+        // A model folder, or a run's best; a network the run's retention removed says so.
+        let model = match eval::resolve_net(&a.model)? {
+            eval::ResolvedNet::Model(dir) => dir,
+            eval::ResolvedNet::Bootstrap => bail!(
+                "{} is a run whose best is still the bootstrap evaluator: no network to export",
+                a.model.display()
+            ),
+        };
+        if fastnet::io::is_fastnet(&model) {
+            fastnet::io::export(&model, &a.out)?
+        } else {
+            train::export(&model, &a.out)?
+        }
     };
     for f in written {
         println!("wrote {}", f.display());

@@ -100,11 +100,43 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
         std::fs::read(net.join("fastnet-quant.safetensors")).unwrap(),
         quant
     );
-    // The smallest form: model.json and the quantised file alone play the same games.
+    // The smallest form: model.json and the quantised file alone play the same games,
+    // and are refused as a start for training (their weights are rounded).
     std::fs::remove_file(net.join("fastnet.safetensors")).unwrap();
     let (ok, _, err) = both();
     assert!(ok, "{err}");
     assert_eq!(std::fs::read_to_string(&pgn).unwrap(), played);
+    let retrain = dir.join("retrain");
+    let (ok, _, err) = flipzero(&[
+        "train",
+        "--net",
+        "fast",
+        "--data",
+        d,
+        "--out",
+        retrain.to_str().unwrap(),
+        "--game",
+        "ataxx",
+        "--init",
+        n,
+        "--set",
+        "hidden=64",
+        "--quiet",
+    ]);
+    assert!(
+        !ok && err.contains("quantised form of a net alone"),
+        "{err}"
+    );
+    // An export never replaces another model: a CNN's folder is refused as --out.
+    let cnn = dir.join("cnn");
+    std::fs::create_dir_all(&cnn).unwrap();
+    std::fs::write(cnn.join("model.json"), b"{\"format\": \"another model\"}").unwrap();
+    let (ok, _, err) = flipzero(&["export", "--model", n, "--out", cnn.to_str().unwrap()]);
+    assert!(!ok && err.contains("holds another model"), "{err}");
+    assert_eq!(
+        std::fs::read(cnn.join("model.json")).unwrap(),
+        b"{\"format\": \"another model\"}"
+    );
     // Exported elsewhere: a whole folder again (float weights from the rounded ones).
     let copy = dir.join("copy");
     let (ok, out, err) = flipzero(&["export", "--model", n, "--out", copy.to_str().unwrap()]);
@@ -114,6 +146,9 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
         std::fs::read(copy.join("fastnet-quant.safetensors")).unwrap(),
         quant
     );
+    // Again into the same folder: the same net's export, so it may.
+    let (ok, _, err) = flipzero(&["export", "--model", n, "--out", copy.to_str().unwrap()]);
+    assert!(ok, "{err}");
     std::fs::rename(
         copy.join("fastnet.safetensors"),
         net.join("fastnet.safetensors"),

@@ -13,8 +13,12 @@ use crate::error::TrainError;
 use crate::net::{Net, PLANES};
 use crate::store::{load_model, write_atomic};
 
-/// Files written by [`export`].
+/// Files written by [`export`]; an `out` that holds another model is refused
+/// ([`rundir::export_refusal`]).
 pub fn export(model_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, TrainError> {
+    if let Some(why) = rundir::export_refusal(model_dir, out) {
+        return Err(TrainError::Unsupported(why));
+    }
     let model = load_model(model_dir)?;
     std::fs::create_dir_all(out).map_err(|source| TrainError::Io {
         path: out.to_path_buf(),

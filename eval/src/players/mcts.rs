@@ -50,7 +50,7 @@ pub fn resolve_net(path: &Path) -> Result<ResolvedNet, PlayerError> {
     }
     if path.join(rundir::REMOVED_RECORD).is_file() {
         return Err(PlayerError::Model(format!(
-            "{}: this generation's network was removed by its run's retention (run.keep_models;              {} says what went); its records remain",
+            "{}: this generation's network was removed by its run's retention (run.keep_models; {} says what went); its records remain",
             path.display(),
             rundir::REMOVED_RECORD
         )));

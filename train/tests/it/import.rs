@@ -162,6 +162,28 @@ fn malformed_weights_are_refused_naming_the_file_and_the_tensor() {
             && e.contains("on check position 0"),
         "{e}"
     );
+    // Huge weights on the blocked-cell plane alone: no start position has a blocked cell,
+    // the check's blocker boards do.
+    let e = refused(
+        "blocked-plane",
+        &edited(&|t| {
+            let w = t.iter_mut().find(|x| x.0 == "stem.conv.weight").unwrap();
+            let (planes, taps) = (w.2[1], w.2[2] * w.2[3]);
+            for o in 0..w.2[0] {
+                for k in 0..taps {
+                    let at = ((o * planes + 2) * taps + k) * 4;
+                    let v: f32 = if k % 2 == 0 { 3e38 } else { -3e38 };
+                    w.3[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+        }),
+        ataxx,
+    );
+    assert!(e.contains("a network whose outputs cannot be used"), "{e}");
+    assert!(
+        (8..12).any(|i| e.contains(&format!("check position {i} ("))),
+        "a blocker board's position: {e}"
+    );
     let e = refused(
         "wdl-range",
         &edited(&|t| {
