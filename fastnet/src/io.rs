@@ -171,7 +171,7 @@ pub fn save_quantised(net: &FloatNet, dir: &Path) -> Result<(), Error> {
 /// files written.
 #[cfg(feature = "train")]
 pub fn export(dir: &Path, out: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
-    if let Some(why) = rundir::export_refusal(dir, out) {
+    if let Some(why) = rundir::export_refusal(dir, out, &["model.json", WEIGHTS, QUANT]) {
         return Err(Error::Format(why));
     }
     let (net, meta) = load(dir)?;

@@ -119,7 +119,18 @@ fn parse_value(v: &str) -> Result<toml::Value, String> {
     }
     let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
-        return Err(format!("{v} is too large a whole number"));
+        let plain = !digits.contains('_') && (digits == "0" || !digits.starts_with('0'));
+        return Err(if plain {
+            format!(
+                "{} is too large a whole number (TOML's reach −2⁶³..2⁶³−1)",
+                shown(v)
+            )
+        } else {
+            format!(
+                "{} is not a number TOML reads (a leading zero, or a `_` not between digits)",
+                shown(v)
+            )
+        });
     }
     if v.starts_with('[') {
         return Err(format!(
@@ -173,6 +184,8 @@ mod tests {
                 None,
                 "too large a whole number",
             ),
+            ("selfplay.games=007", None, "a leading zero"),
+            ("selfplay.games=16_", None, "not between digits"),
             (
                 "anchor.ladder=[ab3]",
                 None,

@@ -458,12 +458,14 @@ fn same_file(_: &std::fs::Metadata, _: &Path) -> bool {
     false
 }
 
-/// Why folder `out` may not receive an export of the model folder `model`, if it may
-/// not: `out` exists and is not a folder (after links), or it holds another model (a
-/// `model.json` that is not `model`'s, byte for byte). The model's own folder, a new or
-/// empty folder, and a folder holding an earlier export of the same model may: an export
-/// never replaces a model with another.
-pub fn export_refusal(model: &Path, out: &Path) -> Option<String> {
+/// Why folder `out` may not receive an export of the model folder `model` that writes
+/// the files `written`, if it may not. It may when it is new or empty, when it is the
+/// model's own folder, and when it holds nothing but an earlier export of the same model
+/// (the export's files and their temporary files, every one the model also has the same
+/// byte for byte). Anything else — a file that is not the export's (a run directory,
+/// notes), another model's file of the same name, a file that is not a folder — is
+/// refused: an export never replaces what it did not write.
+pub fn export_refusal(model: &Path, out: &Path, written: &[&str]) -> Option<String> {
     if std::fs::symlink_metadata(out).is_err() {
         return None;
     }
@@ -477,19 +479,46 @@ pub fn export_refusal(model: &Path, out: &Path) -> Option<String> {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
-    let theirs = out.join("model.json");
-    if same || std::fs::symlink_metadata(&theirs).is_err() {
+    if same {
         return None;
     }
-    let read = |p: &Path| read_regular(p, Limit::SMALL).ok();
-    match (read(&theirs), read(&model.join("model.json"))) {
-        (Some(a), Some(b)) if a == b => None,
-        _ => Some(format!(
-            "{}: holds another model: an export never replaces one (choose a new or empty \
-             folder, or the model's own)",
-            theirs.display()
-        )),
+    let refuse = |why: String| {
+        Some(format!(
+            "{}: {why}: an export goes into a new or empty folder, the model's own, or an \
+             earlier export of the same model, never over anything else",
+            out.display()
+        ))
+    };
+    let entries = match std::fs::read_dir(out) {
+        Ok(e) => e,
+        Err(e) => return refuse(format!("cannot be read ({e})")),
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let temporary = name.starts_with('.') && name.ends_with(".tmp")
+            || name.starts_with("model.") && name.ends_with(".tmp");
+        if !written.contains(&name.as_str()) && !temporary {
+            return refuse(format!("holds `{name}`, which this export does not write"));
+        }
     }
+    for name in written {
+        let (theirs, ours) = (out.join(name), model.join(name));
+        if std::fs::symlink_metadata(&theirs).is_err() || std::fs::symlink_metadata(&ours).is_err()
+        {
+            continue;
+        }
+        let equal = match (std::fs::metadata(&theirs), std::fs::metadata(&ours)) {
+            (Ok(a), Ok(b)) if a.is_file() && b.is_file() && a.len() == b.len() => {
+                let read = |p: &Path| read_regular(p, Limit::DATA).ok();
+                matches!((read(&theirs), read(&ours)), (Some(a), Some(b)) if a == b)
+            }
+            _ => false,
+        };
+        if !equal {
+            return refuse(format!("holds another model (its `{name}` differs)"));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -137,6 +137,29 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
         std::fs::read(cnn.join("model.json")).unwrap(),
         b"{\"format\": \"another model\"}"
     );
+    // Nor over anything it does not write (a run directory, a user's notes), nor over a
+    // net whose model.json is the same but whose weights are not.
+    let notes = dir.join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("README"), "mine").unwrap();
+    let (ok, _, err) = flipzero(&["export", "--model", n, "--out", notes.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("holds `README`, which this export does not write"),
+        "{err}"
+    );
+    let twin = dir.join("twin");
+    std::fs::create_dir_all(&twin).unwrap();
+    std::fs::copy(net.join("model.json"), twin.join("model.json")).unwrap();
+    std::fs::write(twin.join("fastnet-quant.safetensors"), b"other weights").unwrap();
+    let (ok, _, err) = flipzero(&["export", "--model", n, "--out", twin.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("its `fastnet-quant.safetensors` differs"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(twin.join("fastnet-quant.safetensors")).unwrap(),
+        b"other weights"
+    );
     // Exported elsewhere: a whole folder again (float weights from the rounded ones).
     let copy = dir.join("copy");
     let (ok, out, err) = flipzero(&["export", "--model", n, "--out", copy.to_str().unwrap()]);

@@ -13,10 +13,19 @@ use crate::error::TrainError;
 use crate::net::{Net, PLANES};
 use crate::store::{load_model, write_atomic};
 
-/// Files written by [`export`]; an `out` that holds another model is refused
-/// ([`rundir::export_refusal`]).
+/// The files [`export`] writes into its folder.
+pub const EXPORT_FILES: [&str; 5] = [
+    "model.json",
+    "model.bpk",
+    "model.onnx",
+    "model.safetensors",
+    "model.pytorch.safetensors",
+];
+
+/// Files written by [`export`] (see [`EXPORT_FILES`]); an `out` holding anything but an
+/// earlier export of the same model is refused ([`rundir::export_refusal`]).
 pub fn export(model_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, TrainError> {
-    if let Some(why) = rundir::export_refusal(model_dir, out) {
+    if let Some(why) = rundir::export_refusal(model_dir, out, &EXPORT_FILES) {
         return Err(TrainError::Unsupported(why));
     }
     let model = load_model(model_dir)?;

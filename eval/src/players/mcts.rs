@@ -64,6 +64,12 @@ pub fn resolve_net(path: &Path) -> Result<ResolvedNet, PlayerError> {
             if dir.join("model.json").is_file() {
                 return Ok(ResolvedNet::Model(dir));
             }
+            if dir.join(rundir::REMOVED_RECORD).is_file() {
+                return Err(PlayerError::Model(format!(
+                    "{} names `{name}`, whose network the run's retention removed (the run itself falls back to the newest best that loads when it resumes)",
+                    best.display()
+                )));
+            }
             Err(PlayerError::Model(format!(
                 "{} names `{name}`, but {} holds no model.json",
                 best.display(),
