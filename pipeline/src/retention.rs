@@ -142,27 +142,39 @@ impl Pipeline<'_> {
             if files.is_empty() {
                 continue;
             }
-            let bytes: u64 = files
-                .iter()
-                .map(|f| match std::fs::symlink_metadata(dir.join(f)) {
-                    Ok(m) if m.is_dir() => dir_bytes(&dir.join(f)),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum();
+            let size = |f: &str| match std::fs::symlink_metadata(dir.join(f)) {
+                Ok(m) if m.is_dir() => dir_bytes(&dir.join(f)),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            };
+            let bytes: u64 = files.iter().map(|f| size(f)).sum();
             let rule = format!("run.keep_models = {keep_models}, run.keep_every = {keep_every}");
             // The record first: a kill between it and the removals leaves a folder that
             // says what it loses (the next pass finishes the job), never a network with
-            // files missing and no word. A record there already is kept.
+            // files missing and no word.
+            // A record there already (a pass a kill cut short, a file put back since)
+            // gains what this pass removes.
             let record_path = dir.join(rundir::REMOVED_RECORD);
-            if std::fs::symlink_metadata(&record_path).is_err() {
-                let record = Removed {
-                    files: files.iter().map(|f| f.to_string()).collect(),
-                    bytes,
-                    rule: rule.clone(),
-                };
-                crate::report::write_record(&record_path, &record)?;
+            let mut record = Removed {
+                files: files.iter().map(|f| f.to_string()).collect(),
+                bytes,
+                rule: rule.clone(),
+            };
+            if let Ok(Some(earlier)) = crate::report::read_record::<Removed>(&record_path) {
+                // Files it lists already were counted when it was written.
+                let new: Vec<String> = record
+                    .files
+                    .iter()
+                    .filter(|f| !earlier.files.contains(f))
+                    .cloned()
+                    .collect();
+                record.bytes = earlier
+                    .bytes
+                    .saturating_add(new.iter().map(|f| size(f)).sum::<u64>());
+                record.files = earlier.files.into_iter().chain(new).collect();
+                record.rule = earlier.rule;
             }
+            crate::report::write_record(&record_path, &record)?;
             // model.json first: without it the folder is no model to any loader, so no
             // reader sees a model whose weights are half gone.
             files.sort_by_key(|f| *f != "model.json");

@@ -269,14 +269,15 @@ impl Pipeline<'_> {
 /// The loop over the generations of an open run, then its summary.
 fn generations(p: &Pipeline) -> crate::Result<RunSummary> {
     p.check_ladder()?;
-    // A run resumed with fewer networks to keep (or of a build before retention).
+    // A best that does not load is repaired before anything trusts the pointer; then a
+    // run resumed with fewer networks to keep (or of a build before retention) lets go.
+    let best = p.loadable_best()?;
     p.apply_retention()?;
     p.log(&format!(
-        "run {}: {} generations of {} (best so far: {})",
+        "run {}: {} generations of {} (best so far: {best})",
         p.dir().display(),
         p.cfg.run.generations,
         p.game,
-        p.best()?
     ));
     // `next`: the slot after the last one looked at; `counted`: the loop's generations
     // so far (a final net takes a slot but is not one of `run.generations`).

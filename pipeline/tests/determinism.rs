@@ -430,18 +430,30 @@ fn a_run_keeps_the_networks_its_retention_says() {
     );
     std::fs::remove_file(dir.join("models/gen-0005")).unwrap();
     std::fs::rename(&elsewhere, dir.join("models/gen-0005")).unwrap();
-    // A best pointer that names a removed network: nothing is removed on its word, and
-    // the run falls back to the newest promoted network that loads, keeping the emptied
-    // folder's records where they are.
+    // A best pointer that names a removed network: the run falls back to the newest
+    // promoted network that loads before anything trusts the pointer (the retention
+    // included), keeping the emptied folder's records where they are.
+    // A network file put back into an emptied folder goes at the next pass, and the
+    // folder's record says so.
+    std::fs::write(
+        dir.join("models/gen-0002/fastnet-quant.safetensors"),
+        "stray",
+    )
+    .unwrap();
     std::fs::write(dir.join("models/best"), "gen-0001").unwrap();
     run(&["run.generations=10", "run.keep_models=1"]);
     let log = std::fs::read_to_string(dir.join("run.log")).unwrap();
-    assert!(
-        log.contains("models/best names gen-0001, which holds no network"),
-        "{log}"
-    );
     assert!(log.contains("models/best names gen-0001, whose network the retention removed; the best is gen-0008 again"), "{log}");
     assert!(dir.join("models/gen-0001/train.json").is_file());
+    assert!(
+        !dir.join("models/gen-0002/fastnet-quant.safetensors")
+            .exists()
+    );
+    let record = std::fs::read_to_string(dir.join("models/gen-0002/removed.json")).unwrap();
+    assert!(
+        record.contains("fastnet-quant.safetensors") && record.contains("fastnet.safetensors"),
+        "{record}"
+    );
     assert_eq!(
         std::fs::read_to_string(dir.join("models/best"))
             .unwrap()
