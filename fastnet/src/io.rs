@@ -30,6 +30,8 @@ pub const VERSION: u32 = 1;
 pub const WEIGHTS: &str = "fastnet.safetensors";
 /// The quantised weights' file.
 pub const QUANT: &str = "fastnet-quant.safetensors";
+/// Every file of a fast net's folder that is the net (what an export writes).
+pub const FILES: [&str; 3] = ["model.json", WEIGHTS, QUANT];
 
 /// `model.json` of a fast net.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -171,16 +173,12 @@ pub fn save_quantised(net: &FloatNet, dir: &Path) -> Result<(), Error> {
 /// files written.
 #[cfg(feature = "train")]
 pub fn export(dir: &Path, out: &Path) -> Result<Vec<std::path::PathBuf>, Error> {
-    if let Some(why) = rundir::export_refusal(dir, out, &["model.json", WEIGHTS, QUANT]) {
+    if let Some(why) = rundir::export_refusal(dir, out, &FILES) {
         return Err(Error::Format(why));
     }
     let (net, meta) = load(dir)?;
-    let same = match (dir.canonicalize(), out.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
     let mut written = Vec::new();
-    if !same {
+    if !rundir::same_folder(dir, out) {
         save(&net, out, meta.trained)?;
         // model.json as the source has it, byte for byte: a second export of the same
         // net into the same folder is then recognised as such.
@@ -359,8 +357,8 @@ pub fn parse(
         p_w: next(),
         p_b: next(),
     };
-    // What the searchers run: the quantised net, whose integer sums must not overflow.
-    crate::quant::QuantNet::new(&net).map_err(|e| bad(e.to_string()))?;
+    // What the searchers run is the quantised net, whose integer sums must not overflow.
+    crate::quant::QuantNet::check_sums(&net).map_err(|e| bad(e.to_string()))?;
     crate::check::check_outputs(&net)
         .map_err(|m| bad(format!("a net whose outputs cannot be used: {m}")))?;
     Ok((net, meta))

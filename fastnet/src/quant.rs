@@ -70,14 +70,34 @@ fn quantise(x: &[f32], scale: f32) -> Vec<i16> {
 }
 
 impl QuantNet {
-    /// Quantises a float net. Refused, naming the tensor, where a quantised sum could
-    /// overflow its integers: the accumulator adds the bias and one `l1.weight` row per
-    /// tuple in i16, so (tuples + 1) × the largest |round(w · qa)| must fit; the value
-    /// multiplies an activation of at most qa by round(w₂ · qb) in i16, so qa × the
-    /// largest |round(w₂ · qb)| must fit too. Training's clip keeps both well inside.
+    /// Quantises a float net; refused where [`QuantNet::check_sums`] refuses it.
     pub fn new(net: &FloatNet) -> Result<QuantNet, crate::Error> {
-        let game = net.cfg.check()?;
+        let game = QuantNet::check_sums(net)?;
         let cfg = net.cfg.clone();
+        Ok(QuantNet {
+            layout: Layout::new(game),
+            isa: Isa::current(),
+            l1_w: quantise(&net.l1_w, f32::from(cfg.qa)),
+            l1_b: quantise(&net.l1_b, f32::from(cfg.qa)),
+            v_w: quantise(&net.v_w, f32::from(cfg.qb)),
+            v_b: net.v_b,
+            p_proj_t: transpose(&net.p_proj, cfg.policy_rank, cfg.hidden),
+            p_w_t: transpose(&net.p_w, net.p_b.len(), cfg.policy_rank),
+            p_b: net.p_b.clone(),
+            rank_list: (0..cfg.policy_rank as u16).collect(),
+            cfg,
+        })
+    }
+
+    /// Why `net` cannot be quantised, naming the tensor, or its game: where a quantised
+    /// sum could overflow its integers. The accumulator adds the bias and one
+    /// `l1.weight` row per tuple in i16, so (tuples + 1) × the largest |round(w · qa)|
+    /// must fit; the value multiplies an activation of at most qa by round(w₂ · qb) in
+    /// i16, so qa × the largest |round(w₂ · qb)| must fit too. Training's clip keeps both
+    /// well inside. What a load checks without quantising.
+    pub fn check_sums(net: &FloatNet) -> Result<engine::Game, crate::Error> {
+        let game = net.cfg.check()?;
+        let cfg = &net.cfg;
         let tuples = Layout::new(game).tuples() as f64;
         let largest = |w: &[f32], scale: i16| {
             w.iter()
@@ -104,19 +124,7 @@ impl QuantNet {
                 cfg.qb, cfg.qa
             )));
         }
-        Ok(QuantNet {
-            layout: Layout::new(game),
-            isa: Isa::current(),
-            l1_w: quantise(&net.l1_w, f32::from(cfg.qa)),
-            l1_b: quantise(&net.l1_b, f32::from(cfg.qa)),
-            v_w: quantise(&net.v_w, f32::from(cfg.qb)),
-            v_b: net.v_b,
-            p_proj_t: transpose(&net.p_proj, cfg.policy_rank, cfg.hidden),
-            p_w_t: transpose(&net.p_w, net.p_b.len(), cfg.policy_rank),
-            p_b: net.p_b.clone(),
-            rank_list: (0..cfg.policy_rank as u16).collect(),
-            cfg,
-        })
+        Ok(game)
     }
 
     /// The same net with another kernel build (the tests compare them).

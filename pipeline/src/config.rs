@@ -731,14 +731,22 @@ mod tests {
         .unwrap_err()
         .chain();
         assert!(e.starts_with("--set selfplay.games=0: "), "{e}");
+        // The error of file `text` (named `origin`) with overrides `over`.
+        let file_error = |text: &str, origin: &str, over: &[&str]| {
+            RunConfig::from_text(
+                text,
+                origin,
+                &Override::parse_all(&sets(over), None).unwrap(),
+            )
+            .unwrap_err()
+            .chain()
+        };
         // A file's error that an override mends is not the file's to answer for.
-        let e = RunConfig::from_text(
+        let e = file_error(
             "[selfplay]\ngames = 0\n",
             "bad.toml",
-            &Override::parse_all(&sets(&["selfplay.games=8", "train.steps=0"]), None).unwrap(),
-        )
-        .unwrap_err()
-        .chain();
+            &["selfplay.games=8", "train.steps=0"],
+        );
         assert!(
             e.starts_with("--set train.steps=0: ") && e.contains("train.steps"),
             "{e}"
@@ -747,13 +755,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("--set anchor.pairs=many: in [anchor]"), "{e}");
-        let bad_file = RunConfig::from_text(
-            "[anchor]\npairs = 0\n",
-            "my.toml",
-            &Override::parse_all(&sets(&["run.generations=3"]), None).unwrap(),
-        )
-        .unwrap_err()
-        .chain();
+        let bad_file = file_error("[anchor]\npairs = 0\n", "my.toml", &["run.generations=3"]);
         assert!(
             bad_file.starts_with("my.toml: ") && bad_file.contains("anchor.pairs"),
             "{bad_file}"

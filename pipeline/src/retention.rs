@@ -6,7 +6,7 @@
 //! (a self-play worker may have read the pointer just before a promotion), it is not the
 //! network the next training starts from, it is not one of the newest `keep_models`
 //! trained generations, and its number is not a multiple of `keep_every`. What goes is
-//! the folder's network ([`NETWORK_FILES`]: weights, exports, checkpoints); its records
+//! the folder's network ([`network_files`]: weights, exports, checkpoints); its records
 //! stay (`train.json`, `metrics.csv` for the loss curve, `candidate.json`) and anything
 //! else a user put there, with [`rundir::REMOVED_RECORD`] saying what was removed and
 //! why, so that every report, game record and plot of the run still reads.
@@ -19,19 +19,16 @@ use crate::error::Context;
 use crate::report::Generation;
 use crate::stages::Pipeline;
 
-/// The files of a model folder that are its network: its weights (a CNN's
-/// `model.bpk`, a fast net's float and quantised files), its description, its exports
-/// and its training checkpoints. A removal takes these and nothing else.
-pub const NETWORK_FILES: [&str; 8] = [
-    "model.json",
-    "model.bpk",
-    "model.onnx",
-    "model.safetensors",
-    "model.pytorch.safetensors",
-    "checkpoints",
-    fastnet::io::WEIGHTS,
-    fastnet::io::QUANT,
-];
+/// The files of a model folder that are its network: a CNN's and a fast net's files as
+/// their exports write them (description, weights, exports) and the training
+/// checkpoints. A removal takes these and nothing else.
+pub fn network_files() -> BTreeSet<&'static str> {
+    train::EXPORT_FILES
+        .into_iter()
+        .chain(fastnet::io::FILES)
+        .chain([train::store::CHECKPOINTS])
+        .collect()
+}
 
 /// What [`rundir::REMOVED_RECORD`] says about a generation whose network was removed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,7 +88,7 @@ pub fn removable(
 
 impl Pipeline<'_> {
     /// Removes the networks the retention rule lets go (see the module docs), logging
-    /// each. Only the files of [`NETWORK_FILES`] go: anything else a user put in the
+    /// each. Only the files of [`network_files`] go: anything else a user put in the
     /// folder stays. A removal a kill cut short is finished; a folder without any of
     /// those files is left as it is.
     pub fn apply_retention(&self) -> crate::Result<()> {
@@ -125,6 +122,7 @@ impl Pipeline<'_> {
             return Ok(());
         }
         let gens = crate::report::read_generations(self.dir())?;
+        let rule = format!("run.keep_models = {keep_models}, run.keep_every = {keep_every}");
         for g in removable(&gens, best, keep_models, keep_every) {
             let dir = self.run.generation_model(g);
             if !real_dir(&dir) {
@@ -134,66 +132,70 @@ impl Pipeline<'_> {
                 ));
                 continue;
             }
-            let mut files: Vec<&str> = NETWORK_FILES
-                .iter()
-                .copied()
-                .filter(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())
-                .collect();
-            if files.is_empty() {
-                continue;
+            if let Some(bytes) = remove_network(&dir, &rule)? {
+                self.log(&format!(
+                    "{}: network removed by the retention ({:.1} MB; {rule})",
+                    rundir::generation_name(g),
+                    bytes as f64 / 1e6,
+                ));
             }
-            let size = |f: &str| match std::fs::symlink_metadata(dir.join(f)) {
-                Ok(m) if m.is_dir() => dir_bytes(&dir.join(f)),
-                Ok(m) => m.len(),
-                Err(_) => 0,
-            };
-            let bytes: u64 = files.iter().map(|f| size(f)).sum();
-            let rule = format!("run.keep_models = {keep_models}, run.keep_every = {keep_every}");
-            // The record first: a kill between it and the removals leaves a folder that
-            // says what it loses (the next pass finishes the job), never a network with
-            // files missing and no word.
-            // A record there already (a pass a kill cut short, a file put back since)
-            // gains what this pass removes.
-            let record_path = dir.join(rundir::REMOVED_RECORD);
-            let mut record = Removed {
-                files: files.iter().map(|f| f.to_string()).collect(),
-                bytes,
-                rule: rule.clone(),
-            };
-            if let Ok(Some(earlier)) = crate::report::read_record::<Removed>(&record_path) {
-                // Files it lists already were counted when it was written.
-                let new: Vec<String> = record
-                    .files
-                    .iter()
-                    .filter(|f| !earlier.files.contains(f))
-                    .cloned()
-                    .collect();
-                record.bytes = earlier
-                    .bytes
-                    .saturating_add(new.iter().map(|f| size(f)).sum::<u64>());
-                record.files = earlier.files.into_iter().chain(new).collect();
-                record.rule = earlier.rule;
-            }
-            crate::report::write_record(&record_path, &record)?;
-            // model.json first: without it the folder is no model to any loader, so no
-            // reader sees a model whose weights are half gone.
-            files.sort_by_key(|f| *f != "model.json");
-            for f in &files {
-                let path = dir.join(f);
-                let gone = match std::fs::symlink_metadata(&path) {
-                    Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
-                    _ => std::fs::remove_file(&path),
-                };
-                gone.with_context(|| format!("cannot remove {}", path.display()))?;
-            }
-            self.log(&format!(
-                "{}: network removed by the retention ({:.1} MB; {rule})",
-                rundir::generation_name(g),
-                bytes as f64 / 1e6,
-            ));
         }
         Ok(())
     }
+}
+
+/// Removes the network files of model folder `dir`, after recording them in its
+/// [`rundir::REMOVED_RECORD`] (a kill between the two leaves a folder that says what it
+/// loses, and the next pass finishes the job); the bytes removed, `None` when there was
+/// nothing to remove. A record there already (a pass a kill cut short, a file put back
+/// since) gains what this pass removes, a file it lists counted once.
+fn remove_network(dir: &std::path::Path, rule: &str) -> crate::Result<Option<u64>> {
+    let mut files: Vec<&str> = network_files()
+        .into_iter()
+        .filter(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())
+        .collect();
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let size = |f: &str| match std::fs::symlink_metadata(dir.join(f)) {
+        Ok(m) if m.is_dir() => dir_bytes(&dir.join(f)),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    };
+    let bytes: u64 = files.iter().map(|f| size(f)).sum();
+    let record_path = dir.join(rundir::REMOVED_RECORD);
+    let record = match crate::report::read_record::<Removed>(&record_path) {
+        Ok(Some(earlier)) => {
+            let new: Vec<String> = files
+                .iter()
+                .filter(|f| !earlier.files.iter().any(|e| e == *f))
+                .map(|f| f.to_string())
+                .collect();
+            Removed {
+                bytes: earlier.bytes + new.iter().map(|f| size(f)).sum::<u64>(),
+                files: earlier.files.into_iter().chain(new).collect(),
+                rule: earlier.rule,
+            }
+        }
+        _ => Removed {
+            files: files.iter().map(|f| f.to_string()).collect(),
+            bytes,
+            rule: rule.to_string(),
+        },
+    };
+    crate::report::write_record(&record_path, &record)?;
+    // model.json first: without it the folder is no model to any loader, so no reader
+    // sees a model whose weights are half gone.
+    files.sort_by_key(|f| *f != "model.json");
+    for f in &files {
+        let path = dir.join(f);
+        let gone = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
+        gone.with_context(|| format!("cannot remove {}", path.display()))?;
+    }
+    Ok(Some(bytes))
 }
 
 /// The bytes of the regular files under `dir`.

@@ -148,12 +148,14 @@ impl<'o> Pipeline<'o> {
         };
         // A folder the retention emptied holds records the report reads: it stays.
         let folder = self.run.model(&best);
-        let emptied = folder.join(rundir::REMOVED_RECORD).is_file()
-            && std::fs::symlink_metadata(folder.join("model.json")).is_err();
-        let moved = if emptied {
-            folder.clone()
+        let what = if rundir::network_removed(&folder) {
+            format!("models/best names {best}, whose network the retention removed;")
         } else {
-            set_aside(&folder)?
+            let moved = set_aside(&folder)?;
+            format!(
+                "the best network {best} does not load ({e}); moved to {} and",
+                moved.display()
+            )
         };
         let gens = crate::report::read_generations(self.dir())?;
         let fallback = gens
@@ -168,16 +170,7 @@ impl<'o> Pipeline<'o> {
             .unwrap_or_else(|| BOOTSTRAP_BEST.to_string());
         rundir::promote(self.dir(), &fallback)
             .with_context(|| format!("cannot promote {fallback} in {}", self.dir().display()))?;
-        self.warn(&if emptied {
-            format!(
-                "models/best names {best}, whose network the retention removed; the best is {fallback} again"
-            )
-        } else {
-            format!(
-                "the best network {best} does not load ({e}); moved to {} and the best is {fallback} again",
-                moved.display()
-            )
-        });
+        self.warn(&format!("{what} the best is {fallback} again"));
         Ok(fallback)
     }
 

@@ -458,6 +458,11 @@ fn same_file(_: &std::fs::Metadata, _: &Path) -> bool {
     false
 }
 
+/// Whether `a` and `b` name the same folder (after links); false where either is missing.
+pub fn same_folder(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+}
+
 /// Why folder `out` may not receive an export of the model folder `model` that writes
 /// the files `written`, if it may not. It may when it is new or empty, when it is the
 /// model's own folder, and when it holds nothing but an earlier export of the same model
@@ -475,11 +480,7 @@ pub fn export_refusal(model: &Path, out: &Path, written: &[&str]) -> Option<Stri
             out.display()
         ));
     }
-    let same = match (model.canonicalize(), out.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if same {
+    if same_folder(model, out) {
         return None;
     }
     let refuse = |why: String| {

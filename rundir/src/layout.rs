@@ -46,6 +46,13 @@ pub const CANDIDATE_RECORD: &str = "candidate.json";
 /// folder holds a generation's records but no longer its network).
 pub const REMOVED_RECORD: &str = "removed.json";
 
+/// Whether model folder `dir` is one whose network the run's retention removed: its
+/// [`REMOVED_RECORD`] there and no `model.json` (which, present, makes it a model
+/// whatever else the folder holds).
+pub fn network_removed(dir: &Path) -> bool {
+    dir.join(REMOVED_RECORD).is_file() && std::fs::symlink_metadata(dir.join("model.json")).is_err()
+}
+
 /// A run directory: typed paths to everything in it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RunDir {

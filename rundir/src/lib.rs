@@ -21,12 +21,12 @@ pub use counters::{CounterError, Recovered};
 pub use files::{
     Limit, OutputKind, check_output, commit, export_refusal, open_own, open_regular,
     output_is_file, output_overwrites, publish_dir, read_own, read_own_text, read_regular,
-    read_regular_text, remove_dir_if_exists, temp_path, write_atomic, write_output,
+    read_regular_text, remove_dir_if_exists, same_folder, temp_path, write_atomic, write_output,
 };
 pub use host::host_name;
 pub use layout::{
     CANDIDATE_RECORD, LOCK_FILE, REMOVED_RECORD, RunDir, SUMMARY, TRAIN_RECORD, generation_name,
-    parse_generation,
+    network_removed, parse_generation,
 };
 pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
 pub use lock::{FileLock, LockError, RunLock, lock_file, parse_holder, try_lock_file};

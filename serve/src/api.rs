@@ -507,7 +507,7 @@ fn net_source(s: &AppState, name: &str) -> Result<NetSource, ApiError> {
                 .ok_or_else(|| ApiError::BadRequest(format!("model `{m}`: expected gen-NNNN")))?;
             let p = rundir::RunDir::new(dir).generation_model(g);
             if !p.join("model.json").is_file() {
-                if p.join(rundir::REMOVED_RECORD).is_file() {
+                if rundir::network_removed(&p) {
                     return Err(ApiError::NotFound(format!(
                         "run `{run}` no longer keeps the network of {m}: its retention removed it (run.keep_models)"
                     )));

@@ -29,7 +29,7 @@ pub mod training;
 
 pub use config::{OptimizerKind, TrainConfig, training_device};
 pub use error::TrainError;
-pub use export::export;
+pub use export::{EXPORT_FILES, export};
 pub use import::{Imported, Naming, import_weights, named_tensors};
 pub use infer::fast::{FastEvaluator, FastNet};
 pub use infer::{

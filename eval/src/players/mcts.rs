@@ -48,7 +48,7 @@ pub fn resolve_net(path: &Path) -> Result<ResolvedNet, PlayerError> {
     if path.join("model.json").is_file() {
         return Ok(ResolvedNet::Model(path.to_path_buf()));
     }
-    if path.join(rundir::REMOVED_RECORD).is_file() {
+    if rundir::network_removed(path) {
         return Err(PlayerError::Model(format!(
             "{}: this generation's network was removed by its run's retention (run.keep_models; {} says what went); its records remain",
             path.display(),
@@ -64,7 +64,7 @@ pub fn resolve_net(path: &Path) -> Result<ResolvedNet, PlayerError> {
             if dir.join("model.json").is_file() {
                 return Ok(ResolvedNet::Model(dir));
             }
-            if dir.join(rundir::REMOVED_RECORD).is_file() {
+            if rundir::network_removed(&dir) {
                 return Err(PlayerError::Model(format!(
                     "{} names `{name}`, whose network the run's retention removed (the run itself falls back to the newest best that loads when it resumes)",
                     best.display()

@@ -24,7 +24,7 @@ pub fn predict(model: &LoadedModel, states: &[State]) -> Vec<Prediction> {
         return Vec::new();
     }
     let n = states.len();
-    let out = model.net.forward_states(model.game, states, &model.device);
+    let out = model.net.forward_states(states, &model.device);
     let p = model.game.policy_size();
     let logits = out.policy.into_data().try_to_vec::<f32>().expect("f32");
     let wdl = softmax(out.wdl, 1)

@@ -19,7 +19,7 @@ pub const LOGIT_LIMIT: f32 = 1e4;
 /// module docs). `device` is where the network lives.
 pub fn check_outputs(net: &Net, game: Game, device: &Device) -> Result<(), String> {
     let states = game.check_positions();
-    let out = net.forward_states(game, &states, device);
+    let out = net.forward_states(&states, device);
     let read = |t: Tensor<2>| t.into_data().try_to_vec::<f32>().expect("f32");
     let (policy, wdl, score) = (read(out.policy), read(out.wdl), read(out.score));
     let size = game.policy_size();

@@ -184,21 +184,12 @@ pub struct NetOutput {
 }
 
 impl Net {
-    /// Runs the network on positions of `game` (encoded as [`crate::net::encode_into`]
-    /// does), on `device`, where the network lives.
-    pub fn forward_states(
-        &self,
-        game: engine::Game,
-        states: &[engine::State],
-        device: &Device,
-    ) -> NetOutput {
-        let (w, h) = game.grid();
-        let area = crate::net::PLANES * w * h;
-        let mut input = vec![0.0f32; states.len() * area];
-        for (s, out) in states.iter().zip(input.chunks_exact_mut(area)) {
-            crate::net::encode_into(s, out);
-        }
-        let shape = [states.len(), crate::net::PLANES, h, w];
+    /// Runs the network on positions of one game ([`crate::net::encode_batch`]), on
+    /// `device`, where the network lives.
+    pub fn forward_states(&self, states: &[engine::State], device: &Device) -> NetOutput {
+        let planes = crate::net::encode_batch(states);
+        let shape: [usize; 4] = planes.dim().into();
+        let (input, _) = planes.into_raw_vec_and_offset();
         self.forward(Tensor::<4>::from_data(
             TensorData::new(input, shape),
             device,

@@ -34,13 +34,16 @@ pub struct Digests {
     pub optimizer: String,
 }
 
+/// The folder of a model directory that holds its training checkpoints.
+pub const CHECKPOINTS: &str = "checkpoints";
+
 /// The checkpoint folders of a model directory, newest first: the one
 /// `checkpoints/latest` names, then every other `step-NNNNNNNN` folder by step, so that
 /// a resume can fall back to an older checkpoint when the newest is corrupt. A `latest`
 /// that cannot be read or names anything but an existing checkpoint folder of this model
 /// (`../..`, a path) is passed over, with a warning (the second value).
 pub fn checkpoint_dirs(out: &Path) -> (Vec<PathBuf>, Option<String>) {
-    let root = out.join("checkpoints");
+    let root = out.join(CHECKPOINTS);
     let step_of = |name: &str| -> Option<u64> {
         let digits = name.strip_prefix("step-")?;
         (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))

@@ -8,7 +8,9 @@ mod npy;
 mod weights;
 
 pub(crate) use checkpoint::remove_stale_temps;
-pub use checkpoint::{CheckpointState, Digests, checkpoint_dirs, quarantine, read_state};
+pub use checkpoint::{
+    CHECKPOINTS, CheckpointState, Digests, checkpoint_dirs, quarantine, read_state,
+};
 pub use meta::{MODEL_FORMAT_VERSION, ModelMeta, read_metadata, write_metadata};
 pub use model::{LoadedModel, load_init, load_model};
 pub use npy::{npy_bytes, save_npy};

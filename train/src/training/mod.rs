@@ -123,7 +123,7 @@ pub fn train(
     }
     std::fs::create_dir_all(&opts.out).map_err(io(&opts.out))?;
     remove_stale_temps(&opts.out);
-    remove_stale_temps(&opts.out.join("checkpoints"));
+    remove_stale_temps(&opts.out.join(crate::store::CHECKPOINTS));
     let net_cfg = cfg.net_config(game);
     let flex = Device::flex();
     let mut engine = None;

@@ -232,7 +232,8 @@ impl Engine {
 }
 
 fn checkpoint_dir(out: &Path, step: u64) -> PathBuf {
-    out.join("checkpoints").join(format!("step-{step:08}"))
+    out.join(crate::store::CHECKPOINTS)
+        .join(format!("step-{step:08}"))
 }
 
 pub(super) fn write_checkpoint(
@@ -240,7 +241,7 @@ pub(super) fn write_checkpoint(
     engine: &Engine,
     state: &CheckpointState,
 ) -> Result<(), TrainError> {
-    let root = out.join("checkpoints");
+    let root = out.join(crate::store::CHECKPOINTS);
     let dir = checkpoint_dir(out, state.step);
     let tmp = root.join(format!(".step-{:08}.tmp", state.step));
     let _ = std::fs::remove_dir_all(&tmp);
