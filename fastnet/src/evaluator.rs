@@ -58,6 +58,12 @@ impl Evaluator for FastEvaluator {
     fn name(&self) -> String {
         self.name.clone()
     }
+
+    fn leaf_eval(&self) -> Option<selfplay::LeafEval> {
+        Some(selfplay::LeafEval::Net(Box::new(FastValue::new(
+            self.net.clone(),
+        ))))
+    }
 }
 
 /// The fast net's value as the alpha-beta search's leaf evaluation

@@ -234,8 +234,8 @@ impl QuantNet {
         libm::tanhf(sum as f32 / (qa * qa * qb) + self.v_b)
     }
 
-    /// The value for alpha-beta: the net's output before tanh, times 400 (so ±400 is
-    /// a value of ±0.76).
+    /// The value for alpha-beta: the net's output before tanh, times
+    /// `engine::search::VALUE_SCALE` (400: ±400 is a value of ±0.76).
     pub fn value_cp(&self, acc: &Accumulator, stm: Side) -> i32 {
         self.value_cp_of(acc.lanes(stm))
     }
@@ -245,7 +245,7 @@ impl QuantNet {
         let (qa, qb) = (i64::from(self.cfg.qa), i64::from(self.cfg.qb));
         let sum = simd::screlu_dot(self.isa, lanes, &self.v_w, self.cfg.qa);
         let bias = (f64::from(self.v_b) * (qa * qa * qb) as f64) as i64;
-        ((sum + bias) * 400 / (qa * qa * qb)) as i32
+        ((sum + bias) * i64::from(engine::search::VALUE_SCALE) / (qa * qa * qb)) as i32
     }
 
     /// The side to move's accumulator lanes of `s` alone, into `leaf.lanes` (what a

@@ -171,10 +171,11 @@ fn position(
             }
         }
     }
-    // Policy.
+    // Policy (not computed in a step that does not train it: a value-only net, the
+    // alpha-beta family, trains at the cost of its value head alone).
     let (s, e) = ex.moves[i];
     let (s, e) = (s as usize, e as usize);
-    if e > s {
+    if e > s && !(backward && policy_weight == 0.0) {
         g.with_policy += 1;
         // The subnets this position names, each once.
         let z = net.project(&a);

@@ -420,6 +420,13 @@ impl RunConfig {
                 "run.final_net_hidden = {hidden}: the final net is a fast net, trained by runs of train.family = \"fast\" only"
             );
         }
+        if self.selfplay.search == selfplay::SearchKind::AlphaBeta
+            && self.selfplay.net_engine != selfplay::NetEngine::Fast
+        {
+            bail!(
+                "selfplay.search = \"alphabeta\": alpha-beta self-play searches with a fast net's value (selfplay.net_engine = \"fast\")"
+            );
+        }
         if !(1..=100).contains(&self.run.final_net_epochs) {
             bail!(
                 "run.final_net_epochs = {} is out of range: 1 to 100",
@@ -471,6 +478,19 @@ impl RunConfig {
             }
         }
         cfg
+    }
+
+    /// What a run (not `flipzero selfplay` with a given net) needs of its config: the
+    /// run's nets play its self-play, and alpha-beta searches a fast net's value only.
+    pub fn check_run(&self) -> crate::Result<()> {
+        if self.selfplay.search == selfplay::SearchKind::AlphaBeta
+            && self.train_role.family != NetFamily::Fast
+        {
+            bail!(
+                "selfplay.search = \"alphabeta\" trains nets for the alpha-beta searcher: fast nets (train.family = \"fast\", as in configs/nnue.toml)"
+            );
+        }
+        Ok(())
     }
 
     /// Every setting as `table.key = value`, for comparing configs.

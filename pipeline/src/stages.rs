@@ -72,6 +72,7 @@ impl<'o> Pipeline<'o> {
         observer: &'o dyn Observer,
     ) -> crate::Result<Pipeline<'o>> {
         let game: engine::Game = cfg.selfplay.game.parse()?;
+        cfg.check_run()?;
         Ok(Pipeline {
             cfg,
             run,
@@ -179,8 +180,33 @@ impl<'o> Pipeline<'o> {
         Ok(rundir::current_best(self.dir())?.unwrap_or_else(|| BOOTSTRAP_BEST.to_string()))
     }
 
-    /// The MCTS player of model `best` of this run at `sims` simulations a move.
+    /// The player of model `best` of this run in gating and anchoring: the MCTS player
+    /// at `sims` simulations a move, or for alpha-beta self-play
+    /// (`selfplay.search = "alphabeta"`) the alpha-beta searcher with the net's value
+    /// (the hand-written evaluation for the bootstrap) at self-play's node limits, or on
+    /// the gate's clock when it has one.
     pub fn best_spec(&self, best: &str, sims: u32) -> PlayerSpec {
+        let sp = &self.cfg.selfplay;
+        if sp.search == selfplay::SearchKind::AlphaBeta {
+            let limits = match self.cfg.gate.clock {
+                Some(_) => engine::search::Limits::default(),
+                None => engine::search::Limits {
+                    soft_nodes: Some(sp.ab_soft_nodes),
+                    nodes: Some(sp.ab_hard_nodes),
+                    ..Default::default()
+                },
+            };
+            let search = eval::AbSearch::TUNED;
+            return if best == BOOTSTRAP_BEST {
+                PlayerSpec::AlphaBeta { limits, search }
+            } else {
+                PlayerSpec::NetAlphaBeta {
+                    net: self.run.model(best),
+                    limits,
+                    search,
+                }
+            };
+        }
         let net = if best == BOOTSTRAP_BEST {
             NetSource::Bootstrap
         } else {

@@ -53,6 +53,8 @@ impl<'o> SyncRun<'o> {
         if let Some(why) = run.foreign() {
             return Err(crate::Error::Invalid(why));
         }
+        // Refused before the folder is made: a refused run leaves nothing behind.
+        cfg.check_run()?;
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create run directory {}", dir.display()))?;
         let lock = RunLock::acquire(dir, "run")?;
@@ -116,8 +118,9 @@ impl Pipeline<'_> {
         let mut cfg = self.cfg.selfplay_for(&best);
         cfg.seed = engine::splitmix64(self.cfg.selfplay.seed ^ (u64::from(g) << 32)).1;
         self.log(&format!(
-            "{name}: self-play, {} games with {best} ({} simulations)",
-            cfg.games, cfg.simulations
+            "{name}: self-play, {} games with {best} ({})",
+            cfg.games,
+            cfg.effort()
         ));
         let make = crate::inputs::selfplay_evaluators(
             Some(self.dir()),

@@ -479,3 +479,103 @@ fn a_run_keeps_the_networks_its_retention_says() {
     assert!((0..4).all(has_net));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Alpha-beta self-play in the loop (configs/nnue.toml's kind of run): generation 0 is
+/// played with the hand-written evaluation, later ones with the best value net at the
+/// search's leaves (the recorded scores are that search's, recomputed here), candidates
+/// are gated by alpha-beta games, and the nets train on the value alone.
+#[test]
+fn an_alpha_beta_run_trains_value_nets_that_play_its_games() {
+    use engine::search::{Limits, Searcher};
+    let dir = std::env::temp_dir().join(format!("pipeline-ab-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = micro(&[
+        "train.family=\"fast\"",
+        "selfplay.search=\"alphabeta\"",
+        "selfplay.ab_soft_nodes=150",
+        "selfplay.ab_hard_nodes=300",
+        "selfplay.opening_random_plies=8",
+        "fastnet.epochs=2",
+        "fastnet.hidden=32",
+        "fastnet.batch_size=64",
+        "fastnet.policy_weight=0",
+    ]);
+    // The CNN family has no value for the searcher: refused before any work.
+    let cnn = micro(&["selfplay.search=\"alphabeta\""]);
+    let e = SyncRun::open(&dir.join("cnn"), cnn, false, &Silent)
+        .err()
+        .expect("an alpha-beta run of CNNs is refused")
+        .chain();
+    assert!(e.contains("train.family = \"fast\""), "{e}");
+    assert!(!dir.exists(), "a refused run leaves nothing behind");
+    let burn = [
+        "selfplay.search=\"alphabeta\"",
+        "selfplay.net_engine=\"burn\"",
+    ];
+    let e = RunConfig::builtin(&burn.map(String::from))
+        .unwrap_err()
+        .chain();
+    assert!(e.contains("selfplay.net_engine = \"fast\""), "{e}");
+    let run = SyncRun::open(&dir, cfg, false, &Silent).unwrap();
+    run.run().unwrap();
+    let rows_of = |g: u32| -> Vec<selfplay::Sample> {
+        let folder = dir.join(format!("selfplay/gen-{g:04}"));
+        fastnet::data::shard_paths(&folder)
+            .unwrap()
+            .iter()
+            .flat_map(|s| selfplay::read_shard(s).unwrap().0)
+            .collect()
+    };
+    let first = rows_of(0);
+    assert!(
+        first
+            .iter()
+            .all(|r| r.model == selfplay::HAND_WRITTEN && r.search_cp.is_some())
+    );
+    // Generation 1 was gated by alpha-beta games at self-play's node limits.
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("eval/gen-0001.json")).unwrap())
+            .unwrap();
+    let matched = &record["gate"]["matched"];
+    assert!(matched["games"].as_u64().unwrap() >= 2, "{record}");
+    for (player, net) in [("a_player", "gen-0001"), ("b_player", "gen-0000")] {
+        let name = matched[player].as_str().unwrap();
+        assert!(
+            name.starts_with("abnet:")
+                && name.contains(net)
+                && name.ends_with(":nodes=300,soft_nodes=150"),
+            "{name}"
+        );
+    }
+    // A later generation's rows are the searches of the best net of its time: the first
+    // search of each game (fresh tables) gives the recorded score again.
+    let played = rows_of(1);
+    let model = &played[0].model;
+    assert!(model.starts_with("gen-0000"), "{model}");
+    let (net, _) = fastnet::io::load(&dir.join("models/gen-0000")).unwrap();
+    let net = std::sync::Arc::new(fastnet::QuantNet::new(&net).unwrap());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (mut checked, mut differ) = (0, 0);
+    for r in played.iter().filter(|r| r.ply == 0) {
+        let game: engine::Game = r.variant.parse().unwrap();
+        let s = game.parse_position(&r.fen).unwrap();
+        let mut searcher =
+            Searcher::new(4).with_eval(Box::new(fastnet::FastValue::new(net.clone())));
+        let limits = Limits {
+            soft_nodes: Some(150),
+            nodes: Some(300),
+            ..Limits::default()
+        };
+        let got = searcher.search(&s, limits, &stop, |_| {}).unwrap();
+        assert_eq!(Some(got.score), r.search_cp, "{}", r.fen);
+        let by_hand = Searcher::new(4).search(&s, limits, &stop, |_| {}).unwrap();
+        differ += usize::from(Some(by_hand.score) != r.search_cp);
+        checked += 1;
+    }
+    assert!(checked >= 4, "{checked} games checked");
+    assert!(
+        differ * 2 > checked,
+        "{differ} of {checked} unlike the hand-written"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

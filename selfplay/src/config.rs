@@ -78,8 +78,39 @@ pub struct SelfplayConfig {
     pub opening_random_plies: u32,
     /// Openings on random blocker boards (Ataxx family).
     pub opening_blockers: bool,
-    /// A file of opening positions, one a line (overrides the two keys above).
+    /// Up to this many more random plies (uniform from 0, per game) after
+    /// `opening_random_plies`: openings of both parities and more variety.
+    pub opening_extra_plies: u32,
+    /// A file of opening positions, one a line (overrides the three keys above).
     pub opening_file: Option<PathBuf>,
+    /// The search that plays the games: `mcts` (the keys above) or `alphabeta` (the
+    /// `ab_*` keys: the network's value at the leaves of the alpha-beta search, the
+    /// bootstrap evaluator's place taken by the hand-written evaluation).
+    pub search: SearchKind,
+    /// Alpha-beta: no iteration starts past this many nodes.
+    pub ab_soft_nodes: u64,
+    /// Alpha-beta: the search stops at this many nodes.
+    pub ab_hard_nodes: u64,
+    /// Alpha-beta: transposition table of each worker, MiB (cleared every game).
+    pub ab_hash_mb: usize,
+    /// Alpha-beta: an opening whose searched score is beyond ± this is drawn again (0:
+    /// none is).
+    pub ab_opening_max_cp: i32,
+    /// Alpha-beta: a game ends, won by the side its score favours, when a search scores
+    /// beyond ± this (0: never; a proven result scores about ±30000).
+    pub ab_adjudicate_cp: i32,
+}
+
+/// The search that plays self-play games.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchKind {
+    /// Monte Carlo tree search with the network's policy and value.
+    #[default]
+    Mcts,
+    /// Alpha-beta with the network's value at its leaves (a fast net, or the
+    /// hand-written evaluation in place of the bootstrap evaluator).
+    AlphaBeta,
 }
 
 impl Default for SelfplayConfig {
@@ -116,7 +147,14 @@ impl Default for SelfplayConfig {
             rows_per_shard: 50_000,
             opening_random_plies: 2,
             opening_blockers: false,
+            opening_extra_plies: 0,
             opening_file: None,
+            search: SearchKind::Mcts,
+            ab_soft_nodes: 5_000,
+            ab_hard_nodes: 10_000,
+            ab_hash_mb: 4,
+            ab_opening_max_cp: 300,
+            ab_adjudicate_cp: 8_000,
         }
     }
 }
@@ -300,7 +338,55 @@ impl SelfplayConfig {
             self.rows_per_shard >= 1,
             "at least 1",
         )?;
+        check(
+            "opening_extra_plies",
+            self.opening_extra_plies,
+            self.opening_extra_plies <= 1000,
+            "0..=1000",
+        )?;
+        check(
+            "ab_soft_nodes",
+            self.ab_soft_nodes,
+            (1..=1_000_000_000).contains(&self.ab_soft_nodes),
+            "1..=1000000000",
+        )?;
+        check(
+            "ab_hard_nodes",
+            self.ab_hard_nodes,
+            self.ab_hard_nodes >= self.ab_soft_nodes && self.ab_hard_nodes <= 1_000_000_000,
+            "ab_soft_nodes..=1000000000",
+        )?;
+        check(
+            "ab_hash_mb",
+            self.ab_hash_mb,
+            (1..=65_536).contains(&self.ab_hash_mb),
+            "1..=65536",
+        )?;
+        check(
+            "ab_opening_max_cp",
+            self.ab_opening_max_cp,
+            (0..=30_000).contains(&self.ab_opening_max_cp),
+            "0..=30000",
+        )?;
+        check(
+            "ab_adjudicate_cp",
+            self.ab_adjudicate_cp,
+            (0..=30_000).contains(&self.ab_adjudicate_cp),
+            "0..=30000",
+        )?;
         Ok(())
+    }
+
+    /// The search's effort a move, for logs: `800 simulations` or `alpha-beta, 5000
+    /// nodes (at most 10000)`.
+    pub fn effort(&self) -> String {
+        match self.search {
+            SearchKind::Mcts => format!("{} simulations", self.simulations),
+            SearchKind::AlphaBeta => format!(
+                "alpha-beta, {} nodes (at most {})",
+                self.ab_soft_nodes, self.ab_hard_nodes
+            ),
+        }
     }
 
     /// The search settings.

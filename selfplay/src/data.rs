@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, BooleanArray, Float32Array, Float32Builder, Int8Builder, ListArray,
-    ListBuilder, PrimitiveArray, RecordBatch, StringArray, StringDictionaryBuilder, UInt16Array,
-    UInt16Builder, UInt32Array, UInt64Array,
+    Array, ArrayRef, BooleanArray, Float32Array, Float32Builder, Int8Builder, Int32Array,
+    ListArray, ListBuilder, PrimitiveArray, RecordBatch, StringArray, StringDictionaryBuilder,
+    UInt16Array, UInt16Builder, UInt32Array, UInt64Array,
 };
 use arrow::datatypes::{
     ArrowPrimitiveType, DataType, Field, Float32Type, Int8Type, Int32Type, Schema, UInt16Type,
@@ -24,11 +24,12 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
 /// Version of the row schema, written into every file's metadata. Version 2 added the
-/// auxiliary targets (`ownership`, `reply_legal`, `reply_policy`) and `surprise`.
-pub const SCHEMA_VERSION: &str = "2";
+/// auxiliary targets (`ownership`, `reply_legal`, `reply_policy`) and `surprise`;
+/// version 3 the alpha-beta search's score (`search_cp`).
+pub const SCHEMA_VERSION: &str = "3";
 /// Older schema versions this build still reads: their rows come back without the
-/// columns added since (empty targets).
-pub const READABLE_VERSIONS: [&str; 1] = ["1"];
+/// columns added since (empty targets, no search score).
+pub const READABLE_VERSIONS: [&str; 2] = ["1", "2"];
 /// Metadata key of the schema version.
 pub const KEY_SCHEMA_VERSION: &str = "flipzero.schema_version";
 /// Metadata key of the generating configuration (TOML).
@@ -80,6 +81,11 @@ pub struct Sample {
     /// target from the network's prior over the legal moves, in nats (KataGo's policy
     /// surprise). 0 for fast searches (no policy target) and in version-1 files.
     pub surprise: f32,
+    /// The alpha-beta search's score of the position (alpha-beta self-play), side to
+    /// move's view, in the search's units (`engine::search::VALUE_SCALE` per unit of a
+    /// net's value before tanh; `MATE - n` for a win in `n` plies); `root_q` is its
+    /// tanh. `None` for MCTS rows and in files before version 3.
+    pub search_cp: Option<i32>,
 }
 
 /// Failures reading or writing shards.
@@ -139,6 +145,7 @@ fn schema(metadata: &HashMap<String, String>) -> Schema {
         Field::new("reply_legal", list(DataType::UInt16), false),
         Field::new("reply_policy", list(DataType::Float32), false),
         Field::new("surprise", DataType::Float32, false),
+        Field::new("search_cp", DataType::Int32, true),
     ])
     .with_metadata(metadata.clone())
 }
@@ -199,6 +206,7 @@ fn to_batch(rows: &[Sample], schema: Arc<Schema>) -> Result<RecordBatch, String>
         Arc::new(reply_legal.finish()),
         Arc::new(reply_policy.finish()),
         col(&|r| r.surprise),
+        Arc::new(rows.iter().map(|r| r.search_cp).collect::<Int32Array>()),
     ];
     RecordBatch::try_new(schema, columns).map_err(|e| e.to_string())
 }
@@ -292,9 +300,10 @@ pub fn read_shard(path: &Path) -> Result<(Vec<Sample>, HashMap<String, String>),
             }
         }
     }
-    let current = match metadata.get(KEY_SCHEMA_VERSION) {
-        Some(v) if v == SCHEMA_VERSION => true,
-        Some(v) if READABLE_VERSIONS.contains(&v.as_str()) => false,
+    let version = match metadata.get(KEY_SCHEMA_VERSION) {
+        Some(v) if v == SCHEMA_VERSION || READABLE_VERSIONS.contains(&v.as_str()) => {
+            v.parse::<u32>().expect("the versions are numbers")
+        }
         Some(v) => {
             return Err(err(format!(
                 "schema version {v}, this build reads {} and {SCHEMA_VERSION}",
@@ -307,14 +316,15 @@ pub fn read_shard(path: &Path) -> Result<(Vec<Sample>, HashMap<String, String>),
     let mut rows = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| err(e.to_string()))?;
-        rows.extend(from_batch(&batch, current).map_err(err)?);
+        rows.extend(from_batch(&batch, version).map_err(err)?);
     }
     Ok((rows, metadata))
 }
 
-/// The rows of a record batch; `current` says the file has this version's columns (an
-/// older file's rows get empty auxiliary targets).
-fn from_batch(b: &RecordBatch, current: bool) -> Result<Vec<Sample>, String> {
+/// The rows of a record batch of a file of schema `version` (an older file's rows get
+/// empty auxiliary targets and no search score).
+fn from_batch(b: &RecordBatch, version: u32) -> Result<Vec<Sample>, String> {
+    let current = version >= 2;
     fn col<'a, T: 'static>(b: &'a RecordBatch, name: &str) -> Result<&'a T, String> {
         b.column_by_name(name)
             .ok_or_else(|| format!("missing column `{name}`"))?
@@ -376,6 +386,11 @@ fn from_batch(b: &RecordBatch, current: bool) -> Result<Vec<Sample>, String> {
     } else {
         None
     };
+    let search_cp = if version >= 3 {
+        Some(col::<Int32Array>(b, "search_cp")?)
+    } else {
+        None
+    };
     (0..b.num_rows())
         .map(|i| {
             Ok(Sample {
@@ -406,6 +421,7 @@ fn from_batch(b: &RecordBatch, current: bool) -> Result<Vec<Sample>, String> {
                     None => Vec::new(),
                 },
                 surprise: surprise.map_or(0.0, |s| s.value(i)),
+                search_cp: search_cp.and_then(|c| c.is_valid(i).then(|| c.value(i))),
             })
         })
         .collect()

@@ -36,6 +36,20 @@ pub trait Evaluator: Send {
     fn preferred_batch(&self) -> usize {
         1
     }
+
+    /// This evaluator's value as the leaf evaluation of an alpha-beta search
+    /// (alpha-beta self-play); `None` (the default) when it has none.
+    fn leaf_eval(&self) -> Option<LeafEval> {
+        None
+    }
+}
+
+/// The leaves' evaluation of an alpha-beta search that an evaluator stands for.
+pub enum LeafEval {
+    /// The search's hand-written evaluation (the bootstrap evaluator's place).
+    HandWritten,
+    /// A network's value, in the search's units.
+    Net(Box<dyn engine::search::StaticEval>),
 }
 
 /// Which built-in evaluator to use.
@@ -171,11 +185,7 @@ impl Evaluator for Bootstrap {
                     .searcher
                     .search(s, limits, &stop, |_| {})
                     .map_or(0, |r| r.score);
-                let value = if score.abs() > engine::search::MATE - 200 {
-                    score.signum() as f32
-                } else {
-                    (score as f32 / 400.0).tanh()
-                };
+                let value = engine::search::value_of_score(score);
                 Evaluation {
                     policy: exp.iter().map(|e| e / sum).collect(),
                     value,
@@ -184,6 +194,10 @@ impl Evaluator for Bootstrap {
                 }
             })
             .collect()
+    }
+
+    fn leaf_eval(&self) -> Option<LeafEval> {
+        Some(LeafEval::HandWritten)
     }
 
     fn name(&self) -> String {

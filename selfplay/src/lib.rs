@@ -5,6 +5,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "data")]
+mod alphabeta;
 pub mod config;
 #[cfg(feature = "data")]
 pub mod data;
@@ -13,11 +15,14 @@ pub mod mcts;
 #[cfg(feature = "data")]
 pub mod worker;
 
-pub use config::{ConfigError, SelfplayConfig};
+#[cfg(feature = "data")]
+pub use alphabeta::HAND_WRITTEN;
+pub use config::{ConfigError, SearchKind, SelfplayConfig};
 #[cfg(feature = "data")]
 pub use data::{Sample, ShardStream, read_shard, shard_files, write_shard};
 pub use evaluator::{
-    Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, FixedCost, HashRandom, NetEngine, Uniform,
+    Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, FixedCost, HashRandom, LeafEval, NetEngine,
+    Uniform,
 };
 pub use mcts::play::{
     DEFAULT_TREE_BYTES, MAX_TREE_BYTES, PlayError, PlayLimits, PlaySearch, PlayStats,

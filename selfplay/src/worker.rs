@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use engine::boards::{BlockerParams, random_blocker_board};
 use engine::{Game, Move, Rng, Side, State, splitmix64};
 
-use crate::config::SelfplayConfig;
+use crate::config::{SearchKind, SelfplayConfig};
 use crate::data::{DataError, Sample, write_shard};
 use crate::evaluator::Evaluator;
 use crate::mcts::{MctsConfig, RootKind, Search};
@@ -42,11 +42,11 @@ pub struct SelfplayReport {
     pub results: [u64; 3],
     /// Games that ended by resignation.
     pub resignations: u64,
-    /// Evaluator calls and positions evaluated.
+    /// Evaluator calls (alpha-beta: searches).
     pub eval_calls: u64,
-    /// Positions sent to the evaluator.
+    /// Positions sent to the evaluator (alpha-beta: nodes searched).
     pub eval_positions: u64,
-    /// Wall time in the evaluator, summed over workers.
+    /// Wall time in the evaluator, summed over workers (alpha-beta: all of it).
     pub eval_time: Duration,
     /// Wall time of the workers, summed.
     pub worker_time: Duration,
@@ -63,6 +63,11 @@ pub enum SelfplayError {
     /// The settings are invalid.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// Alpha-beta self-play with an evaluator that has no leaf evaluation.
+    #[error(
+        "selfplay.search = \"alphabeta\" needs a fast net or the bootstrap evaluator (the hand-written evaluation); {0} has no value an alpha-beta search can call"
+    )]
+    NoLeafEval(String),
     /// The worker pool could not start.
     #[error("cannot start worker threads: {0}")]
     Threads(String),
@@ -87,7 +92,11 @@ pub fn opening_for(
             }
             _ => game.startpos(),
         };
-        for _ in 0..cfg.opening_random_plies {
+        let extra = match cfg.opening_extra_plies {
+            0 => 0,
+            n => rng.below(u64::from(n) + 1) as u32,
+        };
+        for _ in 0..cfg.opening_random_plies + extra {
             let moves = s.legal_moves();
             if moves.is_empty() {
                 break;
@@ -199,6 +208,7 @@ impl Driver<'_> {
                 reply_legal: Vec::new(),
                 reply_policy: Vec::new(),
                 surprise: if s.full { out.surprise() } else { 0.0 },
+                search_cp: None,
             });
             s.sides.push(side);
             if let Some(t) = self.cfg.resign_threshold {
@@ -249,38 +259,65 @@ impl Driver<'_> {
     /// Fills in every sample's outcome and auxiliary targets; `resigned` names the side
     /// that resigned.
     fn finish(&self, s: &mut Slot, resigned: Option<Side>) -> (GameSummary, Vec<Sample>) {
-        let playable = s.state.playable_cells().max(1) as f32;
-        let counts = s.state.counts();
-        let misere = if self.game.misere() { -1 } else { 1 };
-        let margin_now = misere * (counts[0] as i32 - counts[1] as i32);
-        let (winner, x_score, reason) = match (resigned, s.state.result()) {
-            (Some(side), _) => (Some(side.other()), margin_now, "resigned".to_string()),
-            (None, Some(r)) => (r.winner, r.score, r.reason.name().to_string()),
-            (None, None) => (None, margin_now, "move-cap".to_string()),
+        let ending = match resigned {
+            Some(side) => Ending::Decided(Some(side.other()), "resigned"),
+            None => Ending::Played,
         };
-        for (sample, &side) in s.samples.iter_mut().zip(&s.sides) {
-            let sign = if side == Side::X { 1.0 } else { -1.0 };
-            sample.result = match winner {
-                None => 0.0,
-                Some(w) if w == side => 1.0,
-                Some(_) => -1.0,
-            };
-            sample.score = (sign * x_score as f32 / playable).clamp(-1.0, 1.0);
-            sample.end_reason = reason.clone();
-        }
-        // Only a game that ended by the rules has a final position to own: a resigned
-        // game's board and one stopped at the run's move cap are not final.
-        let final_board = (resigned.is_none() && s.state.result().is_some()).then_some(&s.state);
-        fill_aux_targets(&mut s.samples, &s.sides, final_board);
-        let summary = GameSummary {
-            game_id: self.first_game_id + s.game_id,
-            plies: s.plies,
-            positions: s.samples.len(),
-            winner,
-            reason,
-        };
-        (summary, std::mem::take(&mut s.samples))
+        let game_id = self.first_game_id + s.game_id;
+        finish_game(&s.state, ending, game_id, s.plies, &mut s.samples, &s.sides)
     }
+}
+
+/// How a game ended: by its rules (or the move cap, when the rules have not ended it),
+/// or decided by a driver (`resigned`, `adjudicated`) with this winner.
+pub(crate) enum Ending {
+    Played,
+    Decided(Option<Side>, &'static str),
+}
+
+/// Fills in the outcome and auxiliary targets of one game's `samples` (in play order;
+/// `sides[k]` the side to move of `samples[k]`) from its last position `state`, and
+/// returns its summary with the samples.
+pub(crate) fn finish_game(
+    state: &State,
+    ending: Ending,
+    game_id: u64,
+    plies: u32,
+    samples: &mut Vec<Sample>,
+    sides: &[Side],
+) -> (GameSummary, Vec<Sample>) {
+    let playable = state.playable_cells().max(1) as f32;
+    let counts = state.counts();
+    let misere = if state.game().misere() { -1 } else { 1 };
+    let margin_now = misere * (counts[0] as i32 - counts[1] as i32);
+    let decided = matches!(ending, Ending::Decided(..));
+    let (winner, x_score, reason) = match (ending, state.result()) {
+        (Ending::Decided(w, why), _) => (w, margin_now, why.to_string()),
+        (Ending::Played, Some(r)) => (r.winner, r.score, r.reason.name().to_string()),
+        (Ending::Played, None) => (None, margin_now, "move-cap".to_string()),
+    };
+    for (sample, &side) in samples.iter_mut().zip(sides) {
+        let sign = if side == Side::X { 1.0 } else { -1.0 };
+        sample.result = match winner {
+            None => 0.0,
+            Some(w) if w == side => 1.0,
+            Some(_) => -1.0,
+        };
+        sample.score = (sign * x_score as f32 / playable).clamp(-1.0, 1.0);
+        sample.end_reason = reason.clone();
+    }
+    // Only a game that ended by the rules has a final position to own: a resigned or
+    // adjudicated game's board and one stopped at the run's move cap are not final.
+    let final_board = (!decided && state.result().is_some()).then_some(state);
+    fill_aux_targets(samples, sides, final_board);
+    let summary = GameSummary {
+        game_id,
+        plies,
+        positions: samples.len(),
+        winner,
+        reason,
+    };
+    (summary, std::mem::take(samples))
 }
 
 /// Fills the auxiliary targets of one game's samples (in play order; `sides[k]` is the
@@ -362,7 +399,11 @@ pub fn run_selfplay_numbered(
             let report = &report;
             let first_error = &first_error;
             scope.spawn(move || {
-                let result = run_worker(
+                let run = match cfg.search {
+                    SearchKind::Mcts => run_worker,
+                    SearchKind::AlphaBeta => crate::alphabeta::run_worker,
+                };
+                let result = run(
                     cfg,
                     first_game_id,
                     game,
@@ -406,7 +447,7 @@ pub fn run_selfplay_numbered(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run_worker(
+pub(crate) fn run_worker(
     cfg: &SelfplayConfig,
     first_game_id: u64,
     game: Game,
@@ -437,21 +478,7 @@ fn run_worker(
         }
     }
     let mut report = SelfplayReport::default();
-    let mut rows: Vec<Sample> = Vec::new();
-    let mut shard = 0;
-    let mut flush =
-        |rows: &mut Vec<Sample>, report: &mut SelfplayReport| -> Result<(), DataError> {
-            if rows.is_empty() {
-                return Ok(());
-            }
-            let path = out.join(format!("part-{worker:03}-{shard:04}.parquet"));
-            write_shard(&path, rows, metadata)?;
-            report.positions += rows.len() as u64;
-            report.files.push(path);
-            rows.clear();
-            shard += 1;
-            Ok(())
-        };
+    let mut shards = Shards::new(cfg, out, metadata, worker);
     let mut pending: Vec<usize> = Vec::new();
     let mut states = Vec::new();
     let mut moves = Vec::new();
@@ -470,19 +497,9 @@ fn run_worker(
                     }
                     Advance::Finished(done) => {
                         let (summary, samples) = *done;
-                        report.games += 1;
-                        report.plies += u64::from(summary.plies);
-                        report.results[match summary.winner {
-                            Some(Side::X) => 0,
-                            Some(Side::O) => 1,
-                            None => 2,
-                        }] += 1;
-                        report.resignations += u64::from(summary.reason == "resigned");
-                        rows.extend(samples);
+                        report.count(&summary);
+                        shards.add(samples, &mut report)?;
                         on_game(&summary);
-                        if rows.len() >= cfg.rows_per_shard {
-                            flush(&mut rows, &mut report)?;
-                        }
                         *slot = (next_game < cfg.games).then(|| driver.new_slot(next_game));
                         next_game += threads as u64;
                     }
@@ -502,7 +519,79 @@ fn run_worker(
             s.search.apply(eval, &driver.mcts, &mut s.rng);
         }
     }
-    flush(&mut rows, &mut report)?;
+    shards.flush(&mut report)?;
     report.worker_time = start.elapsed();
     Ok(report)
+}
+
+impl SelfplayReport {
+    /// Counts one finished game.
+    pub(crate) fn count(&mut self, game: &GameSummary) {
+        self.games += 1;
+        self.plies += u64::from(game.plies);
+        self.results[match game.winner {
+            Some(Side::X) => 0,
+            Some(Side::O) => 1,
+            None => 2,
+        }] += 1;
+        self.resignations += u64::from(game.reason == "resigned");
+    }
+}
+
+/// One worker's shards: rows gathered game by game, written `rows_per_shard` at a time
+/// as `part-WORKER-SHARD.parquet`.
+pub(crate) struct Shards<'a> {
+    out: &'a Path,
+    metadata: &'a HashMap<String, String>,
+    worker: usize,
+    rows_per_shard: usize,
+    rows: Vec<Sample>,
+    next: usize,
+}
+
+impl<'a> Shards<'a> {
+    pub(crate) fn new(
+        cfg: &SelfplayConfig,
+        out: &'a Path,
+        metadata: &'a HashMap<String, String>,
+        worker: usize,
+    ) -> Shards<'a> {
+        Shards {
+            out,
+            metadata,
+            worker,
+            rows_per_shard: cfg.rows_per_shard,
+            rows: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// Adds one game's rows, writing a shard when enough are gathered.
+    pub(crate) fn add(
+        &mut self,
+        samples: Vec<Sample>,
+        report: &mut SelfplayReport,
+    ) -> Result<(), DataError> {
+        self.rows.extend(samples);
+        if self.rows.len() >= self.rows_per_shard {
+            self.flush(report)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the rows gathered (if any) as a shard.
+    pub(crate) fn flush(&mut self, report: &mut SelfplayReport) -> Result<(), DataError> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let path = self
+            .out
+            .join(format!("part-{:03}-{:04}.parquet", self.worker, self.next));
+        write_shard(&path, &self.rows, self.metadata)?;
+        report.positions += self.rows.len() as u64;
+        report.files.push(path);
+        self.rows.clear();
+        self.next += 1;
+        Ok(())
+    }
 }

@@ -1,4 +1,5 @@
-//! `flipzero selfplay`: play games with MCTS and write training positions as Parquet.
+//! `flipzero selfplay`: play games with MCTS or alpha-beta (`selfplay.search`) and write
+//! training positions as Parquet.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -129,12 +130,21 @@ pub fn run(a: SelfplayArgs) -> anyhow::Result<()> {
         "results: x wins {x}, o wins {o}, draws {d}; resignations {}",
         report.resignations
     );
-    println!(
-        "time {secs:.1} s  {:.0} positions/s  {:.0} evaluations/s  {:.1}% of the time outside the evaluator",
-        report.positions as f64 / secs,
-        report.eval_positions as f64 / secs,
-        100.0 * (1.0 - eval_share)
-    );
+    if cfg.search == selfplay::SearchKind::AlphaBeta {
+        // An alpha-beta worker's evaluations are its nodes, its time all search.
+        println!(
+            "time {secs:.1} s  {:.0} positions/s  {:.0} nodes/s",
+            report.positions as f64 / secs,
+            report.eval_positions as f64 / secs,
+        );
+    } else {
+        println!(
+            "time {secs:.1} s  {:.0} positions/s  {:.0} evaluations/s  {:.1}% of the time outside the evaluator",
+            report.positions as f64 / secs,
+            report.eval_positions as f64 / secs,
+            100.0 * (1.0 - eval_share)
+        );
+    }
     println!("{} shards in {}", report.files.len(), a.out.display());
     Ok(())
 }

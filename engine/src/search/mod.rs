@@ -25,7 +25,7 @@ pub use eval::{Weights, evaluate, evaluate_with};
 use node::{Node, Window};
 pub use params::{PARAMS, ParamError, ParamSpec, Params, spec as param_spec};
 use searcher::{INF, MAX_PLY};
-pub use searcher::{Limits, MATE, SearchReport, Searcher, StaticEval};
+pub use searcher::{Limits, MATE, SearchReport, Searcher, StaticEval, VALUE_SCALE, value_of_score};
 
 impl Searcher {
     /// A searcher with the tuned parameters and a transposition table of about `hash_mb`

@@ -12,6 +12,20 @@ use crate::{Move, State};
 /// Score of a won game at the root; a win in `n` plies scores `MATE - n`.
 pub const MATE: i32 = 30_000;
 pub(super) const INF: i32 = 32_000;
+/// A network's value unit in the search's scores: a net whose value is `tanh(x)` scores
+/// `VALUE_SCALE * x` (±400 for ±0.76), about four pieces of the hand-written
+/// evaluation.
+pub const VALUE_SCALE: i32 = 400;
+
+/// The value in [−1, 1] of a search score: `tanh(score / VALUE_SCALE)`, ±1 for a proven
+/// result.
+pub fn value_of_score(score: i32) -> f32 {
+    if score.abs() >= MATE - MAX_PLY as i32 {
+        score.signum() as f32
+    } else {
+        (score as f32 / VALUE_SCALE as f32).tanh()
+    }
+}
 pub(super) const MAX_PLY: usize = 128;
 
 /// When to stop searching. Unset limits do not apply; with none set, the search runs to

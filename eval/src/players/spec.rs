@@ -120,7 +120,7 @@ pub enum PlayerSpec {
 
 /// The grammar of player names: the one text that `--help` and the unknown-player error
 /// both show.
-pub const PLAYER_NAMES: &str = "random, greedy, ab (on a match clock), ab1..ab64 (the full-width search to that depth), ab:depth=N|nodes=N|time=MS[,search=full|tuned][,PARAM=N...] (the tuned search; PARAM any search parameter, `flipzero uai` lists them as options), mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,time=MS,PARAM=N...], uai:<path>[:name=value,...] (UAI options, plus movetime/depth/nodes for `go`), or nboard:<path>[:depth=N] (an NBoard Othello engine at depth, or level, N). A run directory means its current best network";
+pub const PLAYER_NAMES: &str = "random, greedy, ab (on a match clock), ab1..ab64 (the full-width search to that depth), ab:depth=N|nodes=N|soft_nodes=N|time=MS[,search=full|tuned][,PARAM=N...] (the tuned search; PARAM any search parameter, `flipzero uai` lists them as options), mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,soft_nodes=N,time=MS,PARAM=N...], uai:<path>[:name=value,...] (UAI options, plus movetime/depth/nodes for `go`), or nboard:<path>[:depth=N] (an NBoard Othello engine at depth, or level, N). A run directory means its current best network";
 
 /// A player name that names no player, or a player setting out of its range.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -284,7 +284,7 @@ fn engine_name(
 }
 
 /// The options of an alpha-beta player (`ab:` or `abnet:`): limits `depth=N`,
-/// `nodes=N`, `time=MS`, `search=full|tuned`, and search parameters by name; `name` is
+/// `nodes=N` (the hard limit), `soft_nodes=N` (no iteration starts past it), `time=MS`, `search=full|tuned`, and search parameters by name; `name` is
 /// the whole player name, for errors.
 fn ab_options(text: &str, name: &str) -> Result<(Limits, AbSearch), BadPlayerName> {
     let bad = || BadPlayerName::Unknown(name.to_string());
@@ -303,6 +303,7 @@ fn ab_options(text: &str, name: &str) -> Result<(Limits, AbSearch), BadPlayerNam
         match k {
             "depth" if n <= 64 => limits.depth = Some(n as u32),
             "nodes" => limits.nodes = Some(n),
+            "soft_nodes" => limits.soft_nodes = Some(n),
             "time" => limits.time = Some(Duration::from_millis(n)),
             _ => return Err(bad()),
         }
@@ -310,7 +311,7 @@ fn ab_options(text: &str, name: &str) -> Result<(Limits, AbSearch), BadPlayerNam
     Ok((limits, search))
 }
 
-/// `depth=N,nodes=N,time=MS` of the limits that are set.
+/// `depth=N,nodes=N,soft_nodes=N,time=MS` of the limits that are set.
 fn limit_parts(l: &Limits) -> Vec<String> {
     let mut parts = vec![];
     if let Some(d) = l.depth {
@@ -318,6 +319,9 @@ fn limit_parts(l: &Limits) -> Vec<String> {
     }
     if let Some(n) = l.nodes {
         parts.push(format!("nodes={n}"));
+    }
+    if let Some(n) = l.soft_nodes {
+        parts.push(format!("soft_nodes={n}"));
     }
     if let Some(t) = l.time {
         parts.push(format!("time={}", t.as_millis()));

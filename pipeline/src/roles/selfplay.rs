@@ -137,8 +137,8 @@ fn play_batch(p: &Pipeline, worker: &str, seq: u64, stop: &Arc<AtomicBool>) -> c
     let (openings, mut metadata) = crate::inputs::selfplay_inputs(&p.cfg.selfplay, p.game)?;
     metadata.insert("flipzero.worker_batch".to_string(), name.clone());
     p.log(&format!(
-        "{name}: self-play, {n} games with {model} ({} simulations), game ids {first}..{}",
-        cfg.simulations,
+        "{name}: self-play, {n} games with {model} ({}), game ids {first}..{}",
+        cfg.effort(),
         first + n
     ));
     let done = p.run.batch(&name);

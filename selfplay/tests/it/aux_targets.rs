@@ -227,10 +227,10 @@ fn rewrite(src: &Path, dst: &Path, version: &str, drop: &[&str]) {
 fn version_1_shards_read_without_targets_and_unknown_versions_are_refused() {
     let out = temp("v1");
     play(&small("ataxx"), &out);
-    assert_eq!(SCHEMA_VERSION, "2");
+    assert_eq!(SCHEMA_VERSION, "3");
     let src = selfplay::shard_files(&out).unwrap().remove(0);
     let (new_rows, meta) = read_shard(&src).unwrap();
-    assert_eq!(meta[KEY_SCHEMA_VERSION], "2");
+    assert_eq!(meta[KEY_SCHEMA_VERSION], "3");
     assert!(new_rows.iter().any(|r| !r.ownership.is_empty()));
     assert!(new_rows.iter().any(|r| !r.reply_legal.is_empty()));
 
@@ -241,7 +241,13 @@ fn version_1_shards_read_without_targets_and_unknown_versions_are_refused() {
         &src,
         &v1,
         "1",
-        &["ownership", "reply_legal", "reply_policy", "surprise"],
+        &[
+            "ownership",
+            "reply_legal",
+            "reply_policy",
+            "surprise",
+            "search_cp",
+        ],
     );
     let (old_rows, meta) = read_shard(&v1).unwrap();
     assert_eq!(meta[KEY_SCHEMA_VERSION], "1");
@@ -261,7 +267,7 @@ fn version_1_shards_read_without_targets_and_unknown_versions_are_refused() {
 
     // A version-2 file without the new columns is broken, and says which column.
     let broken = old_dir.join("part-000-0001.parquet");
-    rewrite(&src, &broken, "2", &["reply_policy"]);
+    rewrite(&src, &broken, "2", &["reply_policy", "search_cp"]);
     let e = read_shard(&broken).unwrap_err().to_string();
     assert!(
         e.contains("part-000-0001") && e.contains("reply_policy"),
@@ -270,10 +276,48 @@ fn version_1_shards_read_without_targets_and_unknown_versions_are_refused() {
 
     // An unknown version is refused with the file and the version named.
     let future = old_dir.join("part-000-0002.parquet");
-    rewrite(&src, &future, "3", &[]);
+    rewrite(&src, &future, "4", &[]);
     let e = read_shard(&future).unwrap_err().to_string();
     assert!(
-        e.contains("part-000-0002.parquet") && e.contains("schema version 3"),
+        e.contains("part-000-0002.parquet") && e.contains("schema version 4"),
+        "{e}"
+    );
+}
+
+#[test]
+fn version_2_shards_read_without_the_search_score() {
+    let out = temp("v2");
+    let cfg = SelfplayConfig {
+        search: selfplay::SearchKind::AlphaBeta,
+        ab_soft_nodes: 200,
+        ab_hard_nodes: 400,
+        games: 2,
+        ..small("ataxx")
+    };
+    play(&cfg, &out);
+    let src = selfplay::shard_files(&out).unwrap().remove(0);
+    let (rows, _) = read_shard(&src).unwrap();
+    assert!(rows.iter().all(|r| r.search_cp.is_some()));
+    let old_dir = temp("v2-old");
+    std::fs::create_dir_all(&old_dir).unwrap();
+    let v2 = old_dir.join("part-000-0000.parquet");
+    rewrite(&src, &v2, "2", &["search_cp"]);
+    let (old_rows, meta) = read_shard(&v2).unwrap();
+    assert_eq!(meta[KEY_SCHEMA_VERSION], "2");
+    let stripped: Vec<Sample> = rows
+        .iter()
+        .map(|r| Sample {
+            search_cp: None,
+            ..r.clone()
+        })
+        .collect();
+    assert_eq!(old_rows, stripped);
+    // A version-3 file without it is broken, and says which column.
+    let broken = old_dir.join("part-000-0001.parquet");
+    rewrite(&src, &broken, "3", &["search_cp"]);
+    let e = read_shard(&broken).unwrap_err().to_string();
+    assert!(
+        e.contains("part-000-0001") && e.contains("search_cp"),
         "{e}"
     );
 }

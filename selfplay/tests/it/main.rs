@@ -1,5 +1,6 @@
 //! The crate's integration tests, in one binary so that a test run links few executables.
 
+mod alphabeta;
 mod aux_targets;
 mod mcts;
 mod play;
