@@ -32,7 +32,8 @@ pub use pgn::to_pgn;
 pub use players::baselines::{AbSearch, AlphaBetaPlayer, GreedyPlayer, RandomPlayer, clock_limits};
 pub use players::mcts::{
     BOOTSTRAP_BEST, MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluator,
-    build_evaluators, check_loads, load_fastnet, load_network, model_game, resolve_net,
+    build_evaluators, check_loads, load_fastnet, load_network, mcts_evaluators, model_game,
+    resolve_net,
 };
 pub use players::params::{PARAM_KEYS, SearchParams};
 pub use players::spec::{BadPlayerName, DEFAULT_MCTS_SIMS, PLAYER_NAMES, PlayerSpec};

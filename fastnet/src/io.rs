@@ -48,6 +48,11 @@ pub struct FastNetMeta {
     /// What it was trained from and how (free-form: the trainer's summary).
     #[serde(default)]
     pub trained: serde_json::Value,
+    /// The search the net is for: `mcts` (policy and value; a file without the key),
+    /// or `alphabeta` (trained with `policy_weight = 0`: the value alone, for the
+    /// alpha-beta searcher; its policy head is untrained and no MCTS player plays it).
+    #[serde(default)]
+    pub search: selfplay::SearchKind,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -97,7 +102,12 @@ fn i16_bytes(x: &[i16]) -> Vec<u8> {
 /// Writes `net` into `dir` (created if missing): the float weights, then `model.json`,
 /// so that a folder with a `model.json` is whole ([`save_quantised`] adds the export).
 #[cfg(feature = "train")]
-pub fn save(net: &FloatNet, dir: &Path, trained: serde_json::Value) -> Result<(), Error> {
+pub fn save(
+    net: &FloatNet,
+    dir: &Path,
+    trained: serde_json::Value,
+    search: selfplay::SearchKind,
+) -> Result<(), Error> {
     let game = net.cfg.check()?;
     let layout = Layout::new(game);
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -122,6 +132,7 @@ pub fn save(net: &FloatNet, dir: &Path, trained: serde_json::Value) -> Result<()
             qb = net.cfg.qb
         ),
         trained,
+        search,
     };
     let path = dir.join("model.json");
     let text = serde_json::to_vec_pretty(&meta).expect("plain values");
@@ -179,7 +190,7 @@ pub fn export(dir: &Path, out: &Path) -> Result<Vec<std::path::PathBuf>, Error> 
     let (net, meta) = load(dir)?;
     let mut written = Vec::new();
     if !rundir::same_folder(dir, out) {
-        save(&net, out, meta.trained)?;
+        save(&net, out, meta.trained, meta.search)?;
         // model.json as the source has it, byte for byte: a second export of the same
         // net into the same folder is then recognised as such.
         let from = dir.join("model.json");
@@ -201,6 +212,18 @@ pub fn is_fastnet(dir: &Path) -> bool {
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .is_some_and(|v| v["format"] == FORMAT)
+}
+
+/// The search the fast net in `dir` is for (its `model.json`'s `search`), read without
+/// its weights.
+#[cfg(feature = "train")]
+pub fn search_of(dir: &Path) -> Result<selfplay::SearchKind, Error> {
+    let path = dir.join("model.json");
+    let bytes =
+        rundir::read_regular(&path, rundir::Limit::SMALL).map_err(|e| Error::io(&path, e))?;
+    let meta: FastNetMeta = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+    Ok(meta.search)
 }
 
 /// The two files of the fast net in `dir` as they are: `model.json` and [`WEIGHTS`]

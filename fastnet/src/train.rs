@@ -690,7 +690,13 @@ pub fn train_to_dir(
             "epochs_done": m.epoch,
             "last": m,
         });
-        let saved = crate::io::save(net, out, trained).and_then(|()| {
+        // A net whose policy was not trained is for the alpha-beta searcher.
+        let search = if cfg.policy_weight == 0.0 {
+            selfplay::SearchKind::AlphaBeta
+        } else {
+            selfplay::SearchKind::Mcts
+        };
+        let saved = crate::io::save(net, out, trained, search).and_then(|()| {
             let p = out.join("metrics.csv");
             rundir::write_atomic(&p, csv.as_bytes())
                 .map_err(|e| crate::Error::Io { path: p, source: e })

@@ -350,7 +350,13 @@ fn a_saved_net_loads_back_equal_and_bad_files_are_named() {
     let net = random_net(game, 64, 6);
     let dir = std::env::temp_dir().join(format!("fastnet-io-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    fastnet::io::save(&net, &dir, serde_json::json!({"test": true})).unwrap();
+    fastnet::io::save(
+        &net,
+        &dir,
+        serde_json::json!({"test": true}),
+        selfplay::SearchKind::Mcts,
+    )
+    .unwrap();
     assert!(fastnet::io::is_fastnet(&dir));
     let (back, meta) = fastnet::io::load(&dir).unwrap();
     assert_eq!(back, net);
@@ -535,7 +541,7 @@ fn a_net_is_checked_by_its_outputs_as_it_is_read() {
     let dir = std::env::temp_dir().join(format!("fastnet-check-{}", std::process::id()));
     let refused = |net: &FloatNet, want: &str| {
         let _ = std::fs::remove_dir_all(&dir);
-        fastnet::io::save(net, &dir, serde_json::json!({})).unwrap();
+        fastnet::io::save(net, &dir, serde_json::json!({}), selfplay::SearchKind::Mcts).unwrap();
         let e = fastnet::io::load(&dir).unwrap_err().to_string();
         assert!(
             e.contains("fastnet.safetensors")
@@ -562,7 +568,13 @@ fn a_net_is_checked_by_its_outputs_as_it_is_read() {
     wide.l1_w.iter_mut().for_each(|w| *w = 3.97);
     wide.l1_b.iter_mut().for_each(|w| *w = 3.97);
     let _ = std::fs::remove_dir_all(&dir);
-    fastnet::io::save(&wide, &dir, serde_json::json!({})).unwrap();
+    fastnet::io::save(
+        &wide,
+        &dir,
+        serde_json::json!({}),
+        selfplay::SearchKind::Mcts,
+    )
+    .unwrap();
     let e = fastnet::io::load(&dir).unwrap_err().to_string();
     assert!(
         e.contains("fastnet.safetensors") && e.contains("overflow the i16 accumulator"),
@@ -584,7 +596,13 @@ fn a_net_of_the_quantised_file_alone_plays_identically() {
         let dir =
             std::env::temp_dir().join(format!("fastnet-quant-only-{}-{k}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        fastnet::io::save(&net, &dir, serde_json::json!({})).unwrap();
+        fastnet::io::save(
+            &net,
+            &dir,
+            serde_json::json!({}),
+            selfplay::SearchKind::Mcts,
+        )
+        .unwrap();
         fastnet::io::save_quantised(&net, &dir).unwrap();
         let full = QuantNet::new(&fastnet::io::load(&dir).unwrap().0).unwrap();
         std::fs::remove_file(dir.join(fastnet::io::WEIGHTS)).unwrap();
@@ -639,7 +657,13 @@ fn a_net_of_the_quantised_file_alone_plays_identically() {
             "{e}"
         );
         // With the float file back, the quantised one is not read.
-        fastnet::io::save(&net, &dir, serde_json::json!({})).unwrap();
+        fastnet::io::save(
+            &net,
+            &dir,
+            serde_json::json!({}),
+            selfplay::SearchKind::Mcts,
+        )
+        .unwrap();
         std::fs::write(&q, b"not a net").unwrap();
         assert_eq!(fastnet::io::load(&dir).unwrap().0, net);
         let _ = std::fs::remove_dir_all(&dir);

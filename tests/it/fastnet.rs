@@ -265,3 +265,110 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
     assert!(!err.contains("  "), "a message in one piece: {err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The alpha-beta family: self-play by alpha-beta, a net trained on the value alone
+/// (`policy_weight = 0`) says in its model.json that it is for the alpha-beta searcher;
+/// `flipzero uai --model` then plays it by alpha-beta, and the MCTS players and the web
+/// player (which search with a policy) refuse it, naming the player that plays it.
+#[test]
+fn a_value_net_plays_by_alpha_beta_and_is_refused_by_mcts() {
+    let dir = std::env::temp_dir().join(format!("flipzero-valuenet-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (data, net) = (dir.join("data"), dir.join("net"));
+    let (d, n) = (data.to_str().unwrap(), net.to_str().unwrap());
+    let (ok, out, err) = flipzero(&[
+        "selfplay",
+        "--games",
+        "6",
+        "--out",
+        d,
+        "--set",
+        "selfplay.search=\"alphabeta\"",
+        "--set",
+        "selfplay.ab_soft_nodes=300",
+        "--set",
+        "selfplay.ab_hard_nodes=600",
+        "--quiet",
+    ]);
+    assert!(ok && out.contains("nodes/s"), "{out}{err}");
+    let train = |out: &str, policy_weight: &str| {
+        flipzero(&[
+            "train",
+            "--net",
+            "fast",
+            "--data",
+            d,
+            "--out",
+            out,
+            "--game",
+            "ataxx",
+            "--set",
+            "epochs=1",
+            "--set",
+            "hidden=32",
+            "--set",
+            "batch_size=64",
+            "--set",
+            policy_weight,
+            "--quiet",
+        ])
+    };
+    let (ok, _, err) = train(n, "policy_weight=0");
+    assert!(ok, "{err}");
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(net.join("model.json")).unwrap()).unwrap();
+    assert_eq!(meta["search"], "alphabeta");
+    // UAI plays it by alpha-beta: a move, without the MCTS player's evaluation counts.
+    let input = "uai\nisready\nposition startpos\ngo nodes 2000\nisready\nquit\n";
+    let out = crate::with_input(&["uai", "--model", n], input.as_bytes());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("bestmove") && !text.contains("evaluations in"),
+        "{text}"
+    );
+    // The MCTS player refuses it, naming abnet:.
+    let (ok, _, err) = flipzero(&[
+        "match",
+        "--a",
+        &format!("mcts:{n}:sims=16"),
+        "--b",
+        "random",
+        "--games",
+        "2",
+    ]);
+    assert!(
+        !ok && err.contains(&format!("play it as abnet:{n}")),
+        "{err}"
+    );
+    let (ok, out, err) = flipzero(&[
+        "match",
+        "--a",
+        &format!("abnet:{n}:nodes=300"),
+        "--b",
+        "random",
+        "--games",
+        "2",
+    ]);
+    assert!(ok && out.contains("games 2"), "{out}{err}");
+    let web = dir.join("web");
+    let (ok, _, err) = flipzero(&[
+        "export",
+        "--web",
+        "--model",
+        n,
+        "--out",
+        web.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && err.contains("alpha-beta searcher") && !web.exists(),
+        "{err}"
+    );
+    // A net whose policy was trained stays an MCTS net.
+    let mcts = dir.join("mcts");
+    let (ok, _, err) = train(mcts.to_str().unwrap(), "policy_weight=1");
+    assert!(ok, "{err}");
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(mcts.join("model.json")).unwrap()).unwrap();
+    assert_eq!(meta["search"], "mcts");
+    let _ = std::fs::remove_dir_all(&dir);
+}

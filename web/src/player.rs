@@ -118,6 +118,13 @@ impl WebPlayer {
         check_sims(sims)?;
         let (net, meta) = fastnet::io::parse(meta, weights, "model.json", fastnet::io::WEIGHTS)
             .map_err(|e| e.to_string())?;
+        if meta.search == selfplay::SearchKind::AlphaBeta {
+            return Err(
+                "a value net for the alpha-beta searcher (model.json: \"search\": \"alphabeta\"): \
+                 this player searches by MCTS with a net's policy"
+                    .into(),
+            );
+        }
         let game = meta.network.check().map_err(|e| e.to_string())?;
         let quant = fastnet::QuantNet::new(&net).map_err(|e| e.to_string())?;
         let name = format!(

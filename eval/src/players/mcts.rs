@@ -200,6 +200,33 @@ pub fn build_evaluator(
     Ok(build_evaluators(source, game, 1, engine)?.remove(0))
 }
 
+/// [`build_evaluators`] for an MCTS player: a fast net trained for the alpha-beta
+/// searcher (its `model.json` says `"search": "alphabeta"`: the value alone, its policy
+/// untrained) is refused, naming the player that plays it.
+pub fn mcts_evaluators(
+    source: &NetSource,
+    game: Game,
+    threads: usize,
+    engine: NetEngine,
+) -> Result<Vec<Box<dyn Evaluator>>, PlayerError> {
+    if let NetSource::Path(p) = source
+        && let ResolvedNet::Model(dir) = resolve_net(p)?
+        && fastnet::io::is_fastnet(&dir)
+    {
+        let search = fastnet::io::search_of(&dir).map_err(|e| {
+            PlayerError::Model(format!("cannot load fast net {}: {e}", dir.display()))
+        })?;
+        if search == selfplay::SearchKind::AlphaBeta {
+            return Err(PlayerError::Model(format!(
+                "{} is a value net for the alpha-beta searcher (model.json: \"search\": \"alphabeta\"; its policy is untrained): play it as abnet:{}",
+                dir.display(),
+                p.display()
+            )));
+        }
+    }
+    build_evaluators(source, game, threads, engine)
+}
+
 /// `threads` fresh evaluators for `source` playing `game` (one per search thread; the
 /// model is loaded once).
 pub fn build_evaluators(

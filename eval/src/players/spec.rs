@@ -15,7 +15,7 @@ use selfplay::NetEngine;
 
 use super::baselines::{AbSearch, AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
 use super::mcts::{
-    MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluators, resolve_net,
+    MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, mcts_evaluators, resolve_net,
 };
 use super::nboard::NboardPlayer;
 use super::params::SearchParams;
@@ -417,7 +417,7 @@ impl PlayerSpec {
     pub fn check(&self, game: Game, timeouts: Timeouts) -> Result<(), PlayerError> {
         match self {
             PlayerSpec::Mcts { net, engine, .. } => {
-                build_evaluators(net, game, 1, *engine).map(drop)
+                mcts_evaluators(net, game, 1, *engine).map(drop)
             }
             PlayerSpec::Uai { path, options } => {
                 UaiPlayer::start(path.clone(), options.clone(), game, timeouts).map(drop)
@@ -523,7 +523,7 @@ impl PlayerSpec {
                 basic,
                 params,
             } => {
-                let evaluators = build_evaluators(net, game, search_threads, *engine)?;
+                let evaluators = mcts_evaluators(net, game, search_threads, *engine)?;
                 let preferred = evaluators[0].preferred_batch();
                 let thinking = time.map_or(Thinking::Sims(*sims), Thinking::Time);
                 let fixed = (!clocked && time.is_none()).then_some(*sims);

@@ -15,7 +15,7 @@ use super::options::{Choice, check_net};
 use super::output::Output;
 use crate::SearchParams;
 use crate::players::mcts::{
-    MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, build_evaluators, resolve_net,
+    MctsPlayer, NetSource, ResolvedNet, Thinking, batch_for, mcts_evaluators, resolve_net,
 };
 use crate::players::spec::PlayerSpec;
 use crate::players::{Player, Timeouts};
@@ -289,7 +289,7 @@ fn run_mcts(
     if kept.as_ref().is_none_or(|k| k.key != key) {
         *kept = None;
         let evaluators =
-            build_evaluators(net, pos.game(), threads, net_engine).map_err(|e| e.to_string())?;
+            mcts_evaluators(net, pos.game(), threads, net_engine).map_err(|e| e.to_string())?;
         let preferred_batch = evaluators[0].preferred_batch();
         let mut player = MctsPlayer::new(evaluators, Thinking::Sims(1), 1, pos.hash())
             .map_err(|e| e.to_string())?;

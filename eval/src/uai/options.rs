@@ -62,10 +62,23 @@ pub(super) fn parse_player(name: &str, game: Game) -> Result<Choice, String> {
     }
 }
 
-/// MCTS with the network of a model or run directory, checked to load and to play `game`.
+/// The player of the network of a model or run directory, checked to load and to play
+/// `game`: MCTS, or for a value net of the alpha-beta family (`"search": "alphabeta"` in
+/// its model.json) the alpha-beta searcher with it at its leaves, on the clock.
 pub(super) fn model_player(dir: &Path, game: Game) -> Result<Choice, String> {
     check_net(dir, game)?;
     load(dir, game)?;
+    if let ResolvedNet::Model(model) = resolve_net(dir).map_err(|e| e.to_string())?
+        && fastnet::io::is_fastnet(&model)
+        && fastnet::io::search_of(&model).map_err(|e| e.to_string())?
+            == selfplay::SearchKind::AlphaBeta
+    {
+        return Ok(Choice::Ladder(PlayerSpec::NetAlphaBeta {
+            net: dir.to_path_buf(),
+            limits: engine::search::Limits::default(),
+            search: crate::AbSearch::TUNED,
+        }));
+    }
     Ok(Choice::Ladder(PlayerSpec::Mcts {
         net: NetSource::Path(dir.to_path_buf()),
         sims: DEFAULT_MCTS_SIMS,
