@@ -173,7 +173,8 @@ impl PyShards {
     }
 
     /// Row `i` as a dict: `game_id`, `ply`, `position` (text), `played` (policy index),
-    /// `root_q`, `result`, `score`, `full_search`, `visits`, `model`, `end_reason`.
+    /// `root_q`, `result`, `score`, `full_search`, `visits`, `model`, `end_reason`,
+    /// `search_cp` (alpha-beta rows' search score; `None` in MCTS rows).
     fn row<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyDict>> {
         let r = self
             .rows
@@ -191,6 +192,7 @@ impl PyShards {
         d.set_item("visits", r.visits)?;
         d.set_item("model", &r.model)?;
         d.set_item("end_reason", &r.end_reason)?;
+        d.set_item("search_cp", r.search_cp)?;
         Ok(d)
     }
 }
