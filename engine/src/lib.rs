@@ -30,6 +30,7 @@
 pub mod bench;
 mod bitboard;
 pub mod boards;
+pub mod clock;
 mod fen;
 pub mod flank;
 mod game;

@@ -34,16 +34,6 @@ pub fn export_web(
             model.display()
         )));
     }
-    // The web player searches by MCTS: a value net of the alpha-beta family has no
-    // policy to search with (its policy head is untrained).
-    if fastnet::io::search_of(model)? == selfplay::SearchKind::AlphaBeta {
-        return Err(Error::Invalid(format!(
-            "{} is a value net for the alpha-beta searcher (model.json: \"search\": \"alphabeta\"): \
-             the web player searches by MCTS with a net's policy; play this net with `flipzero uai`, \
-             `flipzero serve` or Python (abnet:)",
-            model.display()
-        )));
-    }
     // A link to a folder is followed (as `import` follows it); a file, or a link to a
     // file or to nothing, is refused.
     if std::fs::symlink_metadata(out).is_ok() && !out.is_dir() {

@@ -268,10 +268,10 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
 
 /// The alpha-beta family: self-play by alpha-beta, a net trained on the value alone
 /// (`policy_weight = 0`) says in its model.json that it is for the alpha-beta searcher;
-/// `flipzero uai --model` then plays it by alpha-beta, and the MCTS players and the web
-/// player (which search with a policy) refuse it, naming the player that plays it.
+/// `flipzero uai --model` and the web player then play it by alpha-beta, and the MCTS
+/// players (which search with a policy) refuse it, naming the player that plays it.
 #[test]
-fn a_value_net_plays_by_alpha_beta_and_is_refused_by_mcts() {
+fn a_value_net_plays_by_alpha_beta_everywhere_and_is_refused_by_mcts() {
     let dir = std::env::temp_dir().join(format!("flipzero-valuenet-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (data, net) = (dir.join("data"), dir.join("net"));
@@ -350,6 +350,8 @@ fn a_value_net_plays_by_alpha_beta_and_is_refused_by_mcts() {
         "2",
     ]);
     assert!(ok && out.contains("games 2"), "{out}{err}");
+    // The web player plays it by alpha-beta too, the native `abnet:` player's moves at
+    // its node budget (10 nodes a simulation of the page's setting).
     let web = dir.join("web");
     let (ok, _, err) = flipzero(&[
         "export",
@@ -359,10 +361,26 @@ fn a_value_net_plays_by_alpha_beta_and_is_refused_by_mcts() {
         "--out",
         web.to_str().unwrap(),
     ]);
-    assert!(
-        !ok && err.contains("alpha-beta searcher") && !web.exists(),
-        "{err}"
-    );
+    assert!(ok, "{err}");
+    let (meta, weights) = fastnet::io::read_files(&net).unwrap();
+    let mut page = web::player::WebPlayer::load(&meta, &weights, 40, 1).unwrap();
+    let spec: eval::PlayerSpec = format!("abnet:{n}:nodes=400").parse().unwrap();
+    let game: engine::Game = "ataxx".parse().unwrap();
+    let mut native = spec.build(game, 1, eval::Timeouts::default()).unwrap();
+    let mut s = game.startpos();
+    for _ in 0..8 {
+        let a = page.call(r#"{"op":"think"}"#).unwrap();
+        assert_eq!(a.effort, "alpha-beta, 400 nodes");
+        assert_eq!(serde_json::to_value(&a).unwrap()["search"], "alphabeta");
+        let m = native.choose(&s).unwrap();
+        assert_eq!(a.played.as_deref(), Some(s.move_to_string(m).as_str()));
+        assert!(
+            a.evaluations > 0 && a.evaluations <= 400,
+            "{}",
+            a.evaluations
+        );
+        s.play(m);
+    }
     // A net whose policy was trained stays an MCTS net.
     let mcts = dir.join("mcts");
     let (ok, _, err) = train(mcts.to_str().unwrap(), "policy_weight=1");

@@ -31,7 +31,7 @@ function render() {
   $("undo").disabled = st.busy || a.moves.length === 0;
   $("position").value = v.position;
   $("status").textContent = v.outcome ? "Game over."
-    : st.busy ? `The net is thinking (${a.sims} simulations)…`
+    : st.busy ? `The net is thinking (${a.effort})…`
     : `${v.side_to_move} to move · x ${v.counts[0]}, o ${v.counts[1]}` + (mine ? " · your move" : "");
   $("outcome").textContent = v.outcome ? v.outcome.explanation : "";
   $("outcome").dataset.result = v.outcome ? v.outcome.result : "";

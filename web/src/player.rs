@@ -1,11 +1,14 @@
-//! The serverless player: a game, its moves, and the tree search with a fast net, driven
-//! by JSON commands (see [`WebPlayer::call`]).
+//! The serverless player: a game, its moves, and the search of a fast net, driven by
+//! JSON commands (see [`WebPlayer::call`]): the tree search (MCTS) with a net's value and
+//! policy, or for a value net of the alpha-beta family (`"search": "alphabeta"` in its
+//! `model.json`) the alpha-beta searcher with the net at its leaves, as `abnet:DIR`.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use engine::search::{Limits, Searcher, value_of_score};
 use engine::{Game, Move, State};
-use selfplay::{Evaluator, MctsConfig, PlayLimits, TreePlayer, batch_for};
+use selfplay::{Evaluator, MctsConfig, PlayLimits, SearchKind, TreePlayer, batch_for};
 use serde::{Deserialize, Serialize};
 
 use crate::position::{PositionView, move_cells, parse_legal_move, parse_position, view};
@@ -13,6 +16,14 @@ use crate::position::{PositionView, move_cells, parse_legal_move, parse_position
 /// The most simulations a move a page may ask for: about 4 s and 400 MB of tree in
 /// WebAssembly (whose memory ends at 4 GiB), on the page's thread.
 pub const MAX_SIMS: u32 = 100_000;
+
+/// Nodes the alpha-beta searcher searches for each simulation of the page's effort
+/// setting: about the time of one (natively, flipzero's MCTS with a 256-hidden net
+/// searches some 160,000 simulations a second, its alpha-beta with that net 1.5 M nodes).
+pub const AB_NODES_PER_SIM: u64 = 10;
+
+/// Transposition table of the browser's alpha-beta searcher, MiB.
+const AB_HASH_MB: usize = 16;
 
 /// A game against a fast net.
 pub struct WebPlayer {
@@ -22,6 +33,8 @@ pub struct WebPlayer {
     state: State,
     evaluators: Vec<Box<dyn Evaluator>>,
     tree: TreePlayer,
+    /// The alpha-beta searcher of a value net (`None`: the tree search plays).
+    alpha_beta: Option<Box<Searcher>>,
     sims: u32,
     seed: u64,
     net: String,
@@ -85,8 +98,12 @@ pub struct Answer {
     pub game: String,
     /// The net's name (its `model.json` summary).
     pub net: String,
-    /// Simulations a move.
+    /// The search that plays: `mcts`, or `alphabeta` (a value net).
+    pub search: SearchKind,
+    /// Simulations a move (alpha-beta: [`AB_NODES_PER_SIM`] nodes for each).
     pub sims: u32,
+    /// The search's effort a move in words (`400 simulations`, `alpha-beta, 4000 nodes`).
+    pub effort: String,
     /// The search's seed.
     pub seed: u64,
     /// The start position's text.
@@ -118,21 +135,24 @@ impl WebPlayer {
         check_sims(sims)?;
         let (net, meta) = fastnet::io::parse(meta, weights, "model.json", fastnet::io::WEIGHTS)
             .map_err(|e| e.to_string())?;
-        if meta.search == selfplay::SearchKind::AlphaBeta {
-            return Err(
-                "a value net for the alpha-beta searcher (model.json: \"search\": \"alphabeta\"): \
-                 this player searches by MCTS with a net's policy"
-                    .into(),
-            );
-        }
         let game = meta.network.check().map_err(|e| e.to_string())?;
-        let quant = fastnet::QuantNet::new(&net).map_err(|e| e.to_string())?;
+        let quant = Arc::new(fastnet::QuantNet::new(&net).map_err(|e| e.to_string())?);
         let name = format!(
-            "{} fast net, hidden {}",
-            meta.network.game, meta.network.hidden
+            "{} fast net, hidden {}{}",
+            meta.network.game,
+            meta.network.hidden,
+            match meta.search {
+                SearchKind::Mcts => "",
+                SearchKind::AlphaBeta => ", alpha-beta",
+            }
         );
-        let evaluator: Box<dyn Evaluator> =
-            Box::new(fastnet::FastEvaluator::new(Arc::new(quant), &name));
+        let alpha_beta = (meta.search == SearchKind::AlphaBeta).then(|| {
+            Box::new(
+                Searcher::new(AB_HASH_MB)
+                    .with_eval(Box::new(fastnet::FastValue::new(quant.clone()))),
+            )
+        });
+        let evaluator: Box<dyn Evaluator> = Box::new(fastnet::FastEvaluator::new(quant, &name));
         let tree = tree_player(sims, seed, evaluator.preferred_batch());
         Ok(WebPlayer {
             game,
@@ -141,6 +161,7 @@ impl WebPlayer {
             state: game.startpos(),
             evaluators: vec![evaluator],
             tree,
+            alpha_beta,
             sims,
             seed,
             net: name,
@@ -160,6 +181,9 @@ impl WebPlayer {
                 self.state = self.start;
                 self.moves.clear();
                 self.tree.new_game();
+                if let Some(ab) = &mut self.alpha_beta {
+                    ab.clear();
+                }
             }
             Command::Play { mv } => {
                 let m = parse_legal_move(&self.state, &mv)?;
@@ -171,6 +195,27 @@ impl WebPlayer {
                         "the game is over ({}): no move to think about",
                         r.reason.name()
                     ));
+                }
+                if let Some(ab) = &mut self.alpha_beta {
+                    let limits = Limits {
+                        nodes: Some(u64::from(self.sims) * AB_NODES_PER_SIM),
+                        ..Limits::default()
+                    };
+                    let r = ab
+                        .search(&self.state, limits, &AtomicBool::new(false), |_| {})
+                        .ok_or("no legal move")?;
+                    let m = r.pv[0];
+                    played = Some(self.state.move_to_string(m));
+                    let line = Line {
+                        mv: self.state.move_to_string(m),
+                        visits: u32::try_from(r.nodes).unwrap_or(u32::MAX),
+                        q: Some(value_of_score(r.score)),
+                        prior: 1.0,
+                    };
+                    self.push(m);
+                    let mut a = self.answer(played);
+                    (a.value, a.lines, a.evaluations) = (line.q, vec![line], r.nodes);
+                    return Ok(a);
                 }
                 let limits = PlayLimits {
                     sims: Some(self.sims),
@@ -251,7 +296,19 @@ impl WebPlayer {
         Answer {
             game: self.game.to_string(),
             net: self.net.clone(),
+            search: if self.alpha_beta.is_some() {
+                SearchKind::AlphaBeta
+            } else {
+                SearchKind::Mcts
+            },
             sims: self.sims,
+            effort: match self.alpha_beta {
+                Some(_) => format!(
+                    "alpha-beta, {} nodes",
+                    u64::from(self.sims) * AB_NODES_PER_SIM
+                ),
+                None => format!("{} simulations", self.sims),
+            },
             seed: self.seed,
             start: self.start.text(),
             moves,

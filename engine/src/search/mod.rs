@@ -17,7 +17,7 @@ mod searcher;
 mod tt;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::isa::{Level, with_level};
 use crate::{Isa, Move, State};
@@ -49,7 +49,7 @@ impl Searcher {
             nodes: 0,
             seldepth: 0,
             limits: Limits::default(),
-            start: Instant::now(),
+            start: None,
             aborted: false,
         };
         s.set_params(Params::TUNED);
@@ -121,7 +121,7 @@ impl Searcher {
         let root_moves = root.legal_moves();
         let first = *root_moves.first()?;
         self.limits = limits;
-        self.start = Instant::now();
+        self.start = crate::clock::now();
         self.nodes = 0;
         self.seldepth = 0;
         self.aborted = false;
@@ -150,7 +150,7 @@ impl Searcher {
                 seldepth: self.seldepth,
                 score,
                 nodes: self.nodes,
-                time: self.start.elapsed(),
+                time: crate::clock::since(self.start),
                 pv: self.pv[0].clone(),
             };
             on_iteration(&best);
@@ -162,7 +162,7 @@ impl Searcher {
             }
         }
         best.nodes = self.nodes;
-        best.time = self.start.elapsed();
+        best.time = crate::clock::since(self.start);
         Some(best)
     }
 
@@ -221,7 +221,7 @@ impl Searcher {
         {
             return true;
         }
-        let elapsed = self.start.elapsed().as_secs_f64();
+        let elapsed = crate::clock::since(self.start).as_secs_f64();
         if let Some(soft) = self.limits.soft_time {
             let p = &self.params;
             let mut scale = f64::from(p.tm_soft) / 100.0;
@@ -277,7 +277,7 @@ impl Searcher {
                 return true;
             }
             if let Some(t) = self.limits.time
-                && self.start.elapsed() >= t
+                && crate::clock::since(self.start) >= t
             {
                 return true;
             }

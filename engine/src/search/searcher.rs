@@ -102,7 +102,8 @@ pub struct Searcher {
     pub(super) nodes: u64,
     pub(super) seldepth: u32,
     pub(super) limits: Limits,
-    pub(super) start: Instant,
+    /// When the search started (`None` without a clock: see [`crate::clock`]).
+    pub(super) start: Option<Instant>,
     pub(super) aborted: bool,
 }
 

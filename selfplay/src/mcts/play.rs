@@ -81,19 +81,7 @@ pub enum PlayError {
     NoClock,
 }
 
-/// The time now, where the target has a clock: WebAssembly without an operating system
-/// (`wasm32-unknown-unknown`) has none (`Instant::now` panics there), and searches by
-/// simulations only.
-fn now() -> Option<Instant> {
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-    return None;
-    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-    return Some(Instant::now());
-}
-
-fn since(t: Option<Instant>) -> Duration {
-    t.map_or(Duration::ZERO, |t| t.elapsed())
-}
+use engine::clock::{now, since};
 
 /// The default bound on a search's tree ([`PlaySearch::set_tree_limit`]), in bytes.
 pub const DEFAULT_TREE_BYTES: usize = 2 << 30;
