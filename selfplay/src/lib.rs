@@ -13,6 +13,8 @@ pub mod data;
 pub mod evaluator;
 pub mod mcts;
 #[cfg(feature = "data")]
+mod run;
+#[cfg(feature = "data")]
 pub mod worker;
 
 #[cfg(feature = "data")]
@@ -31,6 +33,6 @@ pub use mcts::player::{TreePlayer, batch_for};
 pub use mcts::time::{ClockState, TimeBudget, TimeManager, expected_moves_left};
 pub use mcts::{LeafBatch, LeafRequest, MctsConfig, RootKind, RootLine, Search, SearchOutcome};
 #[cfg(feature = "data")]
-pub use worker::{
-    GameSummary, SelfplayError, SelfplayReport, opening_for, run_selfplay, run_selfplay_numbered,
-};
+pub use run::{run_selfplay, run_selfplay_numbered};
+#[cfg(feature = "data")]
+pub use worker::{GameSummary, SelfplayError, SelfplayReport, opening_for};
