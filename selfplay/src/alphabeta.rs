@@ -10,19 +10,16 @@
 //! node-limited and cleared before every game, so runs are reproducible with any number
 //! of threads.
 
-use std::collections::HashMap;
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use engine::search::{Limits, Searcher, value_of_score};
-use engine::{Game, Rng, State, splitmix64};
+use engine::{Rng, splitmix64};
 
-use crate::config::SelfplayConfig;
 use crate::data::Sample;
-use crate::evaluator::{Evaluator, LeafEval};
+use crate::evaluator::LeafEval;
 use crate::worker::{
-    Ending, GameSummary, SelfplayError, SelfplayReport, Shards, finish_game, opening_for,
+    Ending, GameSummary, Job, SelfplayError, SelfplayReport, Shards, finish_game, opening_for,
 };
 
 /// The `model` of rows played with the search's hand-written evaluation.
@@ -32,23 +29,11 @@ pub const HAND_WRITTEN: &str = "hand-written";
 /// variant where most openings are decided cannot stall the run).
 const OPENING_TRIES: u32 = 64;
 
-/// One worker of [`crate::run_selfplay_numbered`] for alpha-beta games: games
-/// `worker, worker + threads, …`, one after another.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_worker(
-    cfg: &SelfplayConfig,
-    first_game_id: u64,
-    game: Game,
-    openings: &[State],
-    make_evaluator: &(dyn Fn() -> Box<dyn Evaluator> + Sync),
-    out: &Path,
-    metadata: &HashMap<String, String>,
-    on_game: &(dyn Fn(&GameSummary) + Sync),
-    worker: usize,
-    threads: usize,
-) -> Result<SelfplayReport, SelfplayError> {
-    let start = Instant::now();
-    let evaluator = make_evaluator();
+/// Worker `worker` of `job` playing its games by alpha-beta: games `worker, worker +
+/// threads, …`, one after another.
+pub(crate) fn run_worker(job: &Job, worker: usize) -> Result<SelfplayReport, SelfplayError> {
+    let (cfg, start) = (job.cfg, Instant::now());
+    let evaluator = (job.make_evaluator)();
     let mut model = evaluator.name();
     let mut searcher = Searcher::new(cfg.ab_hash_mb);
     match evaluator.leaf_eval() {
@@ -58,9 +43,7 @@ pub(crate) fn run_worker(
         None => return Err(SelfplayError::NoLeafEval(model)),
     }
     let player = Player {
-        cfg,
-        game,
-        openings,
+        job,
         model,
         limits: Limits {
             soft_nodes: Some(cfg.ab_soft_nodes),
@@ -69,18 +52,19 @@ pub(crate) fn run_worker(
         },
     };
     let mut report = SelfplayReport::default();
-    let mut shards = Shards::new(cfg, out, metadata, worker);
+    let mut shards = Shards::new(job, worker);
     let mut number = worker as u64;
     while number < cfg.games {
         let t = Instant::now();
-        let (summary, samples, nodes) = player.play(&mut searcher, number, first_game_id + number);
+        let id = job.first_game_id + number;
+        let (summary, samples, nodes) = player.play(&mut searcher, number, id);
         report.eval_time += t.elapsed();
         report.eval_calls += u64::from(summary.plies);
         report.eval_positions += nodes;
         report.count(&summary);
         shards.add(samples, &mut report)?;
-        on_game(&summary);
-        number += threads as u64;
+        (job.on_game)(&summary);
+        number += job.threads as u64;
     }
     shards.flush(&mut report)?;
     report.worker_time = start.elapsed();
@@ -88,9 +72,7 @@ pub(crate) fn run_worker(
 }
 
 struct Player<'a> {
-    cfg: &'a SelfplayConfig,
-    game: Game,
-    openings: &'a [State],
+    job: &'a Job<'a>,
     model: String,
     limits: Limits,
 }
@@ -104,12 +86,17 @@ impl Player<'_> {
         number: u64,
         game_id: u64,
     ) -> (GameSummary, Vec<Sample>, u64) {
-        let cfg = self.cfg;
+        let Job {
+            cfg,
+            game,
+            openings,
+            ..
+        } = *self.job;
         let stop = AtomicBool::new(false);
         let mut rng = Rng::new(splitmix64(cfg.seed ^ splitmix64(number).1).1);
         let mut nodes = 0;
-        let mut state = opening_for(cfg, self.game, self.openings, &mut rng, number);
-        if self.openings.is_empty() && cfg.ab_opening_max_cp > 0 {
+        let mut state = opening_for(cfg, game, openings, &mut rng, number);
+        if openings.is_empty() && cfg.ab_opening_max_cp > 0 {
             for _ in 1..OPENING_TRIES {
                 searcher.clear();
                 let r = searcher
@@ -119,7 +106,7 @@ impl Player<'_> {
                 if r.score.abs() <= cfg.ab_opening_max_cp {
                     break;
                 }
-                state = opening_for(cfg, self.game, self.openings, &mut rng, number);
+                state = opening_for(cfg, game, openings, &mut rng, number);
             }
         }
         searcher.clear();
@@ -145,7 +132,7 @@ impl Player<'_> {
             samples.push(Sample {
                 game_id,
                 ply: plies.min(u32::from(u16::MAX)) as u16,
-                variant: self.game.to_string(),
+                variant: game.to_string(),
                 fen: state.text(),
                 legal: moves.iter().map(|&m| idx(m)).collect(),
                 policy: moves.iter().map(|&m| f32::from(m == mv)).collect(),

@@ -11,7 +11,7 @@ use engine::{Game, State};
 use crate::config::{SearchKind, SelfplayConfig};
 use crate::data::DataError;
 use crate::evaluator::Evaluator;
-use crate::worker::{GameSummary, SelfplayError, SelfplayReport};
+use crate::worker::{GameSummary, Job, SelfplayError, SelfplayReport};
 
 /// Plays `cfg.games` games and writes their positions as shards in `out`. Worker `k` of
 /// `T` plays games `k, k + T, …`; each game's randomness comes from the seed and its
@@ -48,6 +48,18 @@ pub fn run_selfplay_numbered(
         source,
     })?;
     let threads = cfg.threads.min(cfg.games as usize).max(1);
+    let job = Job {
+        cfg,
+        first_game_id,
+        game,
+        openings,
+        make_evaluator,
+        out,
+        metadata,
+        on_game,
+        threads,
+    };
+    let job = &job;
     let report = Mutex::new(SelfplayReport::default());
     let first_error: Mutex<Option<SelfplayError>> = Mutex::new(None);
     std::thread::scope(|scope| {
@@ -59,18 +71,7 @@ pub fn run_selfplay_numbered(
                     SearchKind::Mcts => crate::worker::run_worker,
                     SearchKind::AlphaBeta => crate::alphabeta::run_worker,
                 };
-                let result = run(
-                    cfg,
-                    first_game_id,
-                    game,
-                    openings,
-                    make_evaluator,
-                    out,
-                    metadata,
-                    on_game,
-                    worker,
-                    threads,
-                );
+                let result = run(job, worker);
                 match result {
                     Ok(r) => {
                         let mut t = report.lock().expect("report lock");

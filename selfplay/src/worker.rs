@@ -356,19 +356,35 @@ fn ownership(board: &State, side: Side) -> Vec<i8> {
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_worker(
-    cfg: &SelfplayConfig,
-    first_game_id: u64,
-    game: Game,
-    openings: &[State],
-    make_evaluator: &(dyn Fn() -> Box<dyn Evaluator> + Sync),
-    out: &Path,
-    metadata: &HashMap<String, String>,
-    on_game: &(dyn Fn(&GameSummary) + Sync),
-    worker: usize,
-    threads: usize,
-) -> Result<SelfplayReport, SelfplayError> {
+/// What every worker of a self-play run shares: the settings, the first game's id, the
+/// game, the openings, the evaluator factory, the output folder and its metadata, the
+/// per-game callback, and the number of workers.
+#[derive(Clone, Copy)]
+pub(crate) struct Job<'a> {
+    pub cfg: &'a SelfplayConfig,
+    pub first_game_id: u64,
+    pub game: Game,
+    pub openings: &'a [State],
+    pub make_evaluator: &'a (dyn Fn() -> Box<dyn Evaluator> + Sync),
+    pub out: &'a Path,
+    pub metadata: &'a HashMap<String, String>,
+    pub on_game: &'a (dyn Fn(&GameSummary) + Sync),
+    pub threads: usize,
+}
+
+/// Worker `worker` of `job` playing its games by MCTS: `worker, worker + threads, …`,
+/// many at once, their leaves evaluated in one batch.
+pub(crate) fn run_worker(job: &Job, worker: usize) -> Result<SelfplayReport, SelfplayError> {
+    let Job {
+        cfg,
+        first_game_id,
+        game,
+        openings,
+        make_evaluator,
+        on_game,
+        threads,
+        ..
+    } = *job;
     let start = Instant::now();
     let mut evaluator = make_evaluator();
     let driver = Driver {
@@ -388,7 +404,7 @@ pub(crate) fn run_worker(
         }
     }
     let mut report = SelfplayReport::default();
-    let mut shards = Shards::new(cfg, out, metadata, worker);
+    let mut shards = Shards::new(job, worker);
     let mut pending: Vec<usize> = Vec::new();
     let mut states = Vec::new();
     let mut moves = Vec::new();
@@ -460,17 +476,12 @@ pub(crate) struct Shards<'a> {
 }
 
 impl<'a> Shards<'a> {
-    pub(crate) fn new(
-        cfg: &SelfplayConfig,
-        out: &'a Path,
-        metadata: &'a HashMap<String, String>,
-        worker: usize,
-    ) -> Shards<'a> {
+    pub(crate) fn new(job: &Job<'a>, worker: usize) -> Shards<'a> {
         Shards {
-            out,
-            metadata,
+            out: job.out,
+            metadata: job.metadata,
             worker,
-            rows_per_shard: cfg.rows_per_shard,
+            rows_per_shard: job.cfg.rows_per_shard,
             rows: Vec::new(),
             next: 0,
         }
