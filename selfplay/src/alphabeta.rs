@@ -96,20 +96,26 @@ impl Player<'_> {
         let mut rng = Rng::new(splitmix64(cfg.seed ^ splitmix64(number).1).1);
         let mut nodes = 0;
         let mut state = opening_for(cfg, game, openings, &mut rng, number);
+        // The accepted opening's search, from cleared tables, is also the game's first:
+        // it is kept, not searched again.
+        let mut first = None;
         if openings.is_empty() && cfg.ab_opening_max_cp > 0 {
             for _ in 1..OPENING_TRIES {
                 searcher.clear();
                 let r = searcher
                     .search(&state, self.limits, &stop, |_| {})
                     .expect("an opening is not over");
-                nodes += r.nodes;
                 if r.score.abs() <= cfg.ab_opening_max_cp {
+                    first = Some(r);
                     break;
                 }
+                nodes += r.nodes;
                 state = opening_for(cfg, game, openings, &mut rng, number);
             }
         }
-        searcher.clear();
+        if first.is_none() {
+            searcher.clear();
+        }
         let (mut samples, mut sides) = (Vec::new(), Vec::new());
         let mut plies = 0;
         let mut moves = Vec::new();
@@ -117,9 +123,12 @@ impl Player<'_> {
             if state.is_game_over() || plies >= cfg.max_plies {
                 break Ending::Played;
             }
-            let r = searcher
-                .search(&state, self.limits, &stop, |_| {})
-                .expect("a game not over has a move");
+            let r = match first.take() {
+                Some(r) => r,
+                None => searcher
+                    .search(&state, self.limits, &stop, |_| {})
+                    .expect("a game not over has a move"),
+            };
             nodes += r.nodes;
             let side = state.side_to_move();
             if cfg.ab_adjudicate_cp > 0 && r.score.abs() >= cfg.ab_adjudicate_cp {
