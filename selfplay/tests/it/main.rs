@@ -2,6 +2,7 @@
 
 mod alphabeta;
 mod aux_targets;
+mod golden;
 mod mcts;
 mod play;
 mod solver;
