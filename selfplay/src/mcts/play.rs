@@ -23,6 +23,7 @@ use engine::{Move, Rng, State};
 
 use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache};
 use super::time::TimeBudget;
+use super::tree::ROOT;
 use super::{MctsConfig, RootKind, Search, SearchOutcome};
 use crate::evaluator::{Evaluation, Evaluator};
 
@@ -87,7 +88,7 @@ use engine::clock::{now, since};
 pub const DEFAULT_TREE_BYTES: usize = 2 << 30;
 
 /// The largest bound [`PlaySearch::set_tree_limit`] takes, in bytes: the tree numbers its
-/// moves with 32 bits, 2³² moves of 12 bytes (48 GiB) at most, and a tree of this many
+/// moves with 32 bits, 2³² moves of 24 bytes (96 GiB) at most, and a tree of this many
 /// bytes holds fewer.
 pub const MAX_TREE_BYTES: u64 = 32 << 30;
 
@@ -322,8 +323,7 @@ impl Context<'_> {
 
     fn should_stop(&self, g: &mut Shared<'_>) -> bool {
         let search = &*g.search;
-        let root = search.root;
-        if search.child_visits(root).next().is_none() {
+        if search.child_visits(ROOT).next().is_none() {
             // The root awaits its evaluation.
             return false;
         }
@@ -349,7 +349,7 @@ impl Context<'_> {
         if elapsed >= budget.hard {
             return true;
         }
-        let (first, second) = leaders(search.child_visits(root).map(|(_, v)| v));
+        let (first, second) = leaders(search.child_visits(ROOT).map(|(_, v)| v));
         if elapsed >= budget.soft {
             return (second as f32) < CLOSE_RATIO * first as f32;
         }

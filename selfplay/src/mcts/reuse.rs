@@ -1,18 +1,27 @@
 //! Tree reuse: moving the root down the tree between moves.
 
+use std::collections::VecDeque;
+
 use engine::{Move, State};
 
-use super::{Edge, NONE, Node, Search, Spare};
+use super::tree::{Edge, NONE, Node, ROOT, Search, root_edge};
 
 /// A spare larger than this is given back to the allocator instead of kept: a long
 /// analysis may grow a tree of gigabytes, and a game's moves at the clock use far less.
 const MAX_SPARE_BYTES: usize = 256 << 20;
 
+/// Emptied buffers of an earlier tree (see `Search::spare`).
+#[derive(Default)]
+pub(super) struct Spare {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    /// (edge of the old tree, its copy)
+    queue: VecDeque<(u32, u32)>,
+}
+
 impl Spare {
     fn bytes(&self) -> usize {
-        self.nodes.capacity() * size_of::<Node>()
-            + self.states.capacity() * size_of::<State>()
-            + self.edges.capacity() * size_of::<Edge>()
+        self.nodes.capacity() * size_of::<Node>() + self.edges.capacity() * size_of::<Edge>()
     }
 }
 
@@ -20,15 +29,13 @@ impl Search {
     /// Moves the root to the child reached by `mv`, keeping its subtree (tree reuse), or
     /// starts a fresh tree when `keep` is false or the child was never visited.
     pub fn advance(&mut self, mv: Move, keep: bool) {
-        let r = self.nodes[self.root as usize].clone();
-        let child = (r.first_edge..r.first_edge + r.num_edges)
-            .map(|i| self.edges[i as usize])
-            .find(|e| e.mv == mv)
-            .map(|e| e.child)
-            .filter(|&c| c != NONE);
-        let next_state = self.states[self.root as usize].after(mv);
+        let child = self
+            .moves_of(ROOT)
+            .find(|&i| self.edges[i].mv == mv)
+            .filter(|&i| self.edges[i].visits > 0);
+        let next_state = self.root_state.after(mv);
         match child {
-            Some(c) if keep => self.keep_subtree(c),
+            Some(c) if keep => self.keep_subtree(c as u32, next_state),
             _ => self.restart(next_state),
         }
     }
@@ -38,25 +45,25 @@ impl Search {
     /// keeps its subtree; otherwise starts a fresh tree at `target`. Returns whether a
     /// subtree was kept. Call it between searches (no batch in flight).
     pub fn reroot(&mut self, target: &State) -> bool {
-        let found = if self.root_state() == *target {
-            Some(self.root)
+        let found = if self.root_state == *target {
+            Some((ROOT, self.root_state))
         } else {
-            let children = self.children(self.root);
+            let children = self.children(ROOT, self.root_state);
             children
                 .iter()
-                .find(|&&c| self.states[c as usize] == *target)
+                .find(|c| c.1 == *target)
                 .copied()
                 .or_else(|| {
                     children
                         .iter()
-                        .flat_map(|&c| self.children(c))
-                        .find(|&g| self.states[g as usize] == *target)
+                        .flat_map(|&(c, s)| self.children(c, s))
+                        .find(|g| g.1 == *target)
                 })
         };
         match found {
-            Some(id) if self.nodes[id as usize].expanded => {
-                if id != self.root {
-                    self.keep_subtree(id);
+            Some((e, s)) if self.expanded(e) => {
+                if e != ROOT {
+                    self.keep_subtree(e, s);
                 }
                 true
             }
@@ -68,40 +75,42 @@ impl Search {
         }
     }
 
-    /// The nodes the tree holds below `id`.
-    fn children(&self, id: u32) -> Vec<u32> {
-        let n = &self.nodes[id as usize];
-        (n.first_edge..n.first_edge + n.num_edges)
-            .map(|i| self.edges[i as usize].child)
-            .filter(|&c| c != NONE)
+    /// The moves the tree went through from the position edge `at` leads to (at `s`),
+    /// with their positions.
+    fn children(&self, at: u32, s: State) -> Vec<(u32, State)> {
+        self.moves_of(at)
+            .filter(|&i| self.edges[i].visits > 0)
+            .map(|i| (i as u32, s.after(self.edges[i].mv)))
             .collect()
     }
 
-    /// The visits of the node reached from the root by `moves`, and those of each of its
-    /// moves in the tree's order (0 for a move never searched); `None` when the tree
-    /// does not hold that node. The root's own evaluation counts as one of its visits.
+    /// The visits of the position reached from the root by `moves`, and those of each of
+    /// its moves in the order of its legal moves (0 for a move never searched); `None`
+    /// when the tree does not hold that position. The root's own evaluation counts as one
+    /// of its visits.
     pub fn visits_at(&self, moves: &[Move]) -> Option<(u32, Vec<(Move, u32)>)> {
-        let mut id = self.root;
+        let mut at = ROOT;
+        let mut state = self.root_state;
         for &mv in moves {
-            let n = &self.nodes[id as usize];
-            id = (n.first_edge..n.first_edge + n.num_edges)
-                .map(|i| self.edges[i as usize])
-                .find(|e| e.mv == mv)
-                .map(|e| e.child)
-                .filter(|&c| c != NONE)?;
+            at = self
+                .moves_of(at)
+                .find(|&i| self.edges[i].mv == mv)
+                .filter(|&i| self.edges[i].visits > 0)? as u32;
+            state = state.after(mv);
         }
-        Some((
-            self.nodes[id as usize].visits,
-            self.child_visits(id).collect(),
-        ))
+        let mut children: Vec<(Move, u32)> = self.child_visits(at).collect();
+        if at != ROOT {
+            let legal = state.legal_moves();
+            children.sort_by_key(|c| legal.iter().position(|&m| m == c.0));
+        }
+        Some((self.edges[at as usize].visits, children))
     }
 
     /// Forgets the tree below the root: a fresh tree at the same position, its memory
     /// given back (not kept for the next tree, as [`Search::advance`] keeps it).
     pub fn clear(&mut self) {
-        let root = self.root_state();
+        let root = self.root_state;
         self.nodes = Vec::new();
-        self.states = Vec::new();
         self.edges = Vec::new();
         self.spare = Spare::default();
         self.restart(root);
@@ -113,19 +122,15 @@ impl Search {
         let symmetries = std::mem::take(&mut self.symmetries);
         let endgame = self.endgame.take();
         let spare = std::mem::take(&mut self.spare);
-        let (mut nodes, mut states, mut edges) = (
+        let (mut nodes, mut edges) = (
             std::mem::take(&mut self.nodes),
-            std::mem::take(&mut self.states),
             std::mem::take(&mut self.edges),
         );
         nodes.clear();
-        states.clear();
         edges.clear();
+        edges.push(root_edge(&root));
         *self = Search::with_symmetries(root, symmetries);
-        // The root `with_symmetries` made, moved into the kept buffers.
-        nodes.append(&mut self.nodes);
-        states.append(&mut self.states);
-        (self.nodes, self.states, self.edges) = (nodes, states, edges);
+        (self.nodes, self.edges) = (nodes, edges);
         self.endgame = endgame;
         self.keep_spare(spare);
     }
@@ -139,57 +144,73 @@ impl Search {
         };
     }
 
-    /// Makes node `top` the root, keeping its subtree only.
-    fn keep_subtree(&mut self, top: u32) {
+    /// Makes the position edge `top` leads to (at `state`) the root, keeping its subtree
+    /// only.
+    fn keep_subtree(&mut self, top: u32, state: State) {
         let mut spare = std::mem::take(&mut self.spare);
-        self.copy_subtree(top, &mut spare);
+        self.positions = self.copy_subtree(top, &state, &mut spare);
         std::mem::swap(&mut self.nodes, &mut spare.nodes);
-        std::mem::swap(&mut self.states, &mut spare.states);
         std::mem::swap(&mut self.edges, &mut spare.edges);
         self.keep_spare(spare);
-        self.root = 0;
+        self.root_state = state;
         self.gumbel = None;
         self.pending = None;
         self.in_flight = 0;
-        let r = &self.nodes[0];
+        let r = &self.edges[ROOT as usize];
         if r.visits > 0 {
             self.root_value = -r.value_sum / r.visits as f32;
         }
     }
 
-    /// Copies the subtree of `top` into `into`'s buffers (emptied first), `top` at 0.
-    fn copy_subtree(&self, top: u32, into: &mut Spare) {
+    /// Copies the subtree of edge `top` (at `state`) into `into`'s buffers (emptied
+    /// first), `top` as the root edge with its moves in the order of its legal moves, as
+    /// a root's are ([`Search::expand`]); returns the positions it holds.
+    fn copy_subtree(&self, top: u32, state: &State, into: &mut Spare) -> usize {
         let Spare {
             nodes,
-            states,
             edges,
             queue,
         } = into;
         nodes.clear();
-        states.clear();
         edges.clear();
         queue.clear();
-        queue.push_back((top, NONE));
-        // (old id, index of the edge in `edges` that points to it)
-        while let Some((old, parent_edge)) = queue.pop_front() {
-            let n = &self.nodes[old as usize];
-            let id = nodes.len() as u32;
-            let mut copy = n.clone();
-            copy.first_edge = edges.len() as u32;
-            if parent_edge != NONE {
-                let pe: &mut Edge = &mut edges[parent_edge as usize];
-                pe.child = id;
+        edges.push(Edge {
+            child: NONE,
+            in_flight: 0,
+            ..self.edges[top as usize]
+        });
+        let mut positions = 1;
+        queue.push_back((top, ROOT));
+        while let Some((old, copy)) = queue.pop_front() {
+            let range = self.moves_of(old);
+            if range.is_empty() {
+                continue;
             }
-            for i in n.first_edge..n.first_edge + n.num_edges {
-                let e = self.edges[i as usize];
+            edges[copy as usize].child = nodes.len() as u32;
+            nodes.push(Node {
+                first_edge: edges.len() as u32,
+                num_edges: range.len() as u32,
+            });
+            let mut root_order = Vec::new();
+            if copy == ROOT {
+                let legal = state.legal_moves();
+                root_order.extend(range.clone());
+                root_order.sort_by_key(|&i| legal.iter().position(|&m| m == self.edges[i].mv));
+            }
+            for i in range.filter(|_| copy != ROOT).chain(root_order) {
+                let e = self.edges[i];
                 let slot = edges.len() as u32;
-                edges.push(Edge { child: NONE, ..e });
-                if e.child != NONE {
-                    queue.push_back((e.child, slot));
+                edges.push(Edge {
+                    child: NONE,
+                    in_flight: 0,
+                    ..e
+                });
+                if e.visits > 0 {
+                    positions += 1;
+                    queue.push_back((i as u32, slot));
                 }
             }
-            nodes.push(copy);
-            states.push(self.states[old as usize]);
         }
+        positions
     }
 }

@@ -1,0 +1,315 @@
+//! Leaves handed out and given back: descents under virtual loss gather a batch of leaves
+//! for one evaluator call ([`Search::gather`]), and their evaluations expand them and are
+//! backed up ([`Search::apply_batch`]). [`Search::next_request`] and [`Search::apply`] do
+//! the same one leaf at a time.
+
+use engine::{Move, Rng, State};
+
+use super::MctsConfig;
+use super::tree::{Edge, Exact, NONE, Node, ROOT, Search, terminal_value};
+use crate::evaluator::Evaluation;
+
+/// A position for the evaluator, already mapped by the symmetry chosen for it.
+#[derive(Clone, Debug)]
+pub struct LeafRequest {
+    /// The (transformed) position.
+    pub state: State,
+    /// Its legal moves, transformed the same way and in the tree's order.
+    pub moves: Vec<Move>,
+    /// The tree's position (untransformed): an evaluation of `state` is one of this
+    /// position with its legal moves in the order [`State::legal_moves`] gives.
+    pub position: State,
+}
+
+/// A leaf handed out by [`Search::gather`] and not yet evaluated.
+#[derive(Clone, Debug)]
+struct PendingLeaf {
+    /// The edges from the root to the leaf, `LeafBatch::paths[path.0..path.1]`; each
+    /// carries one virtual loss.
+    path: (u32, u32),
+    /// The leaf's legal moves in the tree's order, `LeafBatch::moves[m.0..m.1]`; `None`
+    /// for a collision (a descent that met a leaf already awaiting its evaluation),
+    /// which only holds virtual loss.
+    moves: Option<(u32, u32)>,
+}
+
+/// Leaves gathered by [`Search::gather`]: the positions to evaluate, and the paths to
+/// give their evaluations back to with [`Search::apply_batch`]. The paths and moves of
+/// all leaves share two buffers, and a batch given back is kept by its search for the
+/// next [`Search::gather`]: a descent allocates nothing but its request's moves.
+#[derive(Debug, Default)]
+pub struct LeafBatch {
+    /// The positions for the evaluator, in order (collisions have none).
+    pub requests: Vec<LeafRequest>,
+    leaves: Vec<PendingLeaf>,
+    paths: Vec<u32>,
+    moves: Vec<Move>,
+}
+
+impl LeafBatch {
+    /// Whether the batch holds nothing to evaluate or give back.
+    pub fn is_empty(&self) -> bool {
+        self.leaves.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.requests.clear();
+        self.leaves.clear();
+        self.paths.clear();
+        self.moves.clear();
+    }
+
+    fn path(&self, leaf: &PendingLeaf) -> &[u32] {
+        &self.paths[leaf.path.0 as usize..leaf.path.1 as usize]
+    }
+}
+
+impl Search {
+    /// The next leaf to evaluate, or `None` when the search is finished. Finished games
+    /// met on the way are scored exactly and count as simulations.
+    pub fn next_request(&mut self, cfg: &MctsConfig, rng: &mut Rng) -> Option<LeafRequest> {
+        debug_assert!(self.pending.is_none(), "apply the pending evaluation first");
+        loop {
+            if self.finished() {
+                return None;
+            }
+            let batch = self.gather(1, cfg, rng);
+            if let Some(req) = batch.requests.first().cloned() {
+                self.pending = Some(batch);
+                return Some(req);
+            }
+            // A descent that ended in a finished game: already backed up.
+            debug_assert!(batch.leaves.is_empty());
+            self.recycle(batch);
+        }
+    }
+
+    /// Takes the evaluation of the last requested leaf: expands it and backs the value up.
+    pub fn apply(&mut self, eval: &Evaluation, cfg: &MctsConfig, rng: &mut Rng) {
+        let batch = self.pending.take().expect("an evaluation was requested");
+        self.apply_batch(batch, std::slice::from_ref(eval), cfg, rng);
+    }
+
+    /// Descents from the root under virtual loss, for one evaluator call, until `max`
+    /// leaves are gathered or `max` descents did not find one: each descent ends at a
+    /// leaf to evaluate, at a finished game (scored and backed up at once, a simulation),
+    /// or at a leaf already awaiting its evaluation (a collision: it holds its virtual
+    /// loss until the batch is given back, so that the next descents go elsewhere). With
+    /// `max` 1, one descent is made. The batch may be empty: the search is finished, its
+    /// remaining simulations are all in flight, or the root awaits its evaluation.
+    /// Several batches may be in flight at once; give each back with
+    /// [`Search::apply_batch`] before [`Search::outcome`] or [`Search::advance`].
+    pub fn gather(&mut self, max: usize, cfg: &MctsConfig, rng: &mut Rng) -> LeafBatch {
+        let mut batch = self.recycled.take().unwrap_or_default();
+        if !self.expanded(ROOT) {
+            if self.edges[ROOT as usize].in_flight == 0 {
+                let start = batch.paths.len();
+                batch.paths.push(ROOT);
+                self.add_virtual_loss(&[ROOT]);
+                let root = self.root_state;
+                self.push_request(&root, &mut batch, start, cfg, rng);
+            }
+            return batch;
+        }
+        let max = max.max(1);
+        // Descents that found no leaf to evaluate, less those that did.
+        let mut misses = 0;
+        // One endgame solve a batch at most: each may take its whole node budget, and a
+        // timed search can only stop between batches.
+        let mut may_solve = true;
+        while batch.requests.len() < max && misses < max {
+            if self.sims_done + self.in_flight >= self.sims_target
+                || self.edges[ROOT as usize].exact.get().is_some()
+            {
+                break;
+            }
+            misses += 1;
+            let start = batch.paths.len();
+            batch.paths.push(ROOT);
+            let mut at = ROOT;
+            let mut state = self.root_state;
+            loop {
+                let e = &self.edges[at as usize];
+                if let Some(v) = e.exact.get() {
+                    let path = &batch.paths[start..];
+                    self.backup(path, v);
+                    self.prove_path(path);
+                    self.sims_done += 1;
+                    batch.paths.truncate(start);
+                    break;
+                }
+                if e.child == NONE {
+                    let collision = e.in_flight > 0;
+                    self.add_virtual_loss(&batch.paths[start..]);
+                    if collision {
+                        let path = (start as u32, batch.paths.len() as u32);
+                        batch.leaves.push(PendingLeaf { path, moves: None });
+                        // Not a simulation: the Gumbel root's schedule gets its visit back.
+                        let root_move = batch.paths[start + 1] as usize;
+                        self.unschedule(root_move);
+                        break;
+                    }
+                    if let Some(v) = self.solve_endgame(&state, cfg, &mut may_solve) {
+                        // Solved: a finished game from now on.
+                        let path = &batch.paths[start..];
+                        for &id in path {
+                            let e = &mut self.edges[id as usize];
+                            e.in_flight = e.in_flight.saturating_sub(1);
+                        }
+                        self.edges[at as usize].exact = Exact::of(v);
+                        self.backup(path, v);
+                        self.prove_path(path);
+                        self.sims_done += 1;
+                        batch.paths.truncate(start);
+                        break;
+                    }
+                    misses -= 1;
+                    self.in_flight += 1;
+                    self.push_request(&state, &mut batch, start, cfg, rng);
+                    break;
+                }
+                let next = if at == ROOT {
+                    self.pick_root(cfg)
+                } else {
+                    self.pick_puct(at, cfg, false)
+                };
+                let e = &mut self.edges[next];
+                state = state.after(e.mv);
+                if e.visits + e.in_flight == 0 {
+                    // The first descent through this move.
+                    e.exact = terminal_value(&state).map_or(Exact::UNKNOWN, Exact::of);
+                    self.positions += 1;
+                }
+                at = next as u32;
+                batch.paths.push(at);
+            }
+        }
+        batch
+    }
+
+    /// Keeps a batch given back (emptied) for the next [`Search::gather`].
+    pub(super) fn recycle(&mut self, mut batch: LeafBatch) {
+        batch.clear();
+        self.recycled = Some(batch);
+    }
+
+    fn add_virtual_loss(&mut self, path: &[u32]) {
+        for &e in path {
+            self.edges[e as usize].in_flight += 1;
+        }
+    }
+
+    /// Adds the request of leaf `state`, whose path is `batch.paths[start..]`, to `batch`.
+    fn push_request(
+        &mut self,
+        state: &State,
+        batch: &mut LeafBatch,
+        start: usize,
+        cfg: &MctsConfig,
+        rng: &mut Rng,
+    ) {
+        let state = *state;
+        let first = batch.moves.len();
+        state.for_each_legal(|m| batch.moves.push(m));
+        let moves = &batch.moves[first..];
+        let req = if cfg.symmetry && self.symmetries.len() > 1 {
+            let sym = &self.symmetries[rng.below(self.symmetries.len() as u64) as usize];
+            LeafRequest {
+                state: state.transform(sym),
+                moves: moves.iter().map(|&m| sym.apply(m)).collect(),
+                position: state,
+            }
+        } else {
+            LeafRequest {
+                state,
+                moves: moves.to_vec(),
+                position: state,
+            }
+        };
+        batch.requests.push(req);
+        batch.leaves.push(PendingLeaf {
+            path: (start as u32, batch.paths.len() as u32),
+            moves: Some((first as u32, batch.moves.len() as u32)),
+        });
+    }
+
+    /// Gives back a batch from [`Search::gather`] with the evaluations of its requests
+    /// (in order): removes its virtual losses, expands its leaves and backs their values
+    /// up. Collisions only give their virtual loss back.
+    pub fn apply_batch(
+        &mut self,
+        batch: LeafBatch,
+        evals: &[Evaluation],
+        cfg: &MctsConfig,
+        rng: &mut Rng,
+    ) {
+        debug_assert_eq!(batch.requests.len(), evals.len());
+        let mut evals = evals.iter();
+        for leaf in &batch.leaves {
+            let path = batch.path(leaf);
+            for &e in path {
+                let e = &mut self.edges[e as usize];
+                e.in_flight = e.in_flight.saturating_sub(1);
+            }
+            let Some((m0, m1)) = leaf.moves else { continue };
+            let eval = evals.next().expect("an evaluation for every request");
+            let at = *path.last().expect("a path holds its leaf");
+            self.expand(at, &batch.moves[m0 as usize..m1 as usize], eval);
+            if at == ROOT {
+                // The root is only requested before its expansion: its own evaluation
+                // is not a simulation.
+                self.root_value = eval.value;
+                let root = &mut self.edges[ROOT as usize];
+                root.visits += 1;
+                root.value_sum -= eval.value;
+                self.prepare_root(cfg, rng);
+                continue;
+            }
+            self.in_flight = self.in_flight.saturating_sub(1);
+            self.backup(path, eval.value);
+            self.sims_done += 1;
+        }
+        self.recycle(batch);
+    }
+
+    /// Expands the position edge `at` leads to with its moves and their priors: below
+    /// the root the most probable first (ties in the moves' order), so that PUCT meets
+    /// the moves it has visited first and stops at the first it has not
+    /// ([`Search::pick_puct`]); the root's in the order of its legal moves, the order of
+    /// the search's outcome.
+    fn expand(&mut self, at: u32, moves: &[Move], eval: &Evaluation) {
+        debug_assert_eq!(moves.len(), eval.policy.len());
+        let first = self.edges.len() as u32;
+        let sum: f32 = eval.policy.iter().sum::<f32>().max(1e-12);
+        // A prior is not negative, so its bits order as its value; the index breaks ties.
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(
+            eval.policy
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| (u64::from(!(p / sum).to_bits()) << 32) | i as u64),
+        );
+        if at != ROOT {
+            order.sort_unstable();
+        }
+        for &k in &order {
+            let i = k as u32 as usize;
+            self.edges.push(Edge {
+                prior: eval.policy[i] / sum,
+                value_sum: 0.0,
+                visits: 0,
+                in_flight: 0,
+                child: NONE,
+                mv: moves[i],
+                exact: Exact::UNKNOWN,
+            });
+        }
+        self.order = order;
+        self.edges[at as usize].child = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            first_edge: first,
+            num_edges: moves.len() as u32,
+        });
+    }
+}
