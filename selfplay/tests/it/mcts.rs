@@ -190,6 +190,50 @@ fn gumbel_spends_exactly_its_budget() {
     }
 }
 
+/// Batches under virtual loss meet leaves already in flight (collisions): with a Gumbel
+/// root every descent follows the schedule, and one that collides is no simulation, so
+/// the schedule must get its visit back to spend the budget exactly.
+#[test]
+fn gumbel_spends_exactly_its_budget_in_batches() {
+    for game in ["ataxx", "othello"] {
+        let root = game.parse::<Game>().unwrap().startpos();
+        for (n, k, batch) in [(64, 8, 16), (40, 4, 8), (200, 16, 32)] {
+            let cfg = MctsConfig {
+                root: RootKind::Gumbel,
+                gumbel_k: k,
+                ..MctsConfig::default()
+            };
+            let mut rng = Rng::new(n as u64);
+            let mut search = Search::new(root);
+            search.start(n, true, &cfg, &mut rng);
+            let mut collisions = 0;
+            while !search.finished() {
+                let mut b = search.gather(batch, &cfg, &mut rng);
+                let states: Vec<State> = b.requests.iter().map(|r| r.state).collect();
+                let moves: Vec<Vec<Move>> = b
+                    .requests
+                    .iter_mut()
+                    .map(|r| std::mem::take(&mut r.moves))
+                    .collect();
+                let evals = if states.is_empty() {
+                    vec![]
+                } else {
+                    selfplay::HashRandom.evaluate(&states, &moves)
+                };
+                collisions += usize::from(states.len() < batch && !search.finished());
+                search.apply_batch(b, &evals, &cfg, &mut rng);
+            }
+            let out = search.outcome(&cfg);
+            assert!(
+                collisions > 0,
+                "{game} n={n}: the batches met leaves in flight"
+            );
+            assert_eq!(search.simulations(), n, "{game} n={n} k={k}");
+            assert_eq!(out.visits.iter().sum::<u32>(), n, "{game} n={n} k={k}");
+        }
+    }
+}
+
 #[test]
 fn tree_reuse_keeps_the_subtree() {
     let game: Game = "ataxx".parse().unwrap();
