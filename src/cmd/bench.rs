@@ -40,6 +40,11 @@ pub enum Suite {
     /// evaluations/s. `bench/web-player.js` times the same in WebAssembly (Node), and
     /// `bench/web.sh` runs both.
     Web,
+    /// The play-time MCTS search of a fast net (`--model DIR`) as `flipzero uai`
+    /// searches: one thread, one leaf an evaluator call, the evaluation cache; the start
+    /// position and three seeded openings, `--nodes` simulations each from a fresh tree.
+    /// Nodes (simulations) a second; the counts are deterministic for a build.
+    Mcts,
 }
 
 /// Arguments of `flipzero bench`.
@@ -69,6 +74,9 @@ pub struct BenchArgs {
     /// Where the ratings benchmark also writes its tournament as PGN.
     #[arg(long)]
     pgn: Option<std::path::PathBuf>,
+    /// Simulations a position of the mcts benchmark.
+    #[arg(long, default_value_t = 300_000)]
+    nodes: u32,
 }
 
 fn timed(label: &str, f: impl FnOnce() -> u64) -> u64 {
@@ -98,6 +106,13 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
                 .as_deref()
                 .context("the web benchmark needs --model DIR (a fast net)")?;
             bench_web(model)
+        }
+        Suite::Mcts => {
+            let model = a
+                .model
+                .as_deref()
+                .context("the mcts benchmark needs --model DIR (a fast net)")?;
+            super::bench_play::mcts(model, a.nodes.max(1))
         }
         Suite::Serve => {
             let run = a

@@ -1,10 +1,12 @@
 //! `flipzero bench play`: evaluations per second of the play-time search on several
 //! threads, against the fast path's raw batched throughput at the same batch size, on
-//! the same number of threads.
+//! the same number of threads. `flipzero bench mcts`: the play-time search's nodes per
+//! second on one thread, as `flipzero uai` searches.
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use engine::{Game, State};
 use selfplay::{Evaluator, MctsConfig, PlayLimits, PlaySearch};
 
@@ -140,5 +142,66 @@ pub fn run(dir: Option<&std::path::Path>, threads: usize, secs: f64) -> anyhow::
             100.0 * hits as f64 / lookups.max(1) as f64
         );
     }
+    Ok(())
+}
+
+/// The mcts benchmark (see `Suite::Mcts`); the last line is `evaluations <total>`, which
+/// changes only with the search (or the net).
+pub fn mcts(model: &std::path::Path, nodes: u32) -> anyhow::Result<()> {
+    let game = eval::model_game(model)?;
+    let source = eval::NetSource::Path(model.to_path_buf());
+    let mut roots = vec![game.startpos()];
+    let mut rng = engine::Rng::new(7);
+    while roots.len() < 4 {
+        let mut s = game.startpos();
+        for _ in 0..8 {
+            let m = s.legal_moves();
+            if m.is_empty() {
+                break;
+            }
+            s.play(m[rng.below(m.len() as u64) as usize]);
+        }
+        if s.legal_moves().len() > 1 {
+            roots.push(s);
+        }
+    }
+    println!(
+        "instruction set {:?}, {}",
+        engine::Isa::current(),
+        model.display()
+    );
+    let never = AtomicBool::new(false);
+    let (mut total, mut seconds) = (0u64, 0.0);
+    for root in &roots {
+        // A fresh player a position: no tree or cache carried over.
+        let evaluators = eval::mcts_evaluators(&source, game, 1, selfplay::NetEngine::Fast)?;
+        let mut player = eval::MctsPlayer::new(evaluators, eval::Thinking::Sims(1), 1, 1)?;
+        let limits = PlayLimits {
+            sims: Some(nodes),
+            time: None,
+        };
+        let t = Instant::now();
+        player.search(root, limits, &never)?;
+        let s = t.elapsed().as_secs_f64();
+        let stats = player
+            .last_stats()
+            .context("a searched position has counts")?;
+        println!(
+            "{:<60} {:>8} nodes {:>8} evaluations {:>7.3} s {:>9.0} nodes/s",
+            root.text(),
+            stats.simulations,
+            stats.evaluations,
+            s,
+            f64::from(stats.simulations) / s
+        );
+        total += stats.evaluations;
+        seconds += s;
+    }
+    println!(
+        "{} positions: {:.0} nodes/s",
+        roots.len(),
+        f64::from(nodes) * roots.len() as f64 / seconds
+    );
+    println!("evaluations {total}");
     Ok(())
 }

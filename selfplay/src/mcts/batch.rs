@@ -6,7 +6,7 @@
 use engine::{Move, Rng, State};
 
 use super::MctsConfig;
-use super::tree::{Edge, Exact, NONE, Node, ROOT, Search, terminal_value};
+use super::tree::{Edge, Exact, MAX_IN_FLIGHT, NONE, ROOT, Search, terminal_value};
 use crate::evaluator::Evaluation;
 
 /// A position for the evaluator, already mapped by the symmetry chosen for it.
@@ -118,8 +118,10 @@ impl Search {
         // timed search can only stop between batches.
         let mut may_solve = true;
         while batch.requests.len() < max && misses < max {
+            let root = &self.edges[ROOT as usize];
             if self.sims_done + self.in_flight >= self.sims_target
-                || self.edges[ROOT as usize].exact.get().is_some()
+                || root.exact.get().is_some()
+                || root.in_flight >= MAX_IN_FLIGHT
             {
                 break;
             }
@@ -138,7 +140,7 @@ impl Search {
                     batch.paths.truncate(start);
                     break;
                 }
-                if e.child == NONE {
+                if e.first == NONE {
                     let collision = e.in_flight > 0;
                     self.add_virtual_loss(&batch.paths[start..]);
                     if collision {
@@ -175,7 +177,7 @@ impl Search {
                 };
                 let e = &mut self.edges[next];
                 state = state.after(e.mv);
-                if e.visits + e.in_flight == 0 {
+                if e.visits + u32::from(e.in_flight) == 0 {
                     // The first descent through this move.
                     e.exact = terminal_value(&state).map_or(Exact::UNKNOWN, Exact::of);
                     self.positions += 1;
@@ -299,17 +301,16 @@ impl Search {
                 prior: eval.policy[i] / sum,
                 value_sum: 0.0,
                 visits: 0,
+                first: NONE,
                 in_flight: 0,
-                child: NONE,
+                count: 0,
                 mv: moves[i],
                 exact: Exact::UNKNOWN,
             });
         }
         self.order = order;
-        self.edges[at as usize].child = self.nodes.len() as u32;
-        self.nodes.push(Node {
-            first_edge: first,
-            num_edges: moves.len() as u32,
-        });
+        let e = &mut self.edges[at as usize];
+        e.first = first;
+        e.count = u16::try_from(moves.len()).expect("fewer than 65,536 legal moves");
     }
 }

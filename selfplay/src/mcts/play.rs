@@ -253,9 +253,12 @@ impl Context<'_> {
         let mut cached: Vec<Option<Evaluation>> = Vec::with_capacity(self.batch);
         let mut evals: Vec<Evaluation> = Vec::with_capacity(self.batch);
         loop {
-            let (mut batch, gathered) = {
+            // Three clock readings a batch: its start (which the stop rule reads too),
+            // the evaluator's start and its end.
+            let gathering = now();
+            let (mut batch, evaluating) = {
                 let mut g = lock();
-                if g.done || self.should_stop(&mut g) {
+                if g.done || self.should_stop(&mut g, gathering) {
                     g.done = true;
                     return;
                 }
@@ -263,18 +266,16 @@ impl Context<'_> {
                     search, rng, cache, ..
                 } = &mut *g;
                 let before = search.simulations();
-                let gathering = now();
                 let batch = search.gather(self.batch, self.cfg, rng);
-                let gathered = since(gathering);
                 if batch.is_empty() && search.simulations() > before {
                     // Only finished games (or leaves the endgame solver proved) were met:
                     // scored already, no wait.
-                    g.last_batch = g.last_batch.max(gathered);
+                    g.last_batch = g.last_batch.max(since(gathering));
                     continue;
                 }
                 cached.clear();
                 cached.extend(batch.requests.iter().map(|r| cache.get(&r.position)));
-                (batch, gathered)
+                (batch, now())
             };
             if batch.is_empty() {
                 // Every simulation left is in flight on another thread, or the root
@@ -292,19 +293,20 @@ impl Context<'_> {
                     moves.push(std::mem::take(&mut r.moves));
                 }
             }
-            let t = now();
             let fresh = if states.is_empty() {
                 Vec::new()
             } else {
                 evaluator.evaluate(&states, &moves)
             };
-            let took = since(t);
+            let done = now();
             let mut g = lock();
             if !states.is_empty() {
                 g.stats.evaluations += states.len() as u64;
                 g.stats.batches += 1;
-                g.stats.eval_time += took;
-                g.last_batch = gathered + took;
+                if let (Some(a), Some(b), Some(c)) = (gathering, evaluating, done) {
+                    g.stats.eval_time += c - b;
+                    g.last_batch = c - a;
+                }
             }
             let mut fresh = fresh.into_iter();
             evals.clear();
@@ -321,7 +323,8 @@ impl Context<'_> {
         }
     }
 
-    fn should_stop(&self, g: &mut Shared<'_>) -> bool {
+    /// Whether to stop, at `time` (none without a clock).
+    fn should_stop(&self, g: &mut Shared<'_>, time: Option<Instant>) -> bool {
         let search = &*g.search;
         if search.child_visits(ROOT).next().is_none() {
             // The root awaits its evaluation.
@@ -341,11 +344,12 @@ impl Context<'_> {
             g.stats.tree_full = true;
             return true;
         }
-        let (Some(budget), Some(start)) = (self.limits.time, self.start) else {
+        let (Some(budget), Some(start), Some(time)) = (self.limits.time, self.start, time) else {
             return false;
         };
+        let spent = time.saturating_duration_since(start);
         // Leave room for a batch started now to end in time.
-        let elapsed = start.elapsed() + g.last_batch;
+        let elapsed = spent + g.last_batch;
         if elapsed >= budget.hard {
             return true;
         }
@@ -354,7 +358,7 @@ impl Context<'_> {
             return (second as f32) < CLOSE_RATIO * first as f32;
         }
         // Smart pruning: the simulations the soft limit leaves at the pace so far.
-        let rate = done as f64 / start.elapsed().as_secs_f64().max(1e-6);
+        let rate = done as f64 / spent.as_secs_f64().max(1e-6);
         let left = rate * (budget.soft - elapsed).as_secs_f64();
         f64::from(second) + left < f64::from(first)
     }

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use engine::{Move, State};
 
-use super::tree::{Edge, NONE, Node, ROOT, Search, root_edge};
+use super::tree::{Edge, NONE, ROOT, Search, root_edge};
 
 /// A spare larger than this is given back to the allocator instead of kept: a long
 /// analysis may grow a tree of gigabytes, and a game's moves at the clock use far less.
@@ -13,7 +13,6 @@ const MAX_SPARE_BYTES: usize = 256 << 20;
 /// Emptied buffers of an earlier tree (see `Search::spare`).
 #[derive(Default)]
 pub(super) struct Spare {
-    nodes: Vec<Node>,
     edges: Vec<Edge>,
     /// (edge of the old tree, its copy)
     queue: VecDeque<(u32, u32)>,
@@ -21,7 +20,7 @@ pub(super) struct Spare {
 
 impl Spare {
     fn bytes(&self) -> usize {
-        self.nodes.capacity() * size_of::<Node>() + self.edges.capacity() * size_of::<Edge>()
+        self.edges.capacity() * size_of::<Edge>()
     }
 }
 
@@ -110,7 +109,6 @@ impl Search {
     /// given back (not kept for the next tree, as [`Search::advance`] keeps it).
     pub fn clear(&mut self) {
         let root = self.root_state;
-        self.nodes = Vec::new();
         self.edges = Vec::new();
         self.spare = Spare::default();
         self.restart(root);
@@ -122,15 +120,11 @@ impl Search {
         let symmetries = std::mem::take(&mut self.symmetries);
         let endgame = self.endgame.take();
         let spare = std::mem::take(&mut self.spare);
-        let (mut nodes, mut edges) = (
-            std::mem::take(&mut self.nodes),
-            std::mem::take(&mut self.edges),
-        );
-        nodes.clear();
+        let mut edges = std::mem::take(&mut self.edges);
         edges.clear();
         edges.push(root_edge(&root));
         *self = Search::with_symmetries(root, symmetries);
-        (self.nodes, self.edges) = (nodes, edges);
+        self.edges = edges;
         self.endgame = endgame;
         self.keep_spare(spare);
     }
@@ -149,7 +143,6 @@ impl Search {
     fn keep_subtree(&mut self, top: u32, state: State) {
         let mut spare = std::mem::take(&mut self.spare);
         self.positions = self.copy_subtree(top, &state, &mut spare);
-        std::mem::swap(&mut self.nodes, &mut spare.nodes);
         std::mem::swap(&mut self.edges, &mut spare.edges);
         self.keep_spare(spare);
         self.root_state = state;
@@ -166,17 +159,13 @@ impl Search {
     /// first), `top` as the root edge with its moves in the order of its legal moves, as
     /// a root's are ([`Search::expand`]); returns the positions it holds.
     fn copy_subtree(&self, top: u32, state: &State, into: &mut Spare) -> usize {
-        let Spare {
-            nodes,
-            edges,
-            queue,
-        } = into;
-        nodes.clear();
+        let Spare { edges, queue } = into;
         edges.clear();
         queue.clear();
         edges.push(Edge {
-            child: NONE,
+            first: NONE,
             in_flight: 0,
+            count: 0,
             ..self.edges[top as usize]
         });
         let mut positions = 1;
@@ -186,11 +175,9 @@ impl Search {
             if range.is_empty() {
                 continue;
             }
-            edges[copy as usize].child = nodes.len() as u32;
-            nodes.push(Node {
-                first_edge: edges.len() as u32,
-                num_edges: range.len() as u32,
-            });
+            let first = edges.len() as u32;
+            let c = &mut edges[copy as usize];
+            (c.first, c.count) = (first, self.edges[old as usize].count);
             let mut root_order = Vec::new();
             if copy == ROOT {
                 let legal = state.legal_moves();
@@ -201,8 +188,9 @@ impl Search {
                 let e = self.edges[i];
                 let slot = edges.len() as u32;
                 edges.push(Edge {
-                    child: NONE,
+                    first: NONE,
                     in_flight: 0,
+                    count: 0,
                     ..e
                 });
                 if e.visits > 0 {

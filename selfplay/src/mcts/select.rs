@@ -86,7 +86,9 @@ impl Search {
                 visited += 1;
             }
             debug_assert!(
-                edges[visited..].iter().all(|e| e.visits + e.in_flight == 0),
+                edges[visited..]
+                    .iter()
+                    .all(|e| e.visits + u32::from(e.in_flight) == 0),
                 "the visited moves come first below the root"
             );
         }

@@ -4,8 +4,9 @@
 //! and the statistics of the position after it (visits, value, simulations in flight, an
 //! exact value), so that choosing among a node's moves reads one contiguous run of edges
 //! and nothing else (lc0 keeps its priors the same way; Monty keeps its children in one
-//! block). Edge [`ROOT`] leads to the root, and carries its statistics. A node holds only
-//! where its edges are; it exists once its position was evaluated (expanded).
+//! block). Edge [`ROOT`] leads to the root, and carries its statistics. An edge also
+//! says where the moves of its position are, once that position was evaluated
+//! (expanded): a descent reads one run of edges a level.
 //!
 //! No position is stored: a descent makes the moves from the root, which costs less than
 //! the cache lines a stored position takes (a node with its position inline took two).
@@ -18,7 +19,7 @@ use super::batch::LeafBatch;
 use super::gumbel::Gumbel;
 use super::reuse::Spare;
 
-/// No node: the edge's position was not expanded.
+/// No moves: the edge's position was not expanded.
 pub(super) const NONE: u32 = u32::MAX;
 
 /// The edge that leads to the root (the first of every tree).
@@ -55,11 +56,15 @@ pub(super) struct Edge {
     pub(super) value_sum: f32,
     /// Simulations backed up through the move.
     pub(super) visits: u32,
+    /// The first edge of the moves of the position after this move, once expanded
+    /// ([`NONE`] before).
+    pub(super) first: u32,
     /// Simulations through the move whose leaf awaits its evaluation (virtual loss:
-    /// each counts as a visit lost by the side that plays the move).
-    pub(super) in_flight: u32,
-    /// The node of the position after the move, once expanded.
-    pub(super) child: u32,
+    /// each counts as a visit lost by the side that plays the move); at most
+    /// [`MAX_IN_FLIGHT`].
+    pub(super) in_flight: u16,
+    /// How many moves the position after this move has, once expanded.
+    pub(super) count: u16,
     pub(super) mv: Move,
     /// The exact value of the position after the move for its side to move: a finished
     /// game, a position the tree proved (MCTS-solver: a move to a proven loss of the
@@ -68,21 +73,16 @@ pub(super) struct Edge {
     pub(super) exact: Exact,
 }
 
-/// Where an expanded node's edges are.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Node {
-    pub(super) first_edge: u32,
-    pub(super) num_edges: u32,
-}
-
-// The scan over a node's moves reads 24 bytes a move; a node is 8.
+// The scan over a position's moves reads 24 bytes a move.
 const _: () = assert!(size_of::<Edge>() == 24);
-const _: () = assert!(size_of::<Node>() == 8);
+
+/// The most simulations in flight through one edge: a batch stops growing when the root
+/// has this many (every descent goes through it).
+pub(super) const MAX_IN_FLIGHT: u16 = u16::MAX - 1;
 
 /// One game's search tree and the progress of the current search.
 pub struct Search {
-    pub(super) nodes: Vec<Node>,
-    /// Every node's edges; edge [`ROOT`] leads to the root.
+    /// Every position's moves; edge [`ROOT`] leads to the root.
     pub(super) edges: Vec<Edge>,
     pub(super) root_state: State,
     /// Positions the tree reached: the root and each move a descent went through.
@@ -130,8 +130,9 @@ pub(super) fn root_edge(s: &State) -> Edge {
         prior: 1.0,
         value_sum: 0.0,
         visits: 0,
+        first: NONE,
         in_flight: 0,
-        child: NONE,
+        count: 0,
         mv: Move::PASS,
         exact: terminal_value(s).map_or(Exact::UNKNOWN, Exact::of),
     }
@@ -146,7 +147,6 @@ impl Search {
 
     pub(super) fn with_symmetries(root: State, symmetries: Vec<Symmetry>) -> Search {
         Search {
-            nodes: Vec::new(),
             edges: vec![root_edge(&root)],
             root_state: root,
             positions: 1,
@@ -176,25 +176,23 @@ impl Search {
         self.positions
     }
 
-    /// Bytes the tree's nodes and moves take.
+    /// Bytes the tree's moves take.
     pub fn tree_bytes(&self) -> usize {
-        self.nodes.len() * size_of::<Node>() + self.edges.len() * size_of::<Edge>()
+        self.edges.len() * size_of::<Edge>()
     }
 
     /// The edges of the position edge `e` leads to: none before its expansion.
     pub(super) fn moves_of(&self, e: u32) -> Range<usize> {
-        match self.edges[e as usize].child {
+        let e = &self.edges[e as usize];
+        match e.first {
             NONE => 0..0,
-            c => {
-                let n = self.nodes[c as usize];
-                n.first_edge as usize..(n.first_edge + n.num_edges) as usize
-            }
+            first => first as usize..first as usize + usize::from(e.count),
         }
     }
 
     /// Whether the position edge `e` leads to was expanded.
     pub(super) fn expanded(&self, e: u32) -> bool {
-        self.edges[e as usize].child != NONE
+        self.edges[e as usize].first != NONE
     }
 
     /// Starts a search of `sims` simulations at the root. A full search gets root noise
@@ -246,13 +244,13 @@ impl Search {
     /// visit lost (virtual loss); `None` while it has neither. A proven move's value is
     /// its exact one.
     pub(super) fn q_and_visits(e: &Edge) -> Option<(f32, u32)> {
-        let n = e.visits + e.in_flight;
+        let n = e.visits + u32::from(e.in_flight);
         if n == 0 {
             return None;
         }
         let q = match e.exact.get() {
             Some(v) => -v,
-            None => (e.value_sum - e.in_flight as f32) / n as f32,
+            None => (e.value_sum - f32::from(e.in_flight)) / n as f32,
         };
         Some((q, n))
     }
