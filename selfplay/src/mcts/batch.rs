@@ -5,64 +5,11 @@
 
 use engine::{Move, Rng, State};
 
-use super::MctsConfig;
-use super::tree::{Edge, Exact, MAX_IN_FLIGHT, NONE, ROOT, Search, terminal_value};
+use super::config::MctsConfig;
+use super::leaves::{LeafBatch, LeafRequest, PendingLeaf};
+use super::search::Search;
+use super::tree::{Edge, Exact, MAX_IN_FLIGHT, NONE, ROOT, terminal_value};
 use crate::evaluator::Evaluation;
-
-/// A position for the evaluator, already mapped by the symmetry chosen for it.
-#[derive(Clone, Debug)]
-pub struct LeafRequest {
-    /// The (transformed) position.
-    pub state: State,
-    /// Its legal moves, transformed the same way and in the tree's order.
-    pub moves: Vec<Move>,
-    /// The tree's position (untransformed): an evaluation of `state` is one of this
-    /// position with its legal moves in the order [`State::legal_moves`] gives.
-    pub position: State,
-}
-
-/// A leaf handed out by [`Search::gather`] and not yet evaluated.
-#[derive(Clone, Debug)]
-struct PendingLeaf {
-    /// The edges from the root to the leaf, `LeafBatch::paths[path.0..path.1]`; each
-    /// carries one virtual loss.
-    path: (u32, u32),
-    /// The leaf's legal moves in the tree's order, `LeafBatch::moves[m.0..m.1]`; `None`
-    /// for a collision (a descent that met a leaf already awaiting its evaluation),
-    /// which only holds virtual loss.
-    moves: Option<(u32, u32)>,
-}
-
-/// Leaves gathered by [`Search::gather`]: the positions to evaluate, and the paths to
-/// give their evaluations back to with [`Search::apply_batch`]. The paths and moves of
-/// all leaves share two buffers, and a batch given back is kept by its search for the
-/// next [`Search::gather`]: a descent allocates nothing but its request's moves.
-#[derive(Debug, Default)]
-pub struct LeafBatch {
-    /// The positions for the evaluator, in order (collisions have none).
-    pub requests: Vec<LeafRequest>,
-    leaves: Vec<PendingLeaf>,
-    paths: Vec<u32>,
-    moves: Vec<Move>,
-}
-
-impl LeafBatch {
-    /// Whether the batch holds nothing to evaluate or give back.
-    pub fn is_empty(&self) -> bool {
-        self.leaves.is_empty()
-    }
-
-    fn clear(&mut self) {
-        self.requests.clear();
-        self.leaves.clear();
-        self.paths.clear();
-        self.moves.clear();
-    }
-
-    fn path(&self, leaf: &PendingLeaf) -> &[u32] {
-        &self.paths[leaf.path.0 as usize..leaf.path.1 as usize]
-    }
-}
 
 impl Search {
     /// The next leaf to evaluate, or `None` when the search is finished. Finished games

@@ -22,9 +22,11 @@ use std::time::{Duration, Instant};
 use engine::{Move, Rng, State};
 
 use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache};
+use super::config::{MctsConfig, RootKind};
+use super::outcome::SearchOutcome;
+use super::search::Search;
 use super::time::TimeBudget;
 use super::tree::ROOT;
-use super::{MctsConfig, RootKind, Search, SearchOutcome};
 use crate::evaluator::{Evaluation, Evaluator};
 
 /// When the runner-up has at least this share of the leader's visits at the soft limit,

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use engine::{Move, State};
 
-use super::MctsConfig;
+use super::config::MctsConfig;
 use super::play::{DEFAULT_TREE_BYTES, PlayError, PlayLimits, PlaySearch, PlayStats};
 use crate::evaluator::Evaluator;
 
@@ -116,7 +116,7 @@ impl TreePlayer {
     }
 
     /// The tree of the last search (none before a search or after a forced move).
-    pub fn last_tree(&self) -> Option<&super::Search> {
+    pub fn last_tree(&self) -> Option<&super::search::Search> {
         self.last?;
         Some(self.search.as_ref()?.tree())
     }

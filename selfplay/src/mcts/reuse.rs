@@ -1,28 +1,9 @@
 //! Tree reuse: moving the root down the tree between moves.
 
-use std::collections::VecDeque;
-
 use engine::{Move, State};
 
-use super::tree::{Edge, NONE, ROOT, Search, root_edge};
-
-/// A spare larger than this is given back to the allocator instead of kept: a long
-/// analysis may grow a tree of gigabytes, and a game's moves at the clock use far less.
-const MAX_SPARE_BYTES: usize = 256 << 20;
-
-/// Emptied buffers of an earlier tree (see `Search::spare`).
-#[derive(Default)]
-pub(super) struct Spare {
-    edges: Vec<Edge>,
-    /// (edge of the old tree, its copy)
-    queue: VecDeque<(u32, u32)>,
-}
-
-impl Spare {
-    fn bytes(&self) -> usize {
-        self.edges.capacity() * size_of::<Edge>()
-    }
-}
+use super::search::Search;
+use super::tree::{Edge, MAX_SPARE_BYTES, NONE, ROOT, Spare, root_edge};
 
 impl Search {
     /// Moves the root to the child reached by `mv`, keeping its subtree (tree reuse), or

@@ -5,10 +5,11 @@ use std::collections::VecDeque;
 
 use engine::Rng;
 
+use super::config::{MctsConfig, RootKind};
 use super::gumbel::Gumbel;
 use super::noise::{dirichlet, gumbel_noise};
-use super::tree::{ROOT, Search};
-use super::{MctsConfig, RootKind};
+use super::search::Search;
+use super::tree::ROOT;
 
 impl Search {
     /// Noise and the Gumbel schedule, once the root has priors.

@@ -4,8 +4,9 @@
 
 use engine::State;
 
-use super::MctsConfig;
-use super::tree::{Edge, Exact, Search};
+use super::config::MctsConfig;
+use super::search::Search;
+use super::tree::{Edge, Exact};
 
 impl Search {
     /// Proves what it can of the positions of `path` (edges from the root) above its last

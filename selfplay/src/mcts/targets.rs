@@ -4,8 +4,10 @@
 
 use engine::Move;
 
-use super::tree::{ROOT, Search};
-use super::{MctsConfig, RootLine, SearchOutcome};
+use super::config::MctsConfig;
+use super::outcome::{RootLine, SearchOutcome};
+use super::search::Search;
+use super::tree::ROOT;
 
 impl Search {
     /// Each root move's visits, those in flight counted.

@@ -11,13 +11,9 @@
 //! No position is stored: a descent makes the moves from the root, which costs less than
 //! the cache lines a stored position takes (a node with its position inline took two).
 
-use std::ops::Range;
+use std::collections::VecDeque;
 
-use engine::{Move, State, Symmetry};
-
-use super::batch::LeafBatch;
-use super::gumbel::Gumbel;
-use super::reuse::Spare;
+use engine::{Move, State};
 
 /// No moves: the edge's position was not expanded.
 pub(super) const NONE: u32 = u32::MAX;
@@ -80,37 +76,6 @@ const _: () = assert!(size_of::<Edge>() == 24);
 /// has this many (every descent goes through it).
 pub(super) const MAX_IN_FLIGHT: u16 = u16::MAX - 1;
 
-/// One game's search tree and the progress of the current search.
-pub struct Search {
-    /// Every position's moves; edge [`ROOT`] leads to the root.
-    pub(super) edges: Vec<Edge>,
-    pub(super) root_state: State,
-    /// Positions the tree reached: the root and each move a descent went through.
-    pub(super) positions: usize,
-    pub(super) sims_target: u32,
-    pub(super) sims_done: u32,
-    pub(super) full: bool,
-    /// Leaves handed out and not yet given back (collisions excluded).
-    pub(super) in_flight: u32,
-    /// The batch of [`Search::next_request`], awaiting [`Search::apply`].
-    pub(super) pending: Option<LeafBatch>,
-    pub(super) gumbel: Option<Gumbel>,
-    /// The root's priors as the evaluator gave them (before root noise).
-    pub(super) root_prior: Vec<f32>,
-    pub(super) root_value: f32,
-    pub(super) symmetries: Vec<Symmetry>,
-    /// The endgame solver's tables, made when first needed.
-    pub(super) endgame: Option<Box<engine::search::Searcher>>,
-    /// The last batch given back, emptied, for the next [`Search::gather`].
-    pub(super) recycled: Option<LeafBatch>,
-    /// The buffers of the tree before the last [`Search::advance`] or
-    /// [`Search::reroot`], emptied: the next subtree is copied into them, so that a game's
-    /// trees reuse memory the process already has (fresh pages cost the kernel's zeroing).
-    pub(super) spare: Spare,
-    /// Scratch of [`Search::expand`]'s sort.
-    pub(super) order: Vec<u64>,
-}
-
 /// The value of `s` for its side to move when the game is over.
 pub(super) fn terminal_value(s: &State) -> Option<f32> {
     if s.count_moves() > 0 {
@@ -138,139 +103,20 @@ pub(super) fn root_edge(s: &State) -> Edge {
     }
 }
 
-impl Search {
-    /// A fresh tree rooted at `root`.
-    pub fn new(root: State) -> Search {
-        let symmetries = root.symmetries();
-        Search::with_symmetries(root, symmetries)
-    }
+/// A spare larger than this is given back to the allocator instead of kept: a long
+/// analysis may grow a tree of gigabytes, and a game's moves at the clock use far less.
+pub(super) const MAX_SPARE_BYTES: usize = 256 << 20;
 
-    pub(super) fn with_symmetries(root: State, symmetries: Vec<Symmetry>) -> Search {
-        Search {
-            edges: vec![root_edge(&root)],
-            root_state: root,
-            positions: 1,
-            sims_target: 0,
-            sims_done: 0,
-            full: true,
-            in_flight: 0,
-            pending: None,
-            gumbel: None,
-            root_prior: Vec::new(),
-            root_value: 0.0,
-            symmetries,
-            endgame: None,
-            recycled: None,
-            spare: Spare::default(),
-            order: Vec::new(),
-        }
-    }
+/// Emptied buffers of an earlier tree (see `Search::spare`).
+#[derive(Default)]
+pub(super) struct Spare {
+    pub(super) edges: Vec<Edge>,
+    /// (edge of the old tree, its copy)
+    pub(super) queue: VecDeque<(u32, u32)>,
+}
 
-    /// The root position.
-    pub fn root_state(&self) -> State {
-        self.root_state
-    }
-
-    /// Positions in the tree: the root and every move a descent went through.
-    pub fn tree_size(&self) -> usize {
-        self.positions
-    }
-
-    /// Bytes the tree's moves take.
-    pub fn tree_bytes(&self) -> usize {
-        self.edges.len() * size_of::<Edge>()
-    }
-
-    /// The edges of the position edge `e` leads to: none before its expansion.
-    pub(super) fn moves_of(&self, e: u32) -> Range<usize> {
-        let e = &self.edges[e as usize];
-        match e.first {
-            NONE => 0..0,
-            first => first as usize..first as usize + usize::from(e.count),
-        }
-    }
-
-    /// Whether the position edge `e` leads to was expanded.
-    pub(super) fn expanded(&self, e: u32) -> bool {
-        self.edges[e as usize].first != NONE
-    }
-
-    /// Starts a search of `sims` simulations at the root. A full search gets root noise
-    /// (PUCT) and forced playouts; a fast one (playout-cap randomization) gets neither.
-    pub fn start(&mut self, sims: u32, full: bool, cfg: &super::MctsConfig, rng: &mut engine::Rng) {
-        self.sims_target = sims.max(1);
-        self.sims_done = 0;
-        self.full = full;
-        self.pending = None;
-        self.in_flight = 0;
-        self.gumbel = None;
-        if self.expanded(ROOT) {
-            self.prepare_root(cfg, rng);
-        }
-    }
-
-    /// Whether the current search has used its simulations, or has proven the root.
-    pub fn finished(&self) -> bool {
-        self.expanded(ROOT)
-            && (self.sims_done >= self.sims_target
-                || self.edges[ROOT as usize].exact.get().is_some())
-    }
-
-    /// The root's exact value for its side to move, once the tree has proven it.
-    pub fn proven(&self) -> Option<f32> {
-        self.edges[ROOT as usize]
-            .exact
-            .get()
-            .filter(|_| self.expanded(ROOT))
-    }
-
-    /// Simulations run in the current search.
-    pub fn simulations(&self) -> u32 {
-        self.sims_done
-    }
-
-    /// Backs up `v`, the value for the side to move after the last edge of `path`.
-    pub(super) fn backup(&mut self, path: &[u32], v: f32) {
-        let mut x = -v;
-        for &e in path.iter().rev() {
-            let e = &mut self.edges[e as usize];
-            e.visits += 1;
-            e.value_sum += x;
-            x = -x;
-        }
-    }
-
-    /// A move's value and visits, each simulation in flight through it counted as a
-    /// visit lost (virtual loss); `None` while it has neither. A proven move's value is
-    /// its exact one.
-    pub(super) fn q_and_visits(e: &Edge) -> Option<(f32, u32)> {
-        let n = e.visits + u32::from(e.in_flight);
-        if n == 0 {
-            return None;
-        }
-        let q = match e.exact.get() {
-            Some(v) => -v,
-            None => (e.value_sum - f32::from(e.in_flight)) / n as f32,
-        };
-        Some((q, n))
-    }
-
-    /// Each move of the position edge `e` leads to, with the visits given back to it (none
-    /// in flight), in the tree's order; none before the expansion. Allocation-free: the
-    /// play loop reads the root's after every batch.
-    pub(crate) fn child_visits(&self, e: u32) -> impl Iterator<Item = (Move, u32)> + '_ {
-        self.edges[self.moves_of(e)]
-            .iter()
-            .map(|e| (e.mv, e.visits))
-    }
-
-    /// The root's mean value for its side to move (its exact value when proven).
-    pub fn root_value(&self) -> f32 {
-        let r = &self.edges[ROOT as usize];
-        match r.exact.get() {
-            Some(v) => v,
-            None if r.visits > 0 => -r.value_sum / r.visits as f32,
-            None => 0.0,
-        }
+impl Spare {
+    pub(super) fn bytes(&self) -> usize {
+        self.edges.capacity() * size_of::<Edge>()
     }
 }
