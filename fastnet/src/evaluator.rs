@@ -55,6 +55,22 @@ impl Evaluator for FastEvaluator {
             .collect()
     }
 
+    /// The value alone: the accumulator and the value head, no policy.
+    fn evaluate_values(&mut self, states: &[State], _moves: &[Vec<Move>]) -> Vec<Evaluation> {
+        states
+            .iter()
+            .map(|s| {
+                self.net.side_lanes(s, &mut self.leaf);
+                Evaluation {
+                    policy: Vec::new(),
+                    value: self.net.value_of(&self.leaf.lanes),
+                    wdl: None,
+                    score: None,
+                }
+            })
+            .collect()
+    }
+
     fn name(&self) -> String {
         self.name.clone()
     }

@@ -398,6 +398,29 @@ fn the_evaluator_gives_a_distribution_and_a_bounded_value() {
     assert!(out[0].value.abs() <= 1.0);
 }
 
+/// A value alone (the search's first look at a leaf) is the whole evaluation's value, bit
+/// for bit, with no policy computed, for positions of every kind of game.
+#[test]
+fn the_value_alone_is_the_whole_evaluations_value() {
+    use selfplay::Evaluator;
+    for name in ["ataxx", "othello", "hexxagon"] {
+        let game: Game = name.parse().unwrap();
+        let q = Arc::new(QuantNet::new(&random_net(game, 64, 9)).unwrap());
+        let mut e = fastnet::FastEvaluator::new(q, "fast");
+        let mut states = vec![];
+        random_game(game, 5, |s, _| states.push(*s));
+        states.retain(|s| !s.legal_moves().is_empty());
+        let moves: Vec<_> = states.iter().map(|s| s.legal_moves()).collect();
+        let whole = e.evaluate(&states, &moves);
+        let values = e.evaluate_values(&states, &moves);
+        assert!(states.len() > 10, "{name}");
+        for (w, v) in whole.iter().zip(&values) {
+            assert_eq!(w.value.to_bits(), v.value.to_bits(), "{name}");
+            assert!(v.policy.is_empty() && !w.policy.is_empty(), "{name}");
+        }
+    }
+}
+
 /// The loop's shard cache gives the examples a fresh read gives, for every window (the
 /// oldest shard cut or not); it serves a shard it holds without reading the file again,
 /// reads a replaced file afresh, and keeps only the shards of the latest read.

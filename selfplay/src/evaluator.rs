@@ -26,6 +26,13 @@ pub trait Evaluator: Send {
     /// Evaluates `states[i]` with legal moves `moves[i]` (non-empty), for every `i`.
     fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation>;
 
+    /// The values of `states[i]` (legal moves `moves[i]`) alone: the search asks for a
+    /// leaf's value before it needs its policy ([`crate::MctsConfig::lazy_expansion`]).
+    /// The policies returned may be empty; by default they are [`Evaluator::evaluate`]'s.
+    fn evaluate_values(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+        self.evaluate(states, moves)
+    }
+
     /// A name for the data this evaluator produces (the `model` column).
     fn name(&self) -> String;
 
@@ -42,6 +49,46 @@ pub trait Evaluator: Send {
     fn leaf_eval(&self) -> Option<LeafEval> {
         None
     }
+}
+
+/// Evaluates `states[i]` with legal moves `moves[i]`, only for the value where
+/// `value_only[i]` ([`Evaluator::evaluate_values`]): one call for the positions whose
+/// policy is wanted and one for the others; the evaluations in the order given.
+pub fn evaluate_mixed(
+    ev: &mut dyn Evaluator,
+    states: &[State],
+    moves: &[Vec<Move>],
+    value_only: &[bool],
+) -> Vec<Evaluation> {
+    if value_only.iter().all(|&v| !v) {
+        return ev.evaluate(states, moves);
+    }
+    if value_only.iter().all(|&v| v) {
+        return ev.evaluate_values(states, moves);
+    }
+    let pick = |want: bool| {
+        let idx: Vec<usize> = (0..states.len())
+            .filter(|&i| value_only[i] == want)
+            .collect();
+        let s: Vec<State> = idx.iter().map(|&i| states[i]).collect();
+        let m: Vec<Vec<Move>> = idx.iter().map(|&i| moves[i].clone()).collect();
+        (idx, s, m)
+    };
+    let (full_idx, full_states, full_moves) = pick(false);
+    let (value_idx, value_states, value_moves) = pick(true);
+    let full = ev.evaluate(&full_states, &full_moves);
+    let values = ev.evaluate_values(&value_states, &value_moves);
+    let mut out: Vec<Option<Evaluation>> = vec![None; states.len()];
+    for (i, e) in full_idx
+        .into_iter()
+        .zip(full)
+        .chain(value_idx.into_iter().zip(values))
+    {
+        out[i] = Some(e);
+    }
+    out.into_iter()
+        .map(|e| e.expect("an evaluation for every position"))
+        .collect()
 }
 
 /// The leaves' evaluation of an alpha-beta search that an evaluator stands for.
@@ -263,5 +310,67 @@ impl Evaluator for FixedCost {
 
     fn name(&self) -> String {
         format!("fixed-cost-{}us", self.per_position.as_micros())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values by the position's hash; a value alone is marked by its sign, and every call
+    /// is counted.
+    struct Marked {
+        calls: usize,
+    }
+
+    impl Evaluator for Marked {
+        fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+            self.calls += 1;
+            let mut out = Uniform.evaluate(states, moves);
+            for (e, s) in out.iter_mut().zip(states) {
+                e.value = 1.0 + (s.hash() % 7) as f32;
+            }
+            out
+        }
+
+        fn evaluate_values(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
+            let mut out = self.evaluate(states, moves);
+            for e in &mut out {
+                (e.value, e.policy) = (-e.value, Vec::new());
+            }
+            out
+        }
+
+        fn name(&self) -> String {
+            "marked".into()
+        }
+    }
+
+    #[test]
+    fn a_mixed_batch_comes_back_in_order_in_two_calls() {
+        let game: engine::Game = "ataxx".parse().unwrap();
+        let mut states = vec![game.startpos()];
+        for i in 0..5 {
+            let s = states[i];
+            states.push(s.after(s.legal_moves()[i]));
+        }
+        let moves: Vec<Vec<Move>> = states.iter().map(|s| s.legal_moves()).collect();
+        let value_only = [true, false, false, true, false, true];
+        let mut ev = Marked { calls: 0 };
+        let out = evaluate_mixed(&mut ev, &states, &moves, &value_only);
+        assert_eq!(ev.calls, 2);
+        for (i, e) in out.iter().enumerate() {
+            let v = 1.0 + (states[i].hash() % 7) as f32;
+            if value_only[i] {
+                assert_eq!((e.value, e.policy.len()), (-v, 0), "{i}");
+            } else {
+                assert_eq!((e.value, e.policy.len()), (v, moves[i].len()), "{i}");
+            }
+        }
+        // One kind only: one call.
+        let mut ev = Marked { calls: 0 };
+        evaluate_mixed(&mut ev, &states, &moves, &[false; 6]);
+        evaluate_mixed(&mut ev, &states, &moves, &[true; 6]);
+        assert_eq!(ev.calls, 2);
     }
 }

@@ -24,7 +24,7 @@ pub use config::{ConfigError, SearchKind, SelfplayConfig};
 pub use data::{Sample, ShardStream, read_shard, shard_files, write_shard};
 pub use evaluator::{
     Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, FixedCost, HashRandom, LeafEval, NetEngine,
-    Uniform,
+    Uniform, evaluate_mixed,
 };
 pub use mcts::play::{
     DEFAULT_TREE_BYTES, MAX_TREE_BYTES, PlayError, PlayLimits, PlaySearch, PlayStats,

@@ -408,16 +408,19 @@ pub(crate) fn run_worker(job: &Job, worker: usize) -> Result<SelfplayReport, Sel
     let mut pending: Vec<usize> = Vec::new();
     let mut states = Vec::new();
     let mut moves = Vec::new();
+    let mut value_only = Vec::new();
     loop {
         pending.clear();
         states.clear();
         moves.clear();
+        value_only.clear();
         for (i, slot) in slots.iter_mut().enumerate() {
             while let Some(s) = slot {
                 match driver.advance(s) {
                     Advance::Request(req) => {
                         pending.push(i);
                         states.push(req.state);
+                        value_only.push(req.value_only);
                         moves.push(req.moves);
                         break;
                     }
@@ -436,7 +439,8 @@ pub(crate) fn run_worker(job: &Job, worker: usize) -> Result<SelfplayReport, Sel
             break;
         }
         let t = Instant::now();
-        let evals = evaluator.evaluate(&states, &moves);
+        let evals =
+            crate::evaluator::evaluate_mixed(evaluator.as_mut(), &states, &moves, &value_only);
         report.eval_time += t.elapsed();
         report.eval_calls += 1;
         report.eval_positions += states.len() as u64;

@@ -1,4 +1,4 @@
-//! The tunable settings of the play-time MCTS (`mcts:…:cpuct=1.3,fpu=0.25,endgame=3`,
+//! The tunable settings of the play-time MCTS (`mcts:…:cpuct=1.3,fpu=0.25,endgame=3,lazy=1`,
 //! the UAI options `CPuct`, `FpuReduction`, `EndgameEmpties`, and `flipzero tune`).
 
 use std::fmt;
@@ -16,6 +16,8 @@ pub struct SearchParams {
     pub fpu_reduction: f32,
     /// Leaves with at most this many cells left to fill go to the endgame solver (0: off).
     pub endgame_empties: u32,
+    /// Leaves expanded on their second visit ([`MctsConfig::lazy_expansion`]).
+    pub lazy_expansion: bool,
 }
 
 impl Default for SearchParams {
@@ -30,13 +32,15 @@ impl PartialEq for SearchParams {
         self.c_puct.to_bits() == o.c_puct.to_bits()
             && self.fpu_reduction.to_bits() == o.fpu_reduction.to_bits()
             && self.endgame_empties == o.endgame_empties
+            && self.lazy_expansion == o.lazy_expansion
     }
 }
 
 impl Eq for SearchParams {}
 
 /// The keys [`SearchParams::set`] knows, with their ranges.
-pub const PARAM_KEYS: &str = "cpuct (0.01..=20), fpu (0..=2), endgame (0..=8 cells left to fill)";
+pub const PARAM_KEYS: &str =
+    "cpuct (0.01..=20), fpu (0..=2), endgame (0..=8 cells left to fill), lazy (0 or 1)";
 
 impl SearchParams {
     /// The self-play search's settings ([`MctsConfig`]'s defaults): the loop's gating
@@ -51,6 +55,7 @@ impl SearchParams {
             c_puct: cfg.c_puct,
             fpu_reduction: cfg.fpu_reduction,
             endgame_empties: cfg.endgame_empties,
+            lazy_expansion: cfg.lazy_expansion,
         }
     }
 
@@ -71,6 +76,13 @@ impl SearchParams {
             "endgame" => {
                 self.endgame_empties = value.parse().ok().filter(|n| *n <= 8).ok_or_else(bad)?;
             }
+            "lazy" => {
+                self.lazy_expansion = match value {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(bad()),
+                }
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -81,6 +93,7 @@ impl SearchParams {
         cfg.c_puct = self.c_puct;
         cfg.fpu_reduction = self.fpu_reduction;
         cfg.endgame_empties = self.endgame_empties;
+        cfg.lazy_expansion = self.lazy_expansion;
     }
 
     /// The settings that differ from the defaults, as `key=value` (the spec's order).
@@ -96,6 +109,9 @@ impl SearchParams {
         if self.endgame_empties != d.endgame_empties {
             out.push(format!("endgame={}", self.endgame_empties));
         }
+        if self.lazy_expansion != d.lazy_expansion {
+            out.push(format!("lazy={}", u8::from(self.lazy_expansion)));
+        }
         out
     }
 }
@@ -104,8 +120,11 @@ impl fmt::Display for SearchParams {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "cpuct={},fpu={},endgame={}",
-            self.c_puct, self.fpu_reduction, self.endgame_empties
+            "cpuct={},fpu={},endgame={},lazy={}",
+            self.c_puct,
+            self.fpu_reduction,
+            self.endgame_empties,
+            u8::from(self.lazy_expansion)
         )
     }
 }

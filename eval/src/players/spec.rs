@@ -88,7 +88,7 @@ pub enum PlayerSpec {
         /// evaluator call and the tree discarded after every move; the ablation of
         /// docs/strength.md.
         basic: bool,
-        /// The search's tunable settings (`cpuct=`, `fpu=`, `endgame=`).
+        /// The search's tunable settings (`cpuct=`, `fpu=`, `endgame=`, `lazy=`).
         params: SearchParams,
     },
     /// Alpha-beta with a fast net's value at the leaves (`abnet:DIR[:depth=N,nodes=N,
@@ -120,7 +120,7 @@ pub enum PlayerSpec {
 
 /// The grammar of player names: the one text that `--help` and the unknown-player error
 /// both show.
-pub const PLAYER_NAMES: &str = "random, greedy, ab (on a match clock), ab1..ab64 (the full-width search to that depth), ab:depth=N|nodes=N|soft_nodes=N|time=MS[,search=full|tuned][,PARAM=N...] (the tuned search; PARAM any search parameter, `flipzero uai` lists them as options), mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N], abnet:<fast-net dir>[:depth=N,nodes=N,soft_nodes=N,time=MS,PARAM=N...], uai:<path>[:name=value,...] (UAI options, plus movetime/depth/nodes for `go`), or nboard:<path>[:depth=N] (an NBoard Othello engine at depth, or level, N). A run directory means its current best network";
+pub const PLAYER_NAMES: &str = "random, greedy, ab (on a match clock), ab1..ab64 (the full-width search to that depth), ab:depth=N|nodes=N|soft_nodes=N|time=MS[,search=full|tuned][,PARAM=N...] (the tuned search; PARAM any search parameter, `flipzero uai` lists them as options), mcts:bootstrap|<model or run dir>[:sims=N|:time=MS][,engine=fast|burn][,search=basic][,cpuct=X,fpu=X,endgame=N,lazy=0|1], abnet:<fast-net dir>[:depth=N,nodes=N,soft_nodes=N,time=MS,PARAM=N...], uai:<path>[:name=value,...] (UAI options, plus movetime/depth/nodes for `go`), or nboard:<path>[:depth=N] (an NBoard Othello engine at depth, or level, N). A run directory means its current best network";
 
 /// A player name that names no player, or a player setting out of its range.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -6,7 +6,7 @@
 use engine::{Move, Rng, State};
 
 use super::config::MctsConfig;
-use super::leaves::{LeafBatch, LeafRequest, PendingLeaf};
+use super::leaves::{LeafBatch, LeafKind, LeafRequest, PendingLeaf};
 use super::search::Search;
 use super::tree::{Edge, Exact, MAX_IN_FLIGHT, NONE, ROOT, terminal_value};
 use crate::evaluator::Evaluation;
@@ -54,7 +54,7 @@ impl Search {
                 batch.paths.push(ROOT);
                 self.add_virtual_loss(&[ROOT]);
                 let root = self.root_state;
-                self.push_request(&root, &mut batch, start, cfg, rng);
+                self.push_request(&root, &mut batch, start, LeafKind::Full, cfg, rng);
             }
             return batch;
         }
@@ -89,13 +89,25 @@ impl Search {
                 }
                 if e.first == NONE {
                     let collision = e.in_flight > 0;
+                    let first_visit = e.visits == 0;
                     self.add_virtual_loss(&batch.paths[start..]);
                     if collision {
                         let path = (start as u32, batch.paths.len() as u32);
-                        batch.leaves.push(PendingLeaf { path, moves: None });
+                        let none = batch.moves.len() as u32;
+                        batch.leaves.push(PendingLeaf {
+                            path,
+                            moves: (none, none),
+                            kind: LeafKind::Collision,
+                        });
                         // Not a simulation: the Gumbel root's schedule gets its visit back.
-                        let root_move = batch.paths[start + 1] as usize;
-                        self.unschedule(root_move);
+                        self.unschedule(batch.paths[start + 1] as usize);
+                        break;
+                    }
+                    if !first_visit {
+                        // Lazy expansion's second visit: the policy, no simulation.
+                        misses -= 1;
+                        self.unschedule(batch.paths[start + 1] as usize);
+                        self.push_request(&state, &mut batch, start, LeafKind::Expand, cfg, rng);
                         break;
                     }
                     if let Some(v) = self.solve_endgame(&state, cfg, &mut may_solve) {
@@ -114,7 +126,12 @@ impl Search {
                     }
                     misses -= 1;
                     self.in_flight += 1;
-                    self.push_request(&state, &mut batch, start, cfg, rng);
+                    let kind = if cfg.lazy_expansion {
+                        LeafKind::Value
+                    } else {
+                        LeafKind::Full
+                    };
+                    self.push_request(&state, &mut batch, start, kind, cfg, rng);
                     break;
                 }
                 let next = if at == ROOT {
@@ -154,9 +171,11 @@ impl Search {
         state: &State,
         batch: &mut LeafBatch,
         start: usize,
+        kind: LeafKind,
         cfg: &MctsConfig,
         rng: &mut Rng,
     ) {
+        let value_only = kind == LeafKind::Value;
         let state = *state;
         let first = batch.moves.len();
         state.for_each_legal(|m| batch.moves.push(m));
@@ -167,18 +186,21 @@ impl Search {
                 state: state.transform(sym),
                 moves: moves.iter().map(|&m| sym.apply(m)).collect(),
                 position: state,
+                value_only,
             }
         } else {
             LeafRequest {
                 state,
                 moves: moves.to_vec(),
                 position: state,
+                value_only,
             }
         };
         batch.requests.push(req);
         batch.leaves.push(PendingLeaf {
             path: (start as u32, batch.paths.len() as u32),
-            moves: Some((first as u32, batch.moves.len() as u32)),
+            moves: (first as u32, batch.moves.len() as u32),
+            kind,
         });
     }
 
@@ -200,10 +222,22 @@ impl Search {
                 let e = &mut self.edges[e as usize];
                 e.in_flight = e.in_flight.saturating_sub(1);
             }
-            let Some((m0, m1)) = leaf.moves else { continue };
+            if leaf.kind == LeafKind::Collision {
+                continue;
+            }
             let eval = evals.next().expect("an evaluation for every request");
             let at = *path.last().expect("a path holds its leaf");
+            if leaf.kind == LeafKind::Value {
+                self.in_flight = self.in_flight.saturating_sub(1);
+                self.backup(path, eval.value);
+                self.sims_done += 1;
+                continue;
+            }
+            let (m0, m1) = leaf.moves;
             self.expand(at, &batch.moves[m0 as usize..m1 as usize], eval);
+            if leaf.kind == LeafKind::Expand {
+                continue;
+            }
             if at == ROOT {
                 // The root is only requested before its expansion: its own evaluation
                 // is not a simulation.

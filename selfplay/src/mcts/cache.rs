@@ -47,10 +47,13 @@ impl EvalCache {
         }
     }
 
-    /// Keeps the evaluation of `s`, in the memory of the one it replaces.
+    /// Keeps the evaluation of `s`, in the memory of the one it replaces (a value alone,
+    /// with an empty policy, does not replace a whole evaluation of the same position).
     pub fn put(&mut self, s: State, e: &Evaluation) {
         if let Some(i) = self.slot(&s) {
             match &mut self.slots[i] {
+                Some((held, old))
+                    if *held == s && e.policy.is_empty() && !old.policy.is_empty() => {}
                 Some((held, old)) => {
                     *held = s;
                     // Field by field (a derived `clone_from` would allocate anew); the
@@ -72,5 +75,37 @@ impl EvalCache {
     /// Lookups and hits since the cache was made.
     pub fn counts(&self) -> (u64, u64) {
         (self.lookups, self.hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_alone_does_not_replace_a_whole_evaluation() {
+        let s = "ataxx".parse::<engine::Game>().unwrap().startpos();
+        let whole = Evaluation {
+            policy: vec![0.5, 0.5],
+            value: 0.25,
+            wdl: None,
+            score: None,
+        };
+        let value = Evaluation {
+            policy: vec![],
+            value: 0.25,
+            ..whole.clone()
+        };
+        let mut cache = EvalCache::new(16);
+        cache.put(s, &value);
+        assert_eq!(cache.get(&s), Some(value.clone()));
+        cache.put(s, &whole);
+        assert_eq!(
+            cache.get(&s),
+            Some(whole.clone()),
+            "a whole one replaces a value"
+        );
+        cache.put(s, &value);
+        assert_eq!(cache.get(&s), Some(whole), "a value keeps the whole one");
     }
 }

@@ -41,6 +41,11 @@ pub struct MctsConfig {
     pub endgame_empties: u32,
     /// Alpha-beta nodes per such leaf.
     pub endgame_nodes: u64,
+    /// A leaf is first evaluated for its value alone, and expanded (its policy
+    /// evaluated, its moves stored) when a descent reaches it again; that descent is no
+    /// simulation, the next one goes through it (Monty's rule). Most leaves are visited
+    /// once: their policies are never computed and their moves never stored.
+    pub lazy_expansion: bool,
 }
 
 impl Default for MctsConfig {
@@ -58,6 +63,7 @@ impl Default for MctsConfig {
             symmetry: true,
             endgame_empties: 0,
             endgame_nodes: 20_000,
+            lazy_expansion: false,
         }
     }
 }

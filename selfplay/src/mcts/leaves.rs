@@ -12,6 +12,23 @@ pub struct LeafRequest {
     /// The tree's position (untransformed): an evaluation of `state` is one of this
     /// position with its legal moves in the order [`State::legal_moves`] gives.
     pub position: State,
+    /// Only the value is wanted ([`crate::Evaluator::evaluate_values`]): a leaf's first
+    /// evaluation under [`crate::MctsConfig::lazy_expansion`].
+    pub value_only: bool,
+}
+
+/// What the evaluation of a leaf does to the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LeafKind {
+    /// A descent that met a leaf already awaiting its evaluation: it only holds virtual
+    /// loss.
+    Collision,
+    /// Expanded and its value backed up: a simulation.
+    Full,
+    /// Its value backed up, not expanded (lazy expansion's first visit): a simulation.
+    Value,
+    /// Expanded, nothing backed up (lazy expansion's second visit): no simulation.
+    Expand,
 }
 
 /// A leaf handed out by [`Search::gather`] and not yet evaluated.
@@ -20,10 +37,10 @@ pub(super) struct PendingLeaf {
     /// The edges from the root to the leaf, `LeafBatch::paths[path.0..path.1]`; each
     /// carries one virtual loss.
     pub(super) path: (u32, u32),
-    /// The leaf's legal moves in the tree's order, `LeafBatch::moves[m.0..m.1]`; `None`
-    /// for a collision (a descent that met a leaf already awaiting its evaluation),
-    /// which only holds virtual loss.
-    pub(super) moves: Option<(u32, u32)>,
+    /// The leaf's legal moves in the tree's order, `LeafBatch::moves[m.0..m.1]`
+    /// (none for a collision).
+    pub(super) moves: (u32, u32),
+    pub(super) kind: LeafKind,
 }
 
 /// Leaves gathered by [`Search::gather`]: the positions to evaluate, and the paths to

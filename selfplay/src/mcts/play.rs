@@ -27,7 +27,7 @@ use super::outcome::SearchOutcome;
 use super::search::Search;
 use super::time::TimeBudget;
 use super::tree::ROOT;
-use crate::evaluator::{Evaluation, Evaluator};
+use crate::evaluator::{Evaluation, Evaluator, evaluate_mixed};
 
 /// When the runner-up has at least this share of the leader's visits at the soft limit,
 /// the search goes on towards the hard limit.
@@ -252,6 +252,7 @@ impl Context<'_> {
         // Buffers kept from batch to batch.
         let mut states: Vec<State> = Vec::with_capacity(self.batch);
         let mut moves: Vec<Vec<Move>> = Vec::with_capacity(self.batch);
+        let mut value_only: Vec<bool> = Vec::with_capacity(self.batch);
         let mut cached: Vec<Option<Evaluation>> = Vec::with_capacity(self.batch);
         let mut evals: Vec<Evaluation> = Vec::with_capacity(self.batch);
         loop {
@@ -276,7 +277,12 @@ impl Context<'_> {
                     continue;
                 }
                 cached.clear();
-                cached.extend(batch.requests.iter().map(|r| cache.get(&r.position)));
+                // A value alone (lazy expansion's) does not answer a request for a policy.
+                cached.extend(batch.requests.iter().map(|r| {
+                    cache
+                        .get(&r.position)
+                        .filter(|e| r.value_only || e.policy.len() == r.moves.len())
+                }));
                 (batch, now())
             };
             if batch.is_empty() {
@@ -288,9 +294,11 @@ impl Context<'_> {
             }
             states.clear();
             moves.clear();
+            value_only.clear();
             for (r, c) in batch.requests.iter_mut().zip(&cached) {
                 if c.is_none() {
                     states.push(r.state);
+                    value_only.push(r.value_only);
                     // The request's moves are not needed after this.
                     moves.push(std::mem::take(&mut r.moves));
                 }
@@ -298,7 +306,7 @@ impl Context<'_> {
             let fresh = if states.is_empty() {
                 Vec::new()
             } else {
-                evaluator.evaluate(&states, &moves)
+                evaluate_mixed(evaluator, &states, &moves, &value_only)
             };
             let done = now();
             let mut g = lock();

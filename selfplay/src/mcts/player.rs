@@ -24,14 +24,16 @@ pub const PLAY_FPU_REDUCTION: f32 = 0.04;
 
 impl MctsConfig {
     /// The play-time search: no root noise and no forced playouts (what self-play adds
-    /// for exploration), PUCT's constants tuned for play ([`PLAY_C_PUCT`]), everything
-    /// else as [`MctsConfig::default`].
+    /// for exploration), PUCT's constants tuned for play ([`PLAY_C_PUCT`]), leaves
+    /// expanded on their second visit ([`MctsConfig::lazy_expansion`]), everything else
+    /// as [`MctsConfig::default`].
     pub fn for_play() -> MctsConfig {
         MctsConfig {
             dirichlet_epsilon: 0.0,
             forced_playouts: false,
             c_puct: PLAY_C_PUCT,
             fpu_reduction: PLAY_FPU_REDUCTION,
+            lazy_expansion: true,
             ..MctsConfig::default()
         }
     }

@@ -197,9 +197,21 @@ fn record() -> String {
         forced_playouts: false,
         ..MctsConfig::default()
     };
+    play_game(&mut out, "play", play_cfg.clone(), 4);
+    let lazy = MctsConfig {
+        lazy_expansion: true,
+        ..play_cfg
+    };
+    play_game(&mut out, "play lazy expansion", lazy.clone(), 4);
+    play_game(&mut out, "play lazy expansion, one leaf a call", lazy, 1);
+    out
+}
+
+/// The play-time search over six moves of a game, its tree kept.
+fn play_game(out: &mut String, name: &str, play_cfg: MctsConfig, batch: usize) {
     let mut s = walk("ataxx", 6, 11);
-    writeln!(out, "case play: {}", s.text()).unwrap();
-    let mut play = PlaySearch::new(s, play_cfg, 4, 12);
+    writeln!(out, "case {name}: {}", s.text()).unwrap();
+    let mut play = PlaySearch::new(s, play_cfg, batch, 12);
     let mut evs: Vec<Box<dyn Evaluator>> = vec![Box::new(HashRandom)];
     let never = AtomicBool::new(false);
     for ply in 0..6 {
@@ -218,10 +230,9 @@ fn record() -> String {
             stats.simulations, stats.evaluations, stats.reused_visits
         )
         .unwrap();
-        describe(&mut out, &s, &o);
+        describe(out, &s, &o);
         s = s.after(o.best);
     }
-    out
 }
 
 #[test]

@@ -102,11 +102,15 @@ fn finds_a_wipe_out() {
         let w = m.iter().filter(|&&x| wins_now(s, x)).count();
         w >= 1 && w * 4 <= m.len()
     });
-    for s in positions {
+    for (s, lazy) in positions.iter().flat_map(|&s| [(s, false), (s, true)]) {
+        let cfg = MctsConfig {
+            lazy_expansion: lazy,
+            ..cfg.clone()
+        };
         let (_, out) = run(s, 300, &cfg, 1);
         assert!(
             wins_now(&s, out.best),
-            "{}: chose {}",
+            "{} (lazy {lazy}): chose {}",
             s.text(),
             s.move_to_string(out.best)
         );
@@ -125,13 +129,62 @@ fn avoids_an_immediate_wipe_out() {
         let winning = m.iter().filter(|&&x| wins_now(s, x)).count();
         winning == 0 && losing * 2 >= m.len() && losing < m.len()
     });
-    for s in positions {
+    for (s, lazy) in positions.iter().flat_map(|&s| [(s, false), (s, true)]) {
+        let cfg = MctsConfig {
+            lazy_expansion: lazy,
+            ..cfg.clone()
+        };
         let (_, out) = run(s, 600, &cfg, 2);
         assert!(
             !loses_next(&s, out.best),
-            "{}: chose {}",
+            "{} (lazy {lazy}): chose {}",
             s.text(),
             s.move_to_string(out.best)
+        );
+    }
+}
+
+/// Lazy expansion asks for a leaf's value alone on its first visit and for its policy on
+/// the next: every simulation is one value (the positions here never end the game), a
+/// policy is asked for only for the root and the leaves visited again, and the search
+/// spends its budget exactly, its visits adding up.
+#[test]
+fn lazy_expansion_asks_for_policies_of_revisited_leaves_only() {
+    for game in ["ataxx", "othello", "hexxagon"] {
+        let root = game.parse::<Game>().unwrap().startpos();
+        let cfg = MctsConfig {
+            lazy_expansion: true,
+            ..MctsConfig::default()
+        };
+        let mut rng = Rng::new(3);
+        let mut search = Search::new(root);
+        search.start(400, true, &cfg, &mut rng);
+        let (mut values, mut policies) = (0, 0);
+        let mut eval = selfplay::HashRandom;
+        while let Some(req) = search.next_request(&cfg, &mut rng) {
+            let e = if req.value_only {
+                values += 1;
+                eval.evaluate_values(
+                    std::slice::from_ref(&req.state),
+                    std::slice::from_ref(&req.moves),
+                )
+            } else {
+                policies += 1;
+                eval.evaluate(
+                    std::slice::from_ref(&req.state),
+                    std::slice::from_ref(&req.moves),
+                )
+            };
+            search.apply(&e[0], &cfg, &mut rng);
+        }
+        let out = search.outcome(&cfg);
+        assert_eq!(values, 400, "{game}");
+        assert_eq!(search.simulations(), 400, "{game}");
+        assert_eq!(out.visits.iter().sum::<u32>(), 400, "{game}");
+        // 189 to 205 measured: a pseudo-random evaluator spreads the visits wide.
+        assert!(
+            (150..=250).contains(&policies),
+            "{game}: {policies} policies"
         );
     }
 }
