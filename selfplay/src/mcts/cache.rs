@@ -47,6 +47,23 @@ impl EvalCache {
         }
     }
 
+    /// The value of `s`, if held: for a leaf whose value alone is wanted (lazy
+    /// expansion's first visit), without copying a policy.
+    pub fn value(&mut self, s: &State) -> Option<Evaluation> {
+        let i = self.slot(s)?;
+        self.lookups += 1;
+        match &self.slots[i] {
+            Some((held, e)) if held == s => {
+                self.hits += 1;
+                Some(Evaluation {
+                    policy: Vec::new(),
+                    ..*e
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// Keeps the evaluation of `s`, in the memory of the one it replaces (a value alone,
     /// with an empty policy, does not replace a whole evaluation of the same position).
     pub fn put(&mut self, s: State, e: &Evaluation) {
@@ -107,5 +124,10 @@ mod tests {
         );
         cache.put(s, &value);
         assert_eq!(cache.get(&s), Some(whole), "a value keeps the whole one");
+        // Asked for its value alone, the cache gives the whole one's value, no policy.
+        assert_eq!(cache.value(&s), Some(value));
+        let other = s.after(s.legal_moves()[0]);
+        assert_eq!(cache.value(&other), None);
+        assert_eq!(cache.counts(), (5, 4));
     }
 }

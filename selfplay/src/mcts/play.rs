@@ -279,9 +279,13 @@ impl Context<'_> {
                 cached.clear();
                 // A value alone (lazy expansion's) does not answer a request for a policy.
                 cached.extend(batch.requests.iter().map(|r| {
-                    cache
-                        .get(&r.position)
-                        .filter(|e| r.value_only || e.policy.len() == r.moves.len())
+                    if r.value_only {
+                        cache.value(&r.position)
+                    } else {
+                        cache
+                            .get(&r.position)
+                            .filter(|e| e.policy.len() == r.moves.len())
+                    }
                 }));
                 (batch, now())
             };
