@@ -80,11 +80,7 @@ impl Search {
             loop {
                 let e = &self.edges[at as usize];
                 if let Some(v) = e.exact.get() {
-                    let path = &batch.paths[start..];
-                    self.backup(path, v);
-                    self.prove_path(path);
-                    self.sims_done += 1;
-                    batch.paths.truncate(start);
+                    self.score_exact(&mut batch, start, v);
                     break;
                 }
                 if e.first == NONE {
@@ -112,16 +108,9 @@ impl Search {
                     }
                     if let Some(v) = self.solve_endgame(&state, cfg, &mut may_solve) {
                         // Solved: a finished game from now on.
-                        let path = &batch.paths[start..];
-                        for &id in path {
-                            let e = &mut self.edges[id as usize];
-                            e.in_flight = e.in_flight.saturating_sub(1);
-                        }
+                        self.remove_virtual_loss(&batch.paths[start..]);
                         self.edges[at as usize].exact = Exact::of(v);
-                        self.backup(path, v);
-                        self.prove_path(path);
-                        self.sims_done += 1;
-                        batch.paths.truncate(start);
+                        self.score_exact(&mut batch, start, v);
                         break;
                     }
                     misses -= 1;
@@ -159,9 +148,27 @@ impl Search {
         self.recycled = Some(batch);
     }
 
+    /// Backs up `v`, the exact value at the end of the descent `batch.paths[start..]`,
+    /// proves what it can above it, and counts the simulation; the descent leaves the
+    /// batch.
+    fn score_exact(&mut self, batch: &mut LeafBatch, start: usize, v: f32) {
+        let path = &batch.paths[start..];
+        self.backup(path, v);
+        self.prove_path(path);
+        self.sims_done += 1;
+        batch.paths.truncate(start);
+    }
+
     fn add_virtual_loss(&mut self, path: &[u32]) {
         for &e in path {
             self.edges[e as usize].in_flight += 1;
+        }
+    }
+
+    fn remove_virtual_loss(&mut self, path: &[u32]) {
+        for &e in path {
+            let e = &mut self.edges[e as usize];
+            e.in_flight = e.in_flight.saturating_sub(1);
         }
     }
 
@@ -218,10 +225,7 @@ impl Search {
         let mut evals = evals.iter();
         for leaf in &batch.leaves {
             let path = batch.path(leaf);
-            for &e in path {
-                let e = &mut self.edges[e as usize];
-                e.in_flight = e.in_flight.saturating_sub(1);
-            }
+            self.remove_virtual_loss(path);
             if leaf.kind == LeafKind::Collision {
                 continue;
             }

@@ -34,34 +34,31 @@ impl EvalCache {
         (n > 0).then(|| (s.hash() % n) as usize)
     }
 
-    /// The evaluation of `s` (its policy over `s.legal_moves()` in that order), if held.
-    pub fn get(&mut self, s: &State) -> Option<Evaluation> {
+    /// The held evaluation of `s`, counted as a lookup (and a hit).
+    fn lookup(&mut self, s: &State) -> Option<&Evaluation> {
         let i = self.slot(s)?;
         self.lookups += 1;
         match &self.slots[i] {
             Some((held, e)) if held == s => {
                 self.hits += 1;
-                Some(e.clone())
+                Some(e)
             }
             _ => None,
         }
     }
 
+    /// The evaluation of `s` (its policy over `s.legal_moves()` in that order), if held.
+    pub fn get(&mut self, s: &State) -> Option<Evaluation> {
+        self.lookup(s).cloned()
+    }
+
     /// The value of `s`, if held: for a leaf whose value alone is wanted (lazy
     /// expansion's first visit), without copying a policy.
     pub fn value(&mut self, s: &State) -> Option<Evaluation> {
-        let i = self.slot(s)?;
-        self.lookups += 1;
-        match &self.slots[i] {
-            Some((held, e)) if held == s => {
-                self.hits += 1;
-                Some(Evaluation {
-                    policy: Vec::new(),
-                    ..*e
-                })
-            }
-            _ => None,
-        }
+        self.lookup(s).map(|e| Evaluation {
+            policy: Vec::new(),
+            ..*e
+        })
     }
 
     /// Keeps the evaluation of `s`, in the memory of the one it replaces (a value alone,

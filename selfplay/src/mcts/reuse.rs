@@ -3,7 +3,7 @@
 use engine::{Move, State};
 
 use super::search::Search;
-use super::tree::{Edge, MAX_SPARE_BYTES, NONE, ROOT, Spare, root_edge};
+use super::tree::{Edge, MAX_SPARE_BYTES, NONE, ROOT, Spare};
 
 impl Search {
     /// Moves the root to the child reached by `mv`, keeping its subtree (tree reuse), or
@@ -101,11 +101,8 @@ impl Search {
         let symmetries = std::mem::take(&mut self.symmetries);
         let endgame = self.endgame.take();
         let spare = std::mem::take(&mut self.spare);
-        let mut edges = std::mem::take(&mut self.edges);
-        edges.clear();
-        edges.push(root_edge(&root));
-        *self = Search::with_symmetries(root, symmetries);
-        self.edges = edges;
+        let edges = std::mem::take(&mut self.edges);
+        *self = Search::with_buffers(root, symmetries, edges);
         self.endgame = endgame;
         self.keep_spare(spare);
     }

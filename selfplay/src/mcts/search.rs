@@ -45,12 +45,19 @@ impl Search {
     /// A fresh tree rooted at `root`.
     pub fn new(root: State) -> Search {
         let symmetries = root.symmetries();
-        Search::with_symmetries(root, symmetries)
+        Search::with_buffers(root, symmetries, Vec::new())
     }
 
-    pub(super) fn with_symmetries(root: State, symmetries: Vec<Symmetry>) -> Search {
+    /// A fresh tree rooted at `root` in `edges`' memory (emptied first).
+    pub(super) fn with_buffers(
+        root: State,
+        symmetries: Vec<Symmetry>,
+        mut edges: Vec<Edge>,
+    ) -> Search {
+        edges.clear();
+        edges.push(root_edge(&root));
         Search {
-            edges: vec![root_edge(&root)],
+            edges,
             root_state: root,
             positions: 1,
             sims_target: 0,
