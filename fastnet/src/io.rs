@@ -62,7 +62,6 @@ struct TensorInfo {
     data_offsets: [usize; 2],
 }
 
-#[cfg(feature = "train")]
 fn safetensors(tensors: &[(&str, Vec<usize>, &str, Vec<u8>)]) -> Vec<u8> {
     let mut header = BTreeMap::new();
     let mut offset = 0;
@@ -89,12 +88,10 @@ fn safetensors(tensors: &[(&str, Vec<usize>, &str, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
-#[cfg(feature = "train")]
 fn f32_bytes(x: &[f32]) -> Vec<u8> {
     x.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-#[cfg(feature = "train")]
 fn i16_bytes(x: &[i16]) -> Vec<u8> {
     x.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
@@ -145,6 +142,13 @@ pub fn save(
 /// the module docs); a run writes it where `run.export` says.
 #[cfg(feature = "train")]
 pub fn save_quantised(net: &FloatNet, dir: &Path) -> Result<(), Error> {
+    let path = dir.join(QUANT);
+    rundir::write_atomic(&path, &quantised_file(net)?).map_err(|e| Error::io(&path, e))
+}
+
+/// The bytes of [`QUANT`] for `net`: the weights as the searchers quantise them (what a
+/// runtime that only plays needs, e.g. the web player's bundle).
+pub fn quantised_file(net: &FloatNet) -> Result<Vec<u8>, Error> {
     let game = net.cfg.check()?;
     let shapes = tensor_shapes(&net.cfg, &Layout::new(game));
     let q = crate::quant::QuantNet::new(net)?;
@@ -173,8 +177,7 @@ pub fn save_quantised(net: &FloatNet, dir: &Path) -> Result<(), Error> {
             f32_bytes(&net.p_b),
         ),
     ];
-    let path = dir.join(QUANT);
-    rundir::write_atomic(&path, &safetensors(&quant)).map_err(|e| Error::io(&path, e))
+    Ok(safetensors(&quant))
 }
 
 /// `flipzero export` of a fast net: the net of folder `dir` (checked as [`load`] checks

@@ -88,6 +88,11 @@ pub fn export_web(
             )));
         }
     }
+    // The weights file of the bundle replaced, when it had another name (a version 1
+    // bundle's float file): removed once the new bundle is whole, not left to be served.
+    let stale = previous_weights(out)
+        .filter(|old| files.iter().all(|(name, _)| name != old))
+        .map(|old| out.join(old));
     let mut written = Vec::new();
     for (name, bytes) in files {
         let path = out.join(&name);
@@ -101,13 +106,31 @@ pub fn export_web(
         rundir::write_atomic(&path, &bytes).map_err(io)?;
         written.push(path);
     }
+    if let Some(old) = stale.filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())) {
+        std::fs::remove_file(&old).map_err(|source| Error::Io { path: old, source })?;
+    }
     Ok(written)
 }
 
-/// Whether `dir` holds an earlier bundle: its `bundle.json` reads as one.
+/// The weights file an earlier bundle in `dir` names, when it is a plain relative path
+/// inside its `net/` folder (anything else is not removed).
+fn previous_weights(dir: &Path) -> Option<String> {
+    let b = rundir::read_regular(&dir.join(web::bundle::CONFIG), rundir::Limit::SMALL).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&b).ok()?;
+    let w = v.get("weights")?.as_str()?;
+    let name = w.strip_prefix("net/")?;
+    (!name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && !name.starts_with('.'))
+    .then(|| w.to_string())
+}
+
+/// Whether `dir` holds an earlier bundle: its `bundle.json` says so (of any version).
 fn is_bundle(dir: &Path) -> bool {
     rundir::read_regular(&dir.join(web::bundle::CONFIG), rundir::Limit::SMALL)
         .ok()
-        .and_then(|b| serde_json::from_slice::<web::bundle::BundleConfig>(&b).ok())
-        .is_some_and(|c| c.format == web::bundle::FORMAT)
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|c| c["format"] == web::bundle::FORMAT)
 }

@@ -127,12 +127,20 @@ fn browser_the_exported_player_plays_the_native_players_moves_offline() {
         let web: Vec<&str> = moves.as_str().unwrap().split(' ').collect();
         assert_eq!(web, native, "the page's moves against the native player's");
         let shown = c
-            .execute("return [document.getElementById('outcome').textContent, document.querySelectorAll('#moves li').length, document.querySelectorAll('#lines tbody tr').length > 0]", vec![])
+            .execute("return [document.getElementById('outcome').textContent, document.querySelectorAll('#moves .move').length, document.querySelectorAll('#lines tbody tr').length > 0, [...document.querySelectorAll('#moves .move-no')].map((n) => n.textContent), document.getElementById('search-note').textContent]", vec![])
             .await
             .unwrap();
         assert!(shown[0].as_str().unwrap().starts_with("Game over:"), "{shown}");
         assert_eq!(shown[1], json!(native.len()));
         assert_eq!(shown[2], json!(true));
+        // Numbered by moves as flipzero serve numbers them: "1." before x's first move
+        // and o's reply, "2." before the next pair.
+        let numbers: Vec<String> = (1..=native.len().div_ceil(2)).map(|k| format!("{k}.")).collect();
+        assert_eq!(shown[3], json!(numbers));
+        // The value shown says for which side it is: the side that made the last move.
+        let mover = if native.len() % 2 == 1 { "x" } else { "o" };
+        let note = shown[4].as_str().unwrap();
+        assert!(note.contains(&format!("for {mover} (+1: {mover} wins")), "{note}");
         screenshot(&c, "web-player-watch.png").await;
 
         // A human's game as x: a click places a piece, the net answers at once.
@@ -180,6 +188,92 @@ fn browser_the_exported_player_plays_the_native_players_moves_offline() {
         let widths = wait_for(&c, "return [document.documentElement.scrollWidth, window.innerWidth]", "the layout").await;
         assert!(widths[0].as_u64().unwrap() <= widths[1].as_u64().unwrap(), "{widths}");
         screenshot(&c, "web-player-phone.png").await;
+        c.close().await.unwrap();
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The shipped player's net (1024 hidden, 38 MB of float weights) exported for a phone:
+/// the bundle is under 10 MB (the weights quantised and packed), loads at 390 px wide
+/// and answers a move with the native player's reply (the same integers, the same
+/// search). An earlier bundle's float weights file is removed when it is replaced.
+#[test]
+fn browser_the_shipped_net_in_a_bundle_under_10_mb_loads_and_plays_on_a_phone() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/strength/fast-quick/fresh1024");
+    let (sims, seed) = (16, 3);
+    let dir = std::env::temp_dir().join(format!("flipzero-web-phone-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // An earlier (version 1) bundle in the folder: its float weights must not stay.
+    std::fs::create_dir_all(dir.join("net")).unwrap();
+    std::fs::write(
+        dir.join("bundle.json"),
+        r#"{"format": "flipzero-web-bundle", "version": 1, "weights": "net/fastnet.safetensors"}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("net/fastnet.safetensors"), vec![0u8; 1 << 20]).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["export", "--web", "--model"])
+        .arg(&shipped)
+        .arg("--out")
+        .arg(&dir)
+        .args(["--sims", &sims.to_string(), "--seed", &seed.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !dir.join("net/fastnet.safetensors").exists(),
+        "the old float weights were left"
+    );
+    let mut total = 0;
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                total += e.metadata().unwrap().len();
+            }
+        }
+    }
+    eprintln!("the bundle of fresh1024: {total} bytes");
+    assert!(total < 10_000_000, "{total} bytes");
+    // Its packed weights are more than half the bundle (the net is really in it).
+    let packed = std::fs::metadata(dir.join("net/fastnet-quant.packed"))
+        .unwrap()
+        .len();
+    assert!(packed > total / 2, "{packed} of {total}");
+
+    let server = StaticServer::start(&dir);
+    let driver = Driver::start();
+    let base = format!("http://127.0.0.1:{}", server.port);
+    runtime().block_on(async {
+        let c = driver.client().await;
+        c.set_window_size(390, 844).await.unwrap();
+        open(&c, &format!("{base}/?human=x")).await;
+        let turn = "const b = document.getElementById('board'); return b.dataset.turn === 'human' && document.getElementById('moves').dataset.moves";
+        assert_eq!(wait_for(&c, turn, "x to move").await, json!(""));
+        let target = c
+            .execute("return document.querySelector('#board .cell circle.hint').parentNode.dataset.name", vec![])
+            .await
+            .unwrap();
+        let target = target.as_str().unwrap().to_string();
+        c.find(Locator::Css(&format!("#board .cell[data-name='{target}']"))).await.unwrap().click().await.unwrap();
+        let after = wait_for(&c, "const m = document.getElementById('moves').dataset.moves.split(' '); return m.length === 2 && document.getElementById('board').dataset.turn === 'human' && m", "the net's reply").await;
+        let game: engine::Game = "ataxx".parse().unwrap();
+        let mut s = game.startpos();
+        s.play(s.parse_move(&target).unwrap());
+        let spec: PlayerSpec = format!("mcts:{}:sims={sims}", shipped.display()).parse().unwrap();
+        let mut p = spec.build(game, seed, Timeouts::default()).unwrap();
+        let reply = p.choose_until(&s, &AtomicBool::new(false)).unwrap();
+        assert_eq!(after[1], json!(s.move_to_string(reply)));
+        let widths = c.execute("return [document.documentElement.scrollWidth, window.innerWidth]", vec![]).await.unwrap();
+        assert!(widths[0].as_u64().unwrap() <= widths[1].as_u64().unwrap(), "{widths}");
+        screenshot(&c, "tour-phone-bundle-390.png").await;
         c.close().await.unwrap();
     });
     let _ = std::fs::remove_dir_all(&dir);

@@ -35,14 +35,27 @@ function render() {
     : `${v.side_to_move} to move · x ${v.counts[0]}, o ${v.counts[1]}` + (mine ? " · your move" : "");
   $("outcome").textContent = v.outcome ? v.outcome.explanation : "";
   $("outcome").dataset.result = v.outcome ? v.outcome.result : "";
+  // Numbered by moves, a number for each pair of plies, as flipzero serve's lists are.
   const ol = $("moves");
   ol.innerHTML = "";
-  for (const m of a.moves) {
-    const li = document.createElement("li");
-    li.textContent = m;
-    ol.appendChild(li);
-  }
+  a.moves.forEach((m, i) => {
+    if (i % 2 === 0) {
+      const n = document.createElement("span");
+      n.className = "move-no";
+      n.textContent = (i / 2 + 1) + ".";
+      ol.appendChild(n);
+    }
+    const b = document.createElement("span");
+    b.className = "move";
+    b.textContent = m;
+    ol.appendChild(b);
+  });
   ol.dataset.moves = a.moves.join(" ");
+  // The search's values are for the side that played the move (the net, after it moved).
+  const mover = a.played ? (v.side_to_move === "x" ? "o" : "x") : null;
+  $("search-note").textContent = a.played && a.value !== null && a.value !== undefined
+    ? `The net (${mover}) played ${a.played}; its search's value ${a.value >= 0 ? "+" : ""}${a.value.toFixed(3)} for ${mover} (+1: ${mover} wins, −1: ${mover} loses).`
+    : "";
   const tb = $("lines").tBodies[0];
   tb.innerHTML = "";
   for (const l of a.lines || []) {

@@ -8,8 +8,10 @@ use crate::player::WebPlayer;
 
 /// `bundle.json`'s `format`.
 pub const FORMAT: &str = "flipzero-web-bundle";
-/// `bundle.json`'s `version`.
-pub const VERSION: u32 = 1;
+/// `bundle.json`'s `version` (2: the weights are the packed quantised file).
+pub const VERSION: u32 = 2;
+/// The bundle's weights: the net's quantised file packed ([`crate::packed`]).
+pub const PACKED_WEIGHTS: &str = "fastnet-quant.packed";
 /// The largest seed a bundle takes: JavaScript's numbers hold whole numbers exactly up
 /// to 2^53 − 1, and the page passes the seed as one.
 pub const MAX_SEED: u64 = (1 << 53) - 1;
@@ -34,7 +36,8 @@ pub struct BundleConfig {
     pub wasm: String,
     /// The net's `model.json`.
     pub model: String,
-    /// The net's float weights.
+    /// The net's weights: its quantised file packed ([`PACKED_WEIGHTS`]), the very
+    /// integers the player runs.
     pub weights: String,
     /// Simulations a move.
     pub sims: u32,
@@ -42,10 +45,11 @@ pub struct BundleConfig {
     pub seed: u64,
 }
 
-/// The files of a bundle playing the fast net `meta` (`model.json`) and `weights`
-/// (`fastnet.safetensors`) with `sims` simulations a move and `seed`: relative paths
-/// and contents, [`CONFIG`] last. The net is loaded first, so a bundle that would not
-/// play is refused here with the reason.
+/// The files of a bundle playing the fast net `meta` (`model.json`) and `weights` (its
+/// float or quantised file) with `sims` simulations a move and `seed`: relative paths
+/// and contents, [`CONFIG`] last. The weights go into the bundle quantised and packed
+/// (what the player runs, a quarter of the float file), and the bundle's own files are
+/// loaded first, so a bundle that would not play is refused here with the reason.
 pub fn files(
     meta: &[u8],
     weights: &[u8],
@@ -58,7 +62,11 @@ pub fn files(
             "seed {seed}: at most {MAX_SEED} (2^53 - 1), the largest whole number a page's JavaScript holds exactly"
         ));
     }
-    let mut player = WebPlayer::load(meta, weights, sims, seed)?;
+    let (net, _) = fastnet::io::parse(meta, weights, "model.json", "the weights")
+        .map_err(|e| e.to_string())?;
+    let packed =
+        crate::packed::pack(&fastnet::io::quantised_file(&net).map_err(|e| e.to_string())?);
+    let mut player = WebPlayer::load(meta, &packed, sims, seed)?;
     let game = player.call(r#"{"op":"state"}"#)?.game;
     let config = BundleConfig {
         format: FORMAT.into(),
@@ -67,7 +75,7 @@ pub fn files(
         game,
         wasm: "flipzero.wasm".into(),
         model: "net/model.json".into(),
-        weights: format!("net/{}", fastnet::io::WEIGHTS),
+        weights: format!("net/{PACKED_WEIGHTS}"),
         sims,
         seed,
     };
@@ -81,7 +89,7 @@ pub fn files(
         ("flipzero.js".into(), text(crate::assets::PLAYER_JS)),
         (config.wasm.clone(), crate::WASM.to_vec()),
         (config.model.clone(), public_meta(meta)?),
-        (config.weights.clone(), weights.to_vec()),
+        (config.weights.clone(), packed),
     ];
     let mut json = serde_json::to_vec_pretty(&config).map_err(|e| e.to_string())?;
     json.push(b'\n');

@@ -14,6 +14,7 @@
 pub mod abi;
 pub mod assets;
 pub mod bundle;
+pub mod packed;
 pub mod player;
 pub mod position;
 

@@ -128,13 +128,22 @@ pub struct Answer {
 }
 
 impl WebPlayer {
-    /// A player of the fast net in `meta` (`model.json`) and `weights`
-    /// (`fastnet.safetensors`), searching `sims` simulations a move with `seed`, from
-    /// the game's start.
+    /// A player of the fast net in `meta` (`model.json`) and `weights` (its float file
+    /// `fastnet.safetensors`, its quantised file, or that packed as
+    /// [`crate::packed`]), searching `sims` simulations a move with `seed`, from the
+    /// game's start.
     pub fn load(meta: &[u8], weights: &[u8], sims: u32, seed: u64) -> Result<WebPlayer, String> {
         check_sims(sims)?;
-        let (net, meta) = fastnet::io::parse(meta, weights, "model.json", fastnet::io::WEIGHTS)
-            .map_err(|e| e.to_string())?;
+        let unpacked;
+        let (weights, name) = if crate::packed::is_packed(weights) {
+            unpacked = crate::packed::unpack(weights)
+                .map_err(|e| format!("{}: {e}", crate::bundle::PACKED_WEIGHTS))?;
+            (&unpacked[..], crate::bundle::PACKED_WEIGHTS)
+        } else {
+            (weights, fastnet::io::WEIGHTS)
+        };
+        let (net, meta) =
+            fastnet::io::parse(meta, weights, "model.json", name).map_err(|e| e.to_string())?;
         let game = meta.network.check().map_err(|e| e.to_string())?;
         let quant = Arc::new(fastnet::QuantNet::new(&net).map_err(|e| e.to_string())?);
         let name = format!(
