@@ -695,12 +695,17 @@ fn bootstrap() -> String {
     eval::BOOTSTRAP_BEST.into()
 }
 
-/// A network's view of a position.
+/// A network's view of a position, averaged over the board's symmetries
+/// ([`crate::insight::net_view`]).
 #[derive(serde::Serialize)]
 struct Analysis {
     net: String,
-    /// Win − loss expectation, side-to-move view.
+    /// Win − loss expectation, side-to-move view: the mean over the symmetries.
     value: f32,
+    /// The lowest and highest of the symmetries' values.
+    value_range: [f32; 2],
+    /// Symmetries averaged.
+    symmetries: usize,
     wdl: Option<[f32; 3]>,
     policy: Vec<games::PolicyEntry>,
     view: PositionView,
@@ -718,9 +723,7 @@ async fn analyse(
         let mut ev = eval::build_evaluator(&source, game, eval::NetEngine::Fast)
             .map_err(|e| ApiError::BadRequest(format!("network `{name}`: {e}")))?;
         let moves = state.legal_moves();
-        let e = ev
-            .evaluate(&[state], std::slice::from_ref(&moves))
-            .pop()
+        let e = crate::insight::net_view(ev.as_mut(), &state, &moves)
             .ok_or_else(|| ApiError::Internal("the network gave no evaluation".into()))?;
         let mut policy: Vec<games::PolicyEntry> = moves
             .iter()
@@ -739,6 +742,8 @@ async fn analyse(
         Ok(Analysis {
             net: name,
             value: e.value,
+            value_range: e.value_range,
+            symmetries: e.symmetries,
             wdl: e.wdl,
             policy,
             view: view(&state),

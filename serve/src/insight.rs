@@ -34,6 +34,85 @@ pub struct Candidate {
     pub proof: Option<&'static str>,
     /// The principal variation from this move on, in notation.
     pub pv: Vec<String>,
+    /// The position after each move of `pv`, as text (the page plays a line into its
+    /// variation tree from these).
+    pub pv_positions: Vec<String>,
+    /// The position at the end of `pv` (the page previews a line on its board).
+    pub pv_end: PositionView,
+}
+
+/// A network's own view of a position averaged over the board's symmetries (those that
+/// keep its blocked cells): a net is not exactly symmetric, and the search evaluates
+/// each position under one symmetry drawn at random, so one evaluation is one sample.
+#[derive(Clone, Debug, Serialize)]
+pub struct NetView {
+    /// The mean value for the side to move, in [-1, 1].
+    pub value: f32,
+    /// The lowest and highest value over the symmetries.
+    pub value_range: [f32; 2],
+    /// The mean win / draw / loss probabilities, when the net models them.
+    pub wdl: Option<[f32; 3]>,
+    /// The mean policy over the legal moves, in `state.legal_moves()` order.
+    pub policy: Vec<f32>,
+    /// Symmetries averaged.
+    pub symmetries: usize,
+}
+
+/// `ev`'s evaluation of `state` (with legal moves `moves`) under each of its
+/// symmetries, averaged; `None` when the evaluator returned nothing.
+pub fn net_view(
+    ev: &mut dyn selfplay::Evaluator,
+    state: &State,
+    moves: &[engine::Move],
+) -> Option<NetView> {
+    let syms = state.symmetries();
+    let (states, lists): (Vec<State>, Vec<Vec<engine::Move>>) = if syms.is_empty() {
+        (vec![*state], vec![moves.to_vec()])
+    } else {
+        syms.iter()
+            .map(|s| {
+                (
+                    state.transform(s),
+                    moves.iter().map(|&m| s.apply(m)).collect(),
+                )
+            })
+            .unzip()
+    };
+    let evals = ev.evaluate(&states, &lists);
+    if evals.is_empty() || evals.iter().any(|e| e.policy.len() != moves.len()) {
+        return None;
+    }
+    let n = evals.len() as f32;
+    let values: Vec<f32> = evals.iter().map(|e| e.value).collect();
+    let mut policy = vec![0.0f32; moves.len()];
+    for e in &evals {
+        for (p, q) in policy.iter_mut().zip(&e.policy) {
+            *p += q / n;
+        }
+    }
+    let wdl = evals
+        .iter()
+        .map(|e| e.wdl)
+        .collect::<Option<Vec<_>>>()
+        .map(|w| {
+            let mut m = [0.0f32; 3];
+            for x in &w {
+                for k in 0..3 {
+                    m[k] += x[k] / n;
+                }
+            }
+            m
+        });
+    Some(NetView {
+        value: values.iter().sum::<f32>() / n,
+        value_range: [
+            values.iter().copied().fold(f32::INFINITY, f32::min),
+            values.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+        ],
+        wdl,
+        policy,
+        symmetries: evals.len(),
+    })
 }
 
 /// A search of one position.
@@ -46,8 +125,12 @@ pub struct SearchInsight {
     /// The root's value for the side to move (none for a forced move, which is not
     /// searched).
     pub value: Option<f32>,
-    /// The candidate moves, most visited first.
+    /// The candidate moves, most visited first. Their priors are the network's policy
+    /// averaged over the board's symmetries ([`net_view`]), as the page's policy panel
+    /// shows it; the search itself drew one symmetry for each position it evaluated.
     pub candidates: Vec<Candidate>,
+    /// Symmetries the priors average.
+    pub prior_symmetries: usize,
     /// The position.
     pub view: PositionView,
 }
@@ -63,12 +146,20 @@ pub fn search(
     seed: u64,
     stop: &AtomicBool,
 ) -> Result<SearchInsight, ApiError> {
-    let ev = eval::build_evaluator(net, game, NetEngine::Fast)
+    let mut ev = eval::build_evaluator(net, game, NetEngine::Fast)
         .map_err(|e| ApiError::BadRequest(format!("network `{name}`: {e}")))?;
+    let moves = state.legal_moves();
+    let averaged = net_view(ev.as_mut(), state, &moves)
+        .ok_or_else(|| ApiError::Internal(format!("network `{name}` gave no evaluation")))?;
+    let prior_of = |m: engine::Move| {
+        moves
+            .iter()
+            .position(|&x| x == m)
+            .map_or(0.0, |i| averaged.policy[i])
+    };
     let batch = eval::batch_for(Some(sims), ev.preferred_batch());
     let mut player = MctsPlayer::new(vec![ev], Thinking::Sims(sims), batch, seed)
         .map_err(|e| ApiError::Internal(format!("network `{name}`: {e}")))?;
-    let moves = state.legal_moves();
     if moves.len() > 1 {
         let limits = selfplay::PlayLimits {
             sims: Some(sims),
@@ -86,12 +177,12 @@ pub fn search(
         // A forced move: nothing to weigh.
         moves
             .iter()
-            .map(|&m| candidate(state, m, 0, None, 1.0, None, &[m]))
+            .map(|&m| candidate(state, m, 0, None, prior_of(m), None, &[m]))
             .collect()
     } else {
         lines
             .iter()
-            .map(|l| candidate(state, l.mv, l.visits, l.q, l.prior, l.proof, &l.pv))
+            .map(|l| candidate(state, l.mv, l.visits, l.q, prior_of(l.mv), l.proof, &l.pv))
             .collect()
     };
     Ok(SearchInsight {
@@ -99,6 +190,7 @@ pub fn search(
         sims: player.last_stats().map_or(0, |s| s.simulations),
         value,
         candidates,
+        prior_symmetries: averaged.symmetries,
         view: view(state),
     })
 }
@@ -115,12 +207,14 @@ fn candidate(
     let (from, to) = move_cells(mv);
     let mut s = *state;
     let mut texts = vec![];
+    let mut positions = vec![];
     for &m in pv {
         if s.result().is_some() || !s.is_legal(m) {
             break;
         }
         texts.push(s.move_to_string(m));
         s = s.after(m);
+        positions.push(s.text());
     }
     Candidate {
         text: state.move_to_string(mv),
@@ -139,5 +233,7 @@ fn candidate(
             }
         }),
         pv: texts,
+        pv_positions: positions,
+        pv_end: view(&s),
     }
 }

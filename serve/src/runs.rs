@@ -27,6 +27,8 @@ pub struct RunEntry {
     pub problems: Vec<RecordProblem>,
     /// The generations' networks that can be loaded (`gen-NNNN`), oldest first.
     pub models: Vec<String>,
+    /// The game it plays (`selfplay.game` of its config), when its config says.
+    pub game: Option<String>,
 }
 
 pub use pipeline::report::RecordProblem;
@@ -187,10 +189,19 @@ impl Runs {
                     best: rundir::current_best(dir).ok().flatten(),
                     problems,
                     models,
+                    game: run_game(dir),
                 }
             })
             .collect()
     }
+}
+
+/// The game of the run in `dir`: `selfplay.game` of its saved config.
+fn run_game(dir: &Path) -> Option<String> {
+    let text =
+        rundir::read_regular_text(&rundir::RunDir::new(dir).config(), rundir::Limit::TEXT).ok()?;
+    let v: toml::Value = toml::from_str(&text).ok()?;
+    Some(v.get("selfplay")?.get("game")?.as_str()?.to_string())
 }
 
 /// A run's generations, each without the records that cannot be read (named in the
