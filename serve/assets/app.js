@@ -58,203 +58,6 @@ function policyText(policy, played) {
     .join("\n");
 }
 
-// ---------- charts ----------
-// A chart keeps its series and view (zoom, log scale, smoothing) and redraws itself:
-// hover shows the values at the nearest x, a drag across the plot zooms to that range
-// and a double click (or "reset zoom") returns to the whole range. A series is
-// { name, points: [[x, y]], band: [[x, lo, hi]] (a 95% interval, shaded), kind:
-// "line" | "dots", color }.
-const CHART_W = 640, CHART_H = 280, CHART_M = { l: 52, r: 12, t: 10, b: 28 };
-
-// Ticks at 1, 2 or 5 times a power of ten, about `n` of them over [a, b].
-function niceTicks(a, b, n) {
-  if (!(b > a)) return [a];
-  const raw = (b - a) / Math.max(1, n);
-  const p = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 5, 10].map((k) => k * p).find((s) => s >= raw) || 10 * p;
-  const out = [];
-  for (let v = Math.ceil(a / step) * step; v <= b + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
-  return out;
-}
-
-function logTicks(a, b) {
-  const out = [];
-  for (let e = Math.floor(Math.log10(a)); e <= Math.ceil(Math.log10(b)); e++) {
-    for (const k of [1, 2, 5]) { const v = k * Math.pow(10, e); if (v >= a && v <= b) out.push(v); }
-  }
-  return out.length >= 2 ? out : [a, b];
-}
-
-// Exponential moving average (TensorBoard's smoothing, debiased), `w` in [0, 1).
-function smooth(points, w) {
-  if (!(w > 0)) return points;
-  let acc = 0, norm = 0;
-  return points.map(([x, y]) => { acc = acc * w + (1 - w) * y; norm = norm * w + (1 - w); return [x, acc / norm]; });
-}
-
-class Chart {
-  constructor(svg, opts) {
-    this.svg = svg;
-    this.opts = Object.assign({ zero: false, integerX: false, log: false, smooth: 0, bands: true }, opts || {});
-    this.series = [];
-    this.zoom = null;
-    this.hidden = new Set();
-    svg.setAttribute("viewBox", `0 0 ${CHART_W} ${CHART_H}`);
-    svg.setAttribute("role", "img");
-    this.tip = document.createElement("div");
-    this.tip.className = "tip";
-    this.tip.hidden = true;
-    svg.parentNode.appendChild(this.tip);
-    this.legend = document.createElement("div");
-    this.legend.className = "legend-box";
-    svg.parentNode.appendChild(this.legend);
-    svg.addEventListener("mousemove", (e) => this.hover(e));
-    svg.addEventListener("mouseleave", () => { this.tip.hidden = true; const c = this.svg.querySelector(".cross"); if (c) c.remove(); });
-    svg.addEventListener("mousedown", (e) => { this.drag = this.dataX(e); });
-    svg.addEventListener("mouseup", (e) => {
-      const a = this.drag, b = this.dataX(e);
-      this.drag = null;
-      if (a !== null && b !== null && Math.abs(this.sx(a) - this.sx(b)) > 8) { this.zoom = [Math.min(a, b), Math.max(a, b)]; this.draw(); }
-    });
-    svg.addEventListener("dblclick", () => { this.zoom = null; this.draw(); });
-  }
-
-  set(series) { this.series = series; this.draw(); }
-
-  setOption(k, v) { this.opts[k] = v; this.draw(); }
-
-  visible() {
-    return this.series.filter((s) => !this.hidden.has(s.name)).map((s) => {
-      let pts = s.points.filter((p) => Number.isFinite(p[0]) && Number.isFinite(p[1]) && (!this.opts.log || p[1] > 0));
-      if (s.kind !== "dots") pts = smooth(pts, this.opts.smooth);
-      if (this.zoom) pts = pts.filter((p) => p[0] >= this.zoom[0] && p[0] <= this.zoom[1]);
-      const band = this.opts.bands && s.band ? s.band.filter((b) => b.every(Number.isFinite) && (!this.zoom || (b[0] >= this.zoom[0] && b[0] <= this.zoom[1]))) : null;
-      return Object.assign({}, s, { pts, bandPts: band });
-    });
-  }
-
-  dataX(e) {
-    if (!this.scale) return null;
-    const r = this.svg.getBoundingClientRect();
-    const px = (e.clientX - r.left) / r.width * CHART_W;
-    return this.x0 + (px - CHART_M.l) / (CHART_W - CHART_M.l - CHART_M.r) * (this.x1 - this.x0);
-  }
-
-  draw() {
-    const svg = this.svg, o = this.opts, m = CHART_M;
-    svg.innerHTML = "";
-    this.scale = null;
-    const vis = this.visible();
-    const all = vis.flatMap((s) => s.pts);
-    svg.dataset.points = vis.filter((s) => s.kind === "dots" || s.sample).reduce((n, s) => n + s.pts.length, 0);
-    this.drawLegend();
-    if (!all.length) {
-      el("text", { x: CHART_W / 2, y: CHART_H / 2, class: "tick", "text-anchor": "middle" }, svg).textContent = "no data yet";
-      return;
-    }
-    let [x0, x1] = this.zoom || [Math.min(...all.map((p) => p[0])), Math.max(...all.map((p) => p[0]))];
-    // Bands widen the range only up to twice the points' spread (an interval of ±900 Elo
-    // would flatten every curve).
-    let y0 = Math.min(...all.map((p) => p[1])), y1 = Math.max(...all.map((p) => p[1]));
-    const spread = Math.max(y1 - y0, 1);
-    for (const s of vis) for (const b of s.bandPts || []) { y0 = Math.min(y0, Math.max(b[1], y0 - spread)); y1 = Math.max(y1, Math.min(b[2], y1 + spread)); }
-    if (o.zero && !o.log) { y0 = Math.min(y0, 0); y1 = Math.max(y1, 0); }
-    if (x1 === x0) { x0 -= 1; x1 += 1; }
-    if (y1 === y0) { y0 -= 1; y1 += 1; }
-    const ly = (y) => (o.log ? Math.log10(y) : y);
-    const [Y0, Y1] = [ly(y0), ly(y1)];
-    const sx = (x) => m.l + (x - x0) / (x1 - x0) * (CHART_W - m.l - m.r);
-    const sy = (y) => CHART_H - m.b - (ly(y) - Y0) / (Y1 - Y0 || 1) * (CHART_H - m.t - m.b);
-    Object.assign(this, { x0, x1, sx, sy, scale: true, vis });
-    const clip = "clip-" + svg.id;
-    const defs = el("defs", {}, svg);
-    const cp = el("clipPath", { id: clip }, defs);
-    el("rect", { x: m.l, y: m.t, width: CHART_W - m.l - m.r, height: CHART_H - m.t - m.b }, cp);
-    const yt = o.log ? logTicks(y0, y1) : niceTicks(y0, y1, 5);
-    for (const y of yt) {
-      el("line", { x1: m.l, y1: sy(y), x2: CHART_W - m.r, y2: sy(y), class: "grid" }, svg);
-      el("text", { x: m.l - 4, y: sy(y) + 3, class: "tick", "text-anchor": "end" }, svg).textContent = fmt(y);
-    }
-    let xt = niceTicks(x0, x1, 6);
-    if (o.integerX) xt = xt.filter((x) => Number.isInteger(x));
-    for (const x of xt) el("text", { x: sx(x), y: CHART_H - m.b + 14, class: "tick", "text-anchor": "middle" }, svg).textContent = fmt(x);
-    el("line", { x1: m.l, y1: CHART_H - m.b, x2: CHART_W - m.r, y2: CHART_H - m.b, class: "axis" }, svg);
-    el("line", { x1: m.l, y1: m.t, x2: m.l, y2: CHART_H - m.b, class: "axis" }, svg);
-    if (o.zero && !o.log && y0 < 0 && y1 > 0) el("line", { x1: m.l, y1: sy(0), x2: CHART_W - m.r, y2: sy(0), class: "axis", "stroke-dasharray": "3 3" }, svg);
-    const plot = el("g", { "clip-path": `url(#${clip})` }, svg);
-    for (const s of vis) {
-      // A curve's interval is a band; samples' intervals are whiskers (bands of many
-      // noisy samples would cover each other).
-      if (s.bandPts && s.bandPts.length > 1 && !s.sample) {
-        const up = s.bandPts.map((b) => sx(b[0]).toFixed(1) + "," + sy(b[2]).toFixed(1));
-        const down = s.bandPts.slice().reverse().map((b) => sx(b[0]).toFixed(1) + "," + sy(b[1]).toFixed(1));
-        el("polygon", { points: up.concat(down).join(" "), class: "band", fill: s.color }, plot);
-      } else if (s.bandPts) {
-        for (const b of s.bandPts) el("line", { x1: sx(b[0]), x2: sx(b[0]), y1: sy(b[1]), y2: sy(b[2]), class: "whisker", stroke: s.color }, plot);
-      }
-      if (!s.pts.length) continue;
-      if (s.kind !== "dots") {
-        el("path", { d: s.pts.map((p, k) => (k ? "L" : "M") + sx(p[0]).toFixed(1) + "," + sy(p[1]).toFixed(1)).join(" "), class: "series" + (s.sample ? "" : " curve"), stroke: s.color, "data-name": s.name, "data-kind": s.sample ? "sample" : "curve" }, plot);
-      }
-      if (s.kind === "dots" || s.pts.length < 80) {
-        for (const p of s.pts) el("circle", { cx: sx(p[0]), cy: sy(p[1]), r: s.kind === "dots" ? 2.5 : 2, fill: s.color, "fill-opacity": s.kind === "dots" ? 0.6 : 1 }, plot);
-      }
-    }
-  }
-
-  drawLegend() {
-    this.legend.innerHTML = "";
-    for (const s of this.series) {
-      const b = document.createElement("button");
-      b.type = "button";
-      b.className = "legend-item" + (this.hidden.has(s.name) ? " off" : "");
-      b.setAttribute("aria-pressed", this.hidden.has(s.name) ? "false" : "true");
-      b.title = "show or hide this series";
-      const sw = document.createElement("span");
-      sw.className = "swatch";
-      sw.style.background = s.color;
-      b.append(sw, s.name);
-      b.onclick = () => { this.hidden.has(s.name) ? this.hidden.delete(s.name) : this.hidden.add(s.name); this.draw(); };
-      this.legend.appendChild(b);
-    }
-  }
-
-  hover(e) {
-    if (!this.scale) return;
-    const x = this.dataX(e);
-    let best = null;
-    for (const s of this.vis) for (const p of s.pts) if (best === null || Math.abs(p[0] - x) < Math.abs(best - x)) best = p[0];
-    if (best === null) return;
-    let c = this.svg.querySelector(".cross");
-    if (!c) c = el("line", { class: "cross" }, this.svg);
-    Object.entries({ x1: this.sx(best), x2: this.sx(best), y1: CHART_M.t, y2: CHART_H - CHART_M.b }).forEach(([k, v]) => c.setAttribute(k, v));
-    const rows = [];
-    for (const s of this.vis) {
-      const p = s.pts.find((q) => q[0] === best);
-      if (!p) continue;
-      const b = (s.bandPts || []).find((q) => q[0] === best);
-      rows.push(`<span class="swatch" style="background:${s.color}"></span>${escapeHtml(s.name)}: <b>${fmt(p[1])}</b>` + (b ? ` [${fmt(b[1])}, ${fmt(b[2])}]` : ""));
-    }
-    this.tip.innerHTML = `<div>${escapeHtml(this.opts.xLabel || "x")} ${fmt(best)}</div>` + rows.join("<br>");
-    this.tip.hidden = false;
-    const pr = this.svg.parentNode.getBoundingClientRect();
-    const left = e.clientX - pr.left + 12;
-    this.tip.style.left = Math.min(left, pr.width - 220) + "px";
-    this.tip.style.top = (e.clientY - pr.top + 12) + "px";
-    this.svg.dataset.hover = best;
-  }
-}
-
-function escapeHtml(t) {
-  return String(t).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
-}
-
-function fmt(v) {
-  const a = Math.abs(v);
-  if (a !== 0 && (a < 0.001 || a >= 1e6)) return v.toExponential(1);
-  return Number.isInteger(v) || a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : a >= 1 ? v.toFixed(2) : v.toFixed(3);
-}
-
 // ---------- dashboard ----------
 // Each run's records are kept here and refreshed incrementally: a poll asks only for the
 // generations from the last one the page has (which may still be changing) on, and the
@@ -299,20 +102,43 @@ function netNames() {
   return out;
 }
 
+// The game of a network name (`bootstrap` plays every game: null).
+function netGame(name) {
+  if (name === "bootstrap") return null;
+  const r = dash.runs.find((x) => x.id === name.split("/")[0]);
+  return r ? r.game : null;
+}
+
+// The network a page starts with for `game`: the best of the first run of that game.
+function defaultNet(game) {
+  const r = dash.runs.find((x) => x.game === game && x.best);
+  return r ? r.id : null;
+}
+
+const BASELINES = ["random", "greedy", "ab1", "ab2", "ab3", "ab4"];
+
+// The network lists, offering only the networks of the game on the board.
 function fillNets() {
-  const nets = netNames();
+  const game = $("play-game").value;
+  const nets = netNames().filter(([v]) => { const g = netGame(v); return g === null || !game || g === game; });
+  const best = defaultNet(game);
   for (const id of ["an-net", "an-net2", "opp-net"]) {
     const sel = $(id);
     const keep = sel.value;
     sel.innerHTML = "";
     if (id === "an-net2") sel.add(new Option("(none)", ""));
-    if (id === "opp-net") for (const p of ["random", "greedy", "ab1", "ab2", "ab3", "ab4"]) sel.add(new Option(p, p));
+    if (id === "opp-net") for (const p of BASELINES) sel.add(new Option(p, p));
     for (const [v, t] of nets) sel.add(new Option(t, v));
-    if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
+    // A list keeps its choice if the user made one and the game allows it; else it
+    // takes the default for the game.
+    if (keep && sel.dataset.chosen && [...sel.options].some((o) => o.value === keep)) sel.value = keep;
+    else if (id === "an-net") sel.value = best || "bootstrap";
+    else if (id === "opp-net") sel.value = best || "ab2";
+    else if (keep && [...sel.options].some((o) => o.value === keep)) sel.value = keep;
   }
   const players = $("players");
   players.innerHTML = "";
-  for (const p of ["random", "greedy", "ab1", "ab2", "ab3", "ab4", "ab:time=100", "mcts:bootstrap"]) players.appendChild(new Option(p, p));
+  for (const p of BASELINES.concat(["ab:time=100", "mcts:bootstrap"])) players.appendChild(new Option(p, p));
   for (const [v] of nets.slice(1)) players.appendChild(new Option("mcts:" + v, "mcts:" + v));
 }
 
@@ -372,9 +198,20 @@ async function refreshDashboard() {
       renderCharts();
     }
     $("dash-updated").textContent = "updated " + new Date().toLocaleTimeString();
+    dashboardLive();
   } finally {
     drawn.busy = false;
   }
+}
+
+// Whether the dashboard polls: not when every run it shows has finished (a finished run
+// does not change; "refresh" reads it again).
+function dashboardLive() {
+  const ids = [...new Set([...dash.shown, $("dash-run").value])].filter((id) => id);
+  const live = ids.some((id) => !dash.data[id] || !dash.data[id].status || dash.data[id].status.state !== "finished");
+  $("dash-poll").hidden = live;
+  document.body.dataset.polling = live ? "true" : "false";
+  return live;
 }
 
 // A span of seconds in words ("40 s", "12 min", "1.5 h").
@@ -521,11 +358,40 @@ function renderCharts() {
     }
   }
   const ch = charts();
+  // Runs without ratings: one line that says why, instead of two empty charts.
+  const none = !byGen.length;
+  $("elo-fig").hidden = none;
+  $("elo-time-fig").hidden = none;
+  $("elo-note").hidden = !none;
+  $("elo-note").textContent = none ? [...dash.shown].map((id) => dash.data[id] && eloAbsence(id, dash.data[id])).filter((t) => t).join(" ") : "";
   ch.elo.set(byGen);
   ch.time.set(byTime);
   const d = dash.data[$("dash-run").value];
   k = 0;
-  ch.loss.set(d ? d.losses.map((s) => Object.assign({ color: color() }, s)) : []);
+  ch.loss.set(d ? d.losses.map((s) => Object.assign({ color: color() }, s)) : [], d ? generationMarks(d) : []);
+}
+
+// Why run `id` (its dashboard `d`) has no Elo to chart.
+function eloAbsence(id, d) {
+  const evals = d.generations.filter((g) => g.eval);
+  const trained = d.generations.filter((g) => g.train).length;
+  if (!d.generations.length) return `${id}: no generation has finished yet.`;
+  if (!evals.length) return `${id}: no Elo — none of its ${d.generations.length} generations was evaluated (no gating or anchoring record)${trained ? "" : ", and none trained"}.`;
+  const gated = evals.filter((g) => g.eval.gate).length, anchored = evals.filter((g) => g.eval.anchor.length).length;
+  const why = evals[evals.length - 1].eval.reason;
+  return `${id}: no Elo — ${gated ? gated + " gating matches" : "no gating matches"} and ${anchored ? anchored + " anchoring matches" : "no anchoring games (its config names no ladder)"} in ${evals.length} evaluated generations` + (why ? ` (the last: ${why})` : "") + ". Gating and a ladder (the gate and anchor sections of the config) give a run its ratings.";
+}
+
+// The step at which each generation's training began, for the loss chart.
+function generationMarks(d) {
+  const out = [];
+  let step = 0;
+  for (const g of d.generations) {
+    if (!g.train) continue;
+    out.push({ x: step, label: "gen " + g.generation });
+    step += g.train.steps;
+  }
+  return out;
 }
 
 // ---------- config ----------
@@ -581,8 +447,11 @@ async function refreshGames() {
   gsel.innerHTML = "";
   gsel.add(new Option("all", ""));
   for (const g of d.generations) gsel.add(new Option(g.generation, g.generation));
-  const latest = d.generations.length ? String(d.generations[d.generations.length - 1].generation) : "";
-  gsel.value = keep !== null ? keep : latest;
+  // Until a generation is chosen: the newest that played games (the newest
+  // generation may be a final net that never played).
+  const played = d.generations.filter((g) => (g.selfplay && g.selfplay.games > 0) || (g.eval && (g.eval.gate || g.eval.anchor.length)));
+  const latest = played.length ? String(played[played.length - 1].generation) : "";
+  gsel.value = keep !== null && [...gsel.options].some((o) => o.value === keep) ? keep : latest;
   const q = new URLSearchParams();
   if (gsel.value !== "") q.set("generation", gsel.value);
   if ($("games-result").value) q.set("result", $("games-result").value);
@@ -590,6 +459,14 @@ async function refreshGames() {
   const list = await api("runs/" + encodeURIComponent(run) + "/games?" + q);
   const body = $("games-table").tBodies[0];
   body.innerHTML = "";
+  if (!list.length) {
+    const tr = document.createElement("tr");
+    tr.className = "empty";
+    const filters = [$("games-result").value && "result " + $("games-result").value, $("games-source").value && "source " + $("games-source").value].filter((f) => f);
+    const c = td(tr, (gsel.value === "" ? `no recorded games in run ${run}` : `no recorded games in generation ${gsel.value}` + (played.length ? "" : ` (no generation of run ${run} recorded games)`)) + (filters.length ? " with " + filters.join(" and ") : "") + ".", "l");
+    c.colSpan = 7;
+    body.appendChild(tr);
+  }
   for (const g of list) {
     const tr = document.createElement("tr");
     tr.dataset.generation = g.generation;
@@ -597,6 +474,7 @@ async function refreshGames() {
     tr.dataset.source = g.source;
     td(tr, g.generation); td(tr, g.source, "l"); td(tr, g.id); td(tr, g.players, "l");
     td(tr, g.viewable ? g.plies : "-"); td(tr, g.result); td(tr, g.reason, "l");
+    if (viewer.ref && viewer.ref.run === run && viewer.ref.generation === g.generation && viewer.ref.source === g.source && viewer.ref.id === g.id) tr.classList.add("selected");
     if (g.viewable) {
       tr.classList.add("viewable");
       tr.tabIndex = 0;
@@ -652,64 +530,100 @@ function renderMoveList() {
     b.onclick = () => { viewer.ply = i + 1; renderViewer(); };
     box.appendChild(b);
   });
+  drawValueGraph(g);
+}
+
+// The value graph: each ply's search value for x (+1 x wins, −1 o wins), an axis with
+// its labels, a cursor at the viewed ply, a readout on hover, a click to go there.
+const VG = { W: 460, H: 110, l: 34, r: 6, t: 6, b: 18 };
+const VG_HINT = "Hover the graph for a ply's value, click to go there.";
+
+function drawValueGraph(g) {
   const vs = valuesForX(g);
   const svg = $("view-value");
   svg.innerHTML = "";
-  const W = 460, H = 90;
+  const { W, H, l, r, t, b } = VG;
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const n = Math.max(1, g.plies.length);
-  const sx = (i) => 4 + i / n * (W - 8), sy = (v) => H / 2 - v * (H / 2 - 4);
-  el("line", { x1: 0, x2: W, y1: H / 2, y2: H / 2, class: "axis", "stroke-dasharray": "3 3" }, svg);
+  const sx = (i) => l + i / n * (W - l - r), sy = (v) => t + (1 - v) / 2 * (H - t - b);
+  for (const [v, label] of [[1, "+1 x"], [0.5, ""], [0, "0"], [-0.5, ""], [-1, "−1 o"]]) {
+    el("line", { x1: l, x2: W - r, y1: sy(v), y2: sy(v), class: v === 0 ? "axis" : "grid", "stroke-dasharray": v === 0 ? "3 3" : "" }, svg);
+    if (label) el("text", { x: l - 3, y: sy(v) + 3, class: "vg-tick", "text-anchor": "end" }, svg).textContent = label;
+  }
+  const step = [10, 20, 50, 100, 200].find((k) => n / k <= 8) || 500;
+  for (let i = 0; i <= n; i += step) el("text", { x: sx(i), y: H - 4, class: "vg-tick", "text-anchor": "middle" }, svg).textContent = i;
   const pts = vs.map((v, i) => [i, v]).filter((p) => p[1] !== null);
   svg.dataset.points = pts.length;
   if (pts.length) {
     const d = pts.map((p, k) => (k ? "L" : "M") + sx(p[0]).toFixed(1) + "," + sy(p[1]).toFixed(1)).join(" ");
-    el("path", { d: d + ` L${sx(pts[pts.length - 1][0]).toFixed(1)},${H / 2} L${sx(pts[0][0]).toFixed(1)},${H / 2} Z`, class: "value-area" }, svg);
+    el("path", { d: d + ` L${sx(pts[pts.length - 1][0]).toFixed(1)},${sy(0)} L${sx(pts[0][0]).toFixed(1)},${sy(0)} Z`, class: "value-area" }, svg);
     el("path", { d, class: "value-line" }, svg);
   } else {
-    el("text", { x: W / 2, y: H / 2 - 6, class: "tick", "text-anchor": "middle" }, svg).textContent = "no search values recorded for this game";
+    el("text", { x: W / 2, y: sy(0) - 6, class: "tick", "text-anchor": "middle" }, svg).textContent = "no search values recorded for this game";
   }
-  el("line", { class: "value-cursor", y1: 0, y2: H }, svg);
-  svg.onclick = (e) => {
-    const r = svg.getBoundingClientRect();
-    viewer.ply = Math.max(0, Math.min(g.plies.length, Math.round(((e.clientX - r.left) / r.width * W - 4) / (W - 8) * n)));
-    renderViewer();
+  el("line", { class: "value-cursor", y1: t, y2: H - b }, svg);
+  const plyAt = (e) => {
+    const rc = svg.getBoundingClientRect();
+    return Math.max(0, Math.min(g.plies.length, Math.round(((e.clientX - rc.left) / rc.width * W - l) / (W - l - r) * n)));
   };
+  svg.onclick = (e) => { viewer.ply = plyAt(e); renderViewer(); };
+  const tip = $("view-value-tip");
+  svg.onmousemove = (e) => {
+    const k = plyAt(e);
+    const v = k < vs.length ? vs[k] : null;
+    const p = g.plies[k];
+    tip.textContent = k >= g.plies.length ? `end: ${g.result}` : `ply ${k + 1}, ${p.view.side_to_move} plays ${p.played}: ` + (v === null ? "no value recorded" : `${v >= 0 ? "+" : ""}${v.toFixed(2)} for x (${v >= 0 ? "x" : "o"} ahead)`);
+    tip.hidden = false;
+    svg.dataset.hover = k;
+  };
+  svg.onmouseleave = () => { tip.textContent = VG_HINT; };
+  tip.textContent = VG_HINT;
+  tip.hidden = false;
 }
 
+// The viewer's ply k shows the position after k plies (0: the start), outlines the move
+// that led to it (the list marks that move too) and says which move was played next.
 function renderViewer() {
   const g = viewer.game;
   if (!g) return;
-  const n = g.plies.length;
+  const n = g.plies.length, k = viewer.ply;
   const svg = $("view-board");
-  svg.dataset.ply = viewer.ply;
-  if (viewer.ply < n) {
-    const p = g.plies[viewer.ply];
-    // The move played from this position, as the policy's ▶ marks it.
-    const last = new Set([p.from, p.to].filter((c) => c !== null && c !== undefined));
+  svg.dataset.ply = k;
+  const prev = k > 0 ? g.plies[k - 1] : null;
+  const last = new Set(prev ? [prev.from, prev.to].filter((c) => c !== null && c !== undefined) : []);
+  const where = k === 0 ? "start" : `after ply ${k} of ${n}` + (prev ? ` (${prev.view.side_to_move} ${prev.played})` : "");
+  if (k < n) {
+    const p = g.plies[k];
     drawBoard(svg, p.view, { heat: heatOf(p.policy), last });
-    $("view-ply").textContent = `ply ${viewer.ply + 1} of ${n}`;
-    const search = p.root_q === null ? "" : `; root value ${p.root_q.toFixed(3)} (${p.visits} visits${p.full_search ? "" : ", fast search"})`;
-    $("view-info").textContent = `${p.view.side_to_move} to move (x ${p.view.counts[0]}, o ${p.view.counts[1]}); played ${p.played}${search}`;
+    $("view-ply").textContent = k === 0 ? `start (${n} plies)` : where;
+    const search = p.root_q === null ? "" : `; its search's value ${p.root_q.toFixed(3)} for ${p.view.side_to_move} (${p.visits} visits${p.full_search ? "" : ", fast search"})`;
+    $("view-info").textContent = `${p.view.side_to_move} to move (x ${p.view.counts[0]}, o ${p.view.counts[1]}); next ${p.played} (ply ${k + 1})${search}. Shaded: the search's policy for that move.`;
     $("view-policy").textContent = p.policy.length ? policyText(p.policy, p.played) : "(no search policy recorded for match games)";
     $("view-policy").style.whiteSpace = "pre";
   } else {
-    const p = g.plies[n - 1];
-    drawBoard(svg, g.end, { last: new Set(p ? [p.from, p.to].filter((c) => c !== null && c !== undefined) : []) });
-    $("view-ply").textContent = `end (${n} plies)`;
+    drawBoard(svg, g.end, { last });
+    $("view-ply").textContent = `end, ${where}`;
     $("view-info").textContent = `${g.game}, generation ${g.generation}, game ${g.id} by ${g.players}: ${g.result} (${g.reason}). ` + (g.end.outcome ? g.end.outcome.explanation : "");
     $("view-policy").textContent = "";
   }
-  for (const b of $("view-moves").querySelectorAll("button.move")) {
-    const on = +b.dataset.ply === viewer.ply;
+  const box = $("view-moves");
+  for (const b of box.querySelectorAll("button.move")) {
+    const on = +b.dataset.ply === k;
     b.classList.toggle("current", on);
-    if (on) b.setAttribute("aria-current", "step"); else b.removeAttribute("aria-current");
+    if (on) {
+      b.setAttribute("aria-current", "step");
+      // The list scrolls itself (not the page) to the current move.
+      const top = b.offsetTop - box.offsetTop, bottom = top + b.offsetHeight;
+      if (top < box.scrollTop) box.scrollTop = top - 4;
+      else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight + 4;
+    } else b.removeAttribute("aria-current");
   }
+  if (k === 0) box.scrollTop = 0;
   const cur = $("view-value").querySelector(".value-cursor");
-  if (cur) { const x = 4 + viewer.ply / Math.max(1, n) * (460 - 8); cur.setAttribute("x1", x); cur.setAttribute("x2", x); }
+  if (cur) { const x = VG.l + k / Math.max(1, n) * (VG.W - VG.l - VG.r); cur.setAttribute("x1", x); cur.setAttribute("x2", x); }
   const ref = viewer.ref;
   if (ref) {
-    const link = `#games/${encodeURIComponent(ref.run)}/${ref.generation}/${ref.source}/${ref.id}/${viewer.ply}`;
+    const link = `#games/${encodeURIComponent(ref.run)}/${ref.generation}/${ref.source}/${ref.id}/${k}`;
     $("view-link").href = link;
     if (location.hash.startsWith("#games")) history.replaceState(null, "", location.pathname + location.search + link);
   }
@@ -732,14 +646,27 @@ async function openLinkedGame(parts) {
   }
   if (!["selfplay", "gate", "anchor"].includes(source) || !/^\d+$/.test(generation) || !/^\d+$/.test(id)) throw new Error("this link does not name a recorded game");
   if (!run || generation === undefined || !source || id === undefined) return;
-  if ($("games-run").value !== run) { $("games-run").value = run; }
   const g = { generation: +generation, source, id: +id };
-  if (viewer.ref && viewer.ref.run === run && viewer.ref.generation === g.generation && viewer.ref.source === source && viewer.ref.id === g.id) {
+  // The selectors follow the link: its run, its generation, its source, any result.
+  const gsel = $("games-gen");
+  const listed = $("games-run").value === run && gsel.value === String(g.generation) && gsel.dataset.chosen && ["", source].includes($("games-source").value);
+  if (!listed) {
+    $("games-run").value = run;
+    gsel.dataset.chosen = "1";
+    if (![...gsel.options].some((o) => o.value === String(g.generation))) gsel.add(new Option(g.generation, g.generation));
+    gsel.value = String(g.generation);
+    if (!["", source].includes($("games-source").value)) $("games-source").value = "";
+    $("games-result").value = "";
+    await refreshGames();
+  }
+  if (viewer.game && viewer.ref && viewer.ref.run === run && viewer.ref.generation === g.generation && viewer.ref.source === source && viewer.ref.id === g.id) {
     viewer.ply = Math.max(0, Math.min(viewer.game.plies.length, +ply || 0));
     renderViewer();
     return;
   }
-  await openGame(run, g, null, +ply || 0);
+  const row = [...$("games-table").querySelectorAll("tbody tr")].find((t) => t.dataset.generation === String(g.generation) && t.dataset.source === source && t.dataset.id === String(g.id));
+  await openGame(run, g, row || null, +ply || 0);
+  if (row) row.scrollIntoView({ block: "nearest" });
 }
 
 function studyKeys(e) {
@@ -753,12 +680,13 @@ function studyKeys(e) {
 }
 
 // ---------- play ----------
-// Every game on the board is a session: New game and a change of game start the next
-// one and cancel the requests of the last (the server stops a search whose request is
-// cancelled). Each request belongs to the session that sent it, and an answer that
-// arrives after its session ended is dropped, so an old game's move never lands on
-// the new board.
-const play = { view: null, selected: null, busy: false, moves: [], last: null, session: 0, abort: null };
+// Every game on the board is a session: New game, a change of game and a take-back start
+// the next one and cancel the requests of the last (the server stops a search whose
+// request is cancelled). Each request belongs to the session that sent it, and an answer
+// that arrives after its session ended is dropped, so an old game's move never lands on
+// the new board. The game is a line of positions (`play.line`, the start first), so a
+// move can be taken back and any earlier position looked at (`play.viewing`).
+const play = { line: [], view: null, selected: null, busy: false, session: 0, abort: null, viewing: null, hint: "", evalAbort: null };
 
 function humanSide() { return $("play-side").value; }
 
@@ -801,14 +729,24 @@ async function inSession(s, work) {
   }
 }
 
+// Adds a position to the game: the move that led to it and its view.
+function pushPosition(move, from, to, view) {
+  play.line.push({ move, last: new Set([from, to].filter((c) => c !== null && c !== undefined)), view });
+  play.view = view;
+  play.viewing = null;
+  play.hint = "";
+}
+
 async function newGame() {
   const s = nextSession();
+  showError(null);
   await inSession(s, async () => {
     const q = { game: $("play-game").value };
     if ($("play-start").value.trim()) q.position = $("play-start").value.trim();
     const v = await sessionApi(s, "position?" + new URLSearchParams(q));
-    play.view = v;
-    play.moves = []; play.selected = null; play.last = null;
+    play.line = [];
+    pushPosition(null, null, null, v);
+    play.selected = null;
     renderPlay();
     await opponentTurn(s);
   });
@@ -817,10 +755,8 @@ async function newGame() {
 async function opponentTurn(s) {
   while (play.view && !play.view.outcome && play.view.side_to_move !== humanSide()) {
     $("play-status").textContent = `${$("play-player").value} is thinking…`;
-    const a = await sessionApi(s, "think", { game: play.view.game, position: play.view.position, player: $("play-player").value, seed: play.moves.length + 1 });
-    play.moves.push(a.move);
-    play.last = new Set([a.from, a.to].filter((c) => c !== null && c !== undefined));
-    play.view = a.view;
+    const a = await sessionApi(s, "think", { game: play.view.game, position: play.view.position, player: $("play-player").value, seed: play.line.length });
+    pushPosition(a.move, a.from, a.to, a.view);
     renderPlay();
   }
 }
@@ -830,20 +766,54 @@ async function playMove(text) {
   await inSession(s, async () => {
     const v = await sessionApi(s, "move?" + new URLSearchParams({ game: play.view.game, position: play.view.position, move: text }));
     const m = play.view.legal.find((l) => l.text === text);
-    play.last = new Set(m ? [m.from, m.to].filter((c) => c !== null && c !== undefined) : []);
-    play.moves.push(text);
-    play.view = v;
+    pushPosition(text, m ? m.from : null, m ? m.to : null, v);
     play.selected = null;
+    showError(null);
     renderPlay();
     await opponentTurn(s);
   });
 }
 
+// Takes back the human's last move (and the replies since); a search under way is
+// cancelled. At the start with the opponent to move, it moves again.
+function takeBack() {
+  if (play.line.length < 2) return;
+  const s = nextSession();
+  setBusy(false);
+  do play.line.pop();
+  while (play.line.length > 1 && play.line[play.line.length - 1].view.side_to_move !== humanSide());
+  play.view = play.line[play.line.length - 1].view;
+  play.viewing = null;
+  play.selected = null;
+  play.hint = "";
+  showError(null);
+  renderPlay();
+  inSession(s, () => opponentTurn(s)).catch(showError);
+}
+
+// Why a click on `cell` plays nothing (null: it chose or cleared a piece to jump from).
+function illegalClick(v, cell) {
+  const name = (v.cells.find((c) => c.cell === cell) || {}).name || "that cell";
+  if (v.outcome) return "The game is over: New game starts another.";
+  if (play.busy || v.side_to_move !== humanSide()) return `Not your move: ${v.side_to_move} is to move.`;
+  if (v.must_pass) return "You have no legal move: press Pass.";
+  const c = v.cells.find((x) => x.cell === cell);
+  if (c && c.blocked) return `${name} is blocked.`;
+  if (c && c.piece && c.piece !== v.side_to_move) return `${name} holds ${c.piece}'s piece: click one of yours, or an empty cell in reach.`;
+  if (c && c.piece === v.side_to_move) return `${name} cannot move: no empty cell within two steps.`;
+  if (play.selected !== null) return `${name} is not a legal move from ${(v.cells.find((x) => x.cell === play.selected) || {}).name}: a jump goes two steps, a clone one.`;
+  return v.legal.some((m) => m.from !== null) ? `${name} is not a legal move: no piece of yours is next to it (click a piece first to jump).` : `${name} is not a legal move here.`;
+}
+
 function clickCell(cell) {
   const v = play.view;
-  if (!v || play.busy || v.outcome || v.side_to_move !== humanSide()) return;
+  if (!v) return;
+  if (play.viewing !== null) { play.hint = "You are looking at an earlier position: click the last move (or Back to the game) to play on."; renderPlay(); return; }
+  if (play.busy || v.outcome || v.side_to_move !== humanSide()) { play.hint = illegalClick(v, cell); renderPlay(); return; }
   const c = clickMeaning(v, play.selected, cell);
   if (c.move) { playMove(c.move).catch(showError); return; }
+  const chose = c.selected !== null || play.selected !== null && c.selected === null && play.selected === cell;
+  play.hint = chose ? "" : illegalClick(v, cell);
   play.selected = c.selected;
   renderPlay();
 }
@@ -851,12 +821,18 @@ function clickCell(cell) {
 function renderPlay() {
   const v = play.view;
   if (!v) return;
-  const mine = !v.outcome && v.side_to_move === humanSide();
+  const viewing = play.viewing !== null ? play.line[play.viewing] : null;
+  const shown = viewing ? viewing.view : v;
+  const mine = !viewing && !v.outcome && v.side_to_move === humanSide();
   const { hints, targets } = mine ? moveMarks(v, play.selected, $("play-hints").checked) : moveMarks(null);
-  drawBoard($("play-board"), v, { onClick: clickCell, hints, targets, source: play.selected, last: play.last || new Set() });
+  const last = (viewing || play.line[play.line.length - 1] || {}).last || new Set();
+  drawBoard($("play-board"), shown, { onClick: clickCell, hints, targets, source: play.selected, last });
   $("play-board").dataset.busy = play.busy ? "true" : "false";
   $("play-board").dataset.turn = mine ? "human" : "opponent";
+  $("play-board").dataset.viewing = viewing ? String(play.viewing) : "";
   $("play-pass").disabled = !(mine && v.must_pass && !play.busy);
+  $("play-back").disabled = play.line.length < 2 || !play.line.slice(1).some((p, i) => play.line[i].view.side_to_move === humanSide());
+  $("play-resume").hidden = !viewing;
   const o = $("play-outcome");
   if (v.outcome) {
     o.textContent = v.outcome.explanation + " " + (v.outcome.winner === null ? "" : v.outcome.winner === humanSide() ? "You win." : "You lose.");
@@ -869,136 +845,101 @@ function renderPlay() {
       ? (v.must_pass ? "You have no legal move: press Pass." : `Your move (${v.side_to_move}); x ${v.counts[0]}, o ${v.counts[1]}. ` + (v.legal.some((m) => m.from !== null) ? "Click an empty cell to clone, or a piece and then a cell to jump." : "Click a cell to place."))
       : `${v.side_to_move} to move`;
   }
-  $("play-moves").textContent = play.moves.length ? "Moves: " + play.moves.join(" ") : "";
+  if (viewing) $("play-status").textContent = `Looking at the position ${play.viewing === 0 ? "at the start" : "after " + moveLabel(play.viewing)}; the game goes on from the last move.`;
+  $("play-hint").textContent = play.hint;
+  renderPlayMoves();
+  playEval(shown);
 }
 
-// ---------- analysis ----------
-// The network's own view (policy and value), then its tree search watched as it grows:
-// searches of 25, 100, 400, … simulations up to the chosen count, each table replacing
-// the last. A second network, when chosen, is searched beside the first. A new analysis
-// (or Stop) cancels the searches under way.
-const insight = { abort: null, run: 0 };
+// "3. e4" or "3... e4": the move that led to line position `i` (1 = the first move).
+function moveLabel(i) { return `${Math.floor((i - 1) / 2) + 1}${i % 2 === 1 ? "." : "..."} ${play.line[i].move}`; }
 
-function analysedPosition() {
-  const text = $("an-position").value.trim();
-  const game = $("play-game").value;
-  return { game, position: text || (play.view && play.view.game === game ? play.view.position : "") };
-}
-
-async function analyse() {
-  const { game, position } = analysedPosition();
-  // A new analysis ends the last (its answers, if late, are dropped).
-  stopInsight();
-  const run = ++insight.run;
-  const ctl = new AbortController();
-  insight.abort = ctl;
-  $("an-stop").disabled = false;
-  let a;
-  try {
-    a = await api("analyse", { game, position, net: $("an-net").value }, ctl.signal);
-  } catch (e) {
-    if (e.name === "AbortError") return;
-    throw e;
-  } finally {
-    if (run === insight.run) $("an-stop").disabled = true;
-  }
-  if (run !== insight.run) return;
-  const h = heatOf(a.policy);
-  drawBoard($("an-board"), a.view, { heat: h, labels: true });
-  $("an-result").textContent = `${a.net}: value ${a.value.toFixed(3)} for ${a.view.side_to_move}` + (a.wdl ? ` (win ${(100 * a.wdl[0]).toFixed(0)}%, draw ${(100 * a.wdl[1]).toFixed(0)}%, loss ${(100 * a.wdl[2]).toFixed(0)}%)` : "");
-  $("an-policy").textContent = policyText(a.policy, null);
-  $("an-policy").style.whiteSpace = "pre";
-  if (a.view.outcome) return;
-  await searchLive(game, position, run, ctl);
-}
-
-function stopInsight() {
-  if (insight.abort) insight.abort.abort();
-  insight.abort = null;
-  $("an-stop").disabled = true;
-}
-
-async function searchLive(game, position, run, ctl) {
-  $("an-stop").disabled = false;
-  const target = +$("an-sims").value;
-  const steps = [];
-  for (let n = 25; n < target; n *= 4) steps.push(n);
-  steps.push(target);
-  const nets = [$("an-net").value, $("an-net2").value].filter((n) => n);
-  const boxes = [$("an-search"), $("an-search2")];
-  boxes[1].hidden = nets.length < 2;
-  try {
-    const failed = new Set();
-    for (const sims of steps) {
-      // Each network on its own: one that cannot search (another game's) shows why.
-      const answers = await Promise.allSettled(nets.map((net, i) => failed.has(i) ? null : api("search", { game, position, net, sims, seed: 1 }, ctl.signal)));
-      if (run !== insight.run) return;
-      answers.forEach((r, i) => {
-        if (failed.has(i)) return;
-        if (r.status === "fulfilled") renderSearch(boxes[i], r.value, sims === target);
-        else if (r.reason.name === "AbortError") throw r.reason;
-        else { failed.add(i); boxes[i].textContent = `${nets[i]}: ${r.reason.message}`; boxes[i].dataset.done = "true"; }
-      });
-      const first = answers[0].status === "fulfilled" && answers[0].value;
-      if (first) drawBoard($("an-board"), first.view, { heat: visitHeat(first), labels: true });
-      if (failed.size === nets.length) break;
-    }
-  } catch (e) {
-    if (e.name !== "AbortError") throw e;
-  } finally {
-    if (run === insight.run) { insight.abort = null; $("an-stop").disabled = true; }
-  }
-}
-
-function visitHeat(r) {
-  const h = {}, total = r.candidates.reduce((n, c) => n + c.visits, 0) || 1;
-  for (const c of r.candidates) if (c.to !== null && c.to !== undefined) h[c.to] = (h[c.to] || 0) + c.visits / total;
-  return h;
-}
-
-function renderSearch(box, r, done) {
+// The move list, numbered as the viewer's; a click looks at the position after a move.
+function renderPlayMoves() {
+  const box = $("play-moves");
   box.innerHTML = "";
-  box.dataset.sims = r.sims;
-  box.dataset.done = done ? "true" : "false";
-  const h = document.createElement("div");
-  h.className = "search-head";
-  h.textContent = r.value === null
-    ? `${r.net}: a forced move, not searched`
-    : `${r.net}: ${r.sims} simulations, value ${r.value.toFixed(3)} for ${r.view.side_to_move}` + (done ? "" : " …");
-  box.appendChild(h);
-  const t = document.createElement("table");
-  t.className = "search";
-  const head = document.createElement("tr");
-  for (const [c, tip] of [["move", ""], ["visits", "simulations through the move"], ["Q", "mean value for the side that plays it"], ["prior", "the network's policy"], ["line", "the principal variation"]]) {
-    const th = document.createElement("th");
-    th.textContent = c;
-    if (tip) th.title = tip;
-    if (c === "line" || c === "move") th.className = "l";
-    head.appendChild(th);
-  }
-  t.appendChild(head);
-  for (const c of r.candidates.slice(0, 12)) {
-    const tr = document.createElement("tr");
-    td(tr, c.text, "l");
-    td(tr, c.visits);
-    td(tr, c.proof ? c.proof : c.q === null ? "-" : c.q.toFixed(3));
-    td(tr, (100 * c.prior).toFixed(1) + "%");
-    td(tr, c.pv.join(" "), "l pv");
-    t.appendChild(tr);
-  }
-  box.appendChild(t);
+  play.line.slice(1).forEach((p, k) => {
+    if (k % 2 === 0) {
+      const n = document.createElement("span");
+      n.className = "move-no";
+      n.textContent = (k / 2 + 1) + ".";
+      box.appendChild(n);
+    }
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "move";
+    b.dataset.ply = k + 1;
+    b.textContent = p.move;
+    const current = play.viewing === null ? k + 1 === play.line.length - 1 : play.viewing === k + 1;
+    b.classList.toggle("current", current);
+    b.onclick = () => { play.viewing = k + 1 === play.line.length - 1 ? null : k + 1; play.hint = ""; renderPlay(); };
+    box.appendChild(b);
+  });
+  box.dataset.moves = play.line.slice(1).map((p) => p.move).join(" ");
+  const cur = box.querySelector(".current");
+  if (cur) box.scrollTop = Math.max(0, cur.offsetTop - box.offsetTop - box.clientHeight + cur.offsetHeight + 4);
 }
 
-// The viewer's position on the analysis board, or as the start of a game to play.
+// The network's evaluation of the shown position (the opponent's network, else the
+// analysis board's), from x's side, when "evaluation" is ticked.
+async function playEval(v) {
+  const box = $("play-eval");
+  if (play.evalAbort) play.evalAbort.abort();
+  play.evalAbort = null;
+  const player = $("play-player").value;
+  const m = /^mcts:([^:]+)/.exec(player);
+  const net = m ? m[1] : $("an-net").value;
+  if (!$("play-eval-on").checked || !net || v.outcome) { box.textContent = ""; delete box.dataset.value; return; }
+  const ctl = new AbortController();
+  play.evalAbort = ctl;
+  try {
+    const a = await api("analyse", { game: v.game, position: v.position, net }, ctl.signal);
+    if (play.evalAbort !== ctl) return;
+    const forX = v.side_to_move === "x" ? a.value : -a.value;
+    box.dataset.value = forX.toFixed(3);
+    box.textContent = `${net}: ${forX >= 0 ? "+" : ""}${forX.toFixed(2)} for x (${winPct(forX)} expected score for x` + (a.wdl ? `; win/draw/loss for ${v.side_to_move} ${pct(a.wdl[0])} / ${pct(a.wdl[1])} / ${pct(a.wdl[2])}` : "") + `)`;
+  } catch (e) {
+    if (e.name !== "AbortError" && play.evalAbort === ctl) box.textContent = `${net}: ${e.message}`;
+  }
+}
+
+// The network that played the viewed game: a self-play game's generation net (when it
+// is kept), else the run's best.
+function viewerNet() {
+  const ref = viewer.ref;
+  const r = ref && dash.runs.find((x) => x.id === ref.run);
+  if (!r) return null;
+  const d = dash.data[ref.run];
+  const gen = d && d.generations.find((g) => g.generation === ref.generation);
+  const by = gen && gen.selfplay ? gen.selfplay.model : "";
+  const m = /gen-\d{4,}/.exec(by || "");
+  if (ref.source === "selfplay" && m && (r.models || []).includes(m[0])) return `${r.id}/${m[0]}`;
+  if (ref.source === "selfplay" && by === "bootstrap") return "bootstrap";
+  return r.best ? r.id : null;
+}
+
+// Chooses `net` in a network list (added if the list lacks it).
+function chooseNet(sel, net) {
+  if (!net) return;
+  if (![...sel.options].some((o) => o.value === net)) sel.add(new Option(net, net));
+  sel.value = net;
+  sel.dataset.chosen = "1";
+}
+
+// The viewer's position on the analysis board, or as the start of a game to play, with
+// the network that played the game.
 function fromViewer(then) {
   const v = viewedPosition();
   if (!v) return;
-  $("play-game").value = v.game;
+  if ($("play-game").value !== v.game) { $("play-game").value = v.game; fillNets(); }
+  const net = viewerNet();
   if (then === "analyse") {
+    chooseNet($("an-net"), net);
     $("an-position").value = v.position;
     location.hash = "#play";
     analyse().catch(showError);
   } else {
+    if (net) { chooseNet($("opp-net"), net); pickOpponent(); }
     $("play-start").value = v.position;
     location.hash = "#play";
     newGame().catch(showError);
@@ -1009,7 +950,7 @@ function fromViewer(then) {
 // baseline; written into the player field, which can also be edited by hand.
 function pickOpponent() {
   const net = $("opp-net").value, strength = $("opp-strength").value;
-  const baseline = ["random", "greedy", "ab1", "ab2", "ab3", "ab4"].includes(net);
+  const baseline = BASELINES.includes(net);
   $("play-player").value = baseline ? net : `mcts:${net}:${strength}`;
   $("opp-strength").disabled = baseline;
 }
@@ -1022,9 +963,14 @@ async function start() {
   await loadRuns();
   const params = new URLSearchParams(location.search);
   if (params.get("game")) $("play-game").value = params.get("game");
-  if (params.get("player")) $("play-player").value = params.get("player");
+  if (params.get("player")) { $("play-player").value = params.get("player"); $("play-player").dataset.chosen = "1"; }
   if (params.get("side")) $("play-side").value = params.get("side");
   if (params.get("position")) $("play-start").value = params.get("position");
+  // The lists for the game on the board; the opponent, unless the address names one,
+  // the run's best network at 200 simulations (or ab2 where no run plays the game).
+  fillNets();
+  if (!params.get("player")) pickOpponent();
+  $("play-player").addEventListener("change", () => renderPlay());
   $("dash-run").addEventListener("change", () => { dash.page = 0; refreshDashboard().then(renderConfig).catch(showError); });
   $("cfg-other").addEventListener("change", () => renderConfig().catch(showError));
   $("gen-prev").onclick = () => { dash.page = dash.shownPage + 1; renderTable(); };
@@ -1046,9 +992,27 @@ async function start() {
   $("play-new").onclick = () => newGame().catch(showError);
   $("play-pass").onclick = () => { const m = play.view && play.view.legal[0]; if (m) playMove(m.text).catch(showError); };
   $("play-hints").onchange = renderPlay;
-  $("play-game").onchange = () => { $("play-start").value = ""; newGame().catch(showError); };
-  $("opp-net").onchange = pickOpponent;
-  $("opp-strength").onchange = pickOpponent;
+  $("play-game").onchange = () => {
+    $("play-start").value = "";
+    // Another game's networks cannot play this one: the lists follow the game.
+    fillNets();
+    const typed = /^mcts:([^:]+)/.exec($("play-player").value);
+    if (!$("play-player").dataset.chosen || typed && ![null, $("play-game").value].includes(netGame(typed[1]))) pickOpponent();
+    newGame().catch(showError);
+  };
+  $("play-back").onclick = takeBack;
+  $("play-resume").onclick = () => { play.viewing = null; play.hint = ""; renderPlay(); };
+  $("play-eval-on").onchange = renderPlay;
+  $("an-back").onclick = () => treeStep("back");
+  $("an-next").onclick = () => treeStep("next");
+  $("an-delete").onclick = deleteVariation;
+  document.addEventListener("keydown", analysisKeys);
+  $("dash-refresh").onclick = () => refreshDashboard().catch(showError);
+  // A choice made by hand is kept when the game changes (if that game allows it).
+  $("opp-net").onchange = () => { $("opp-net").dataset.chosen = "1"; $("play-player").dataset.chosen = "1"; pickOpponent(); };
+  $("opp-strength").onchange = () => { $("play-player").dataset.chosen = "1"; pickOpponent(); };
+  $("play-player").addEventListener("input", () => { $("play-player").dataset.chosen = "1"; });
+  for (const id of ["an-net", "an-net2"]) $(id).addEventListener("change", () => { $(id).dataset.chosen = "1"; });
   $("an-go").onclick = () => analyse().catch(showError);
   $("an-stop").onclick = stopInsight;
   $("an-here").onclick = () => { $("an-position").value = ""; analyse().catch(showError); };
@@ -1059,6 +1023,9 @@ async function start() {
   const link = (location.hash || "").split("/");
   if (link[0] === "#games" && link.length >= 5) await openLinkedGame(link.slice(1)).catch(showError);
   document.body.dataset.ready = "true";
-  setInterval(() => { if ((location.hash || "#dashboard") === "#dashboard" && !document.hidden) refreshDashboard().then(() => showError(null), showError); }, 2000);
+  setInterval(() => {
+    if ((location.hash || "#dashboard") !== "#dashboard" || document.hidden || !dashboardLive()) return;
+    refreshDashboard().then(() => showError(null), showError);
+  }, 2000);
 }
 start().catch(showError);

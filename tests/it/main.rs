@@ -1,5 +1,6 @@
 //! The crate's integration tests, in one binary so that a test run links few executables.
 
+mod board;
 mod browser;
 mod cli;
 mod fastnet;

@@ -64,6 +64,36 @@ function drawBoard(svg, view, opts) {
     }
     if (opts.onClick) g.addEventListener("click", () => opts.onClick(c.cell));
   });
+  if (opts.arrows && opts.arrows.length) drawArrows(svg, view, L, opts.arrows);
+}
+
+// Arrows over the board, as lichess draws a search's best moves: a jump from its
+// source to its target, a placement or clone as a ring on its target; `weight` (0 to 1)
+// sets the width, `best` the colour. Clicks pass through them to the cells.
+function drawArrows(svg, view, L, arrows) {
+  const at = new Map(view.cells.map((c, i) => [c.cell, L.pts[i]]));
+  const defs = el("defs", {}, svg);
+  for (const [id, color] of [["arrow-best", "#15781b"], ["arrow-other", "#003088"]]) {
+    const m = el("marker", { id, viewBox: "0 0 10 10", refX: 5, refY: 5, markerWidth: 2.6, markerHeight: 2.6, orient: "auto-start-reverse" }, defs);
+    el("path", { d: "M0,0 L10,5 L0,10 z", fill: color }, m);
+  }
+  const g = el("g", { class: "arrows", "pointer-events": "none" }, svg);
+  for (const a of arrows) {
+    const to = at.get(a.to);
+    if (!to) continue;
+    const color = a.best ? "#15781b" : "#003088";
+    const w = (0.07 + 0.13 * Math.min(1, a.weight)).toFixed(3);
+    const attrs = { class: "arrow", "data-move": a.move || "", stroke: color, "stroke-width": w, fill: "none", opacity: (0.45 + 0.4 * Math.min(1, a.weight)).toFixed(2) };
+    const from = a.from === null || a.from === undefined ? null : at.get(a.from);
+    if (!from) {
+      el("circle", Object.assign({ cx: to[0], cy: to[1], r: 0.3 }, attrs), g);
+      continue;
+    }
+    // Shortened at both ends so the head sits inside the target cell.
+    const dx = to[0] - from[0], dy = to[1] - from[1], len = Math.hypot(dx, dy) || 1;
+    const ux = dx / len, uy = dy / len;
+    el("line", Object.assign({ x1: from[0] + ux * 0.25, y1: from[1] + uy * 0.25, x2: to[0] - ux * 0.3, y2: to[1] - uy * 0.3, "stroke-linecap": "round", "marker-end": `url(#${a.best ? "arrow-best" : "arrow-other"})` }, attrs), g);
+  }
 }
 
 // What a click on `cell` means to a player choosing a move in `view`, with `selected`
