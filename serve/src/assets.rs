@@ -11,6 +11,14 @@ pub fn get(name: &str) -> Option<(&'static str, &'static str)> {
             include_str!("../assets/app.js"),
             "text/javascript; charset=utf-8",
         ),
+        "charts.js" => (
+            include_str!("../assets/charts.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        "analysis.js" => (
+            include_str!("../assets/analysis.js"),
+            "text/javascript; charset=utf-8",
+        ),
         "app.css" => (include_str!("../assets/app.css"), "text/css; charset=utf-8"),
         // The board, shared with the serverless player (`web`).
         "board.js" => (web::assets::BOARD_JS, "text/javascript; charset=utf-8"),
