@@ -22,17 +22,21 @@ function anNode(parent, move, position, view) {
   return n;
 }
 
-// The position the panel's text box names, or the play board's.
+// The position the panel's text box names, or the play board's (the one shown there,
+// an earlier one when the move list is being looked through).
 function analysedPosition() {
   const text = $("an-position").value.trim();
   const game = $("play-game").value;
-  return { game, position: text || (play.view && play.view.game === game ? play.view.position : "") };
+  const shown = play.viewing !== null && play.line[play.viewing] ? play.line[play.viewing].view : play.view;
+  return { game, position: text || (shown && shown.game === game ? shown.position : "") };
 }
 
-// A new tree from the text box's position (or the play board's), analysed.
+// A new tree from the text box's position (or the play board's), analysed; the
+// current position of the tree is analysed again instead when the box names it.
 async function analyse() {
   const { game, position } = analysedPosition();
   stopInsight();
+  if (an.cur && an.cur.view.game === game && an.cur.position === position) return analyseNode();
   const v = await api("position?" + new URLSearchParams(position ? { game, position } : { game }));
   an.root = anNode(null, null, v.position, v);
   await goTo(an.root);

@@ -1013,6 +1013,8 @@ async function start() {
   $("opp-strength").onchange = () => { $("play-player").dataset.chosen = "1"; pickOpponent(); };
   $("play-player").addEventListener("input", () => { $("play-player").dataset.chosen = "1"; });
   for (const id of ["an-net", "an-net2"]) $(id).addEventListener("change", () => { $(id).dataset.chosen = "1"; });
+  // Another network or count: the analysis board's position is analysed again.
+  for (const id of ["an-net", "an-net2", "an-sims"]) $(id).addEventListener("change", () => { if (an.cur) analyseNode().catch(showError); });
   $("an-go").onclick = () => analyse().catch(showError);
   $("an-stop").onclick = stopInsight;
   $("an-here").onclick = () => { $("an-position").value = ""; analyse().catch(showError); };

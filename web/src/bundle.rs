@@ -10,8 +10,6 @@ use crate::player::WebPlayer;
 pub const FORMAT: &str = "flipzero-web-bundle";
 /// `bundle.json`'s `version` (2: the weights are the packed quantised file).
 pub const VERSION: u32 = 2;
-/// The bundle's weights: the net's quantised file packed ([`crate::packed`]).
-pub const PACKED_WEIGHTS: &str = "fastnet-quant.packed";
 /// The largest seed a bundle takes: JavaScript's numbers hold whole numbers exactly up
 /// to 2^53 − 1, and the page passes the seed as one.
 pub const MAX_SEED: u64 = (1 << 53) - 1;
@@ -36,7 +34,7 @@ pub struct BundleConfig {
     pub wasm: String,
     /// The net's `model.json`.
     pub model: String,
-    /// The net's weights: its quantised file packed ([`PACKED_WEIGHTS`]), the very
+    /// The net's weights: its quantised file packed ([`crate::packed::FILE`]), the very
     /// integers the player runs.
     pub weights: String,
     /// Simulations a move.
@@ -75,7 +73,7 @@ pub fn files(
         game,
         wasm: "flipzero.wasm".into(),
         model: "net/model.json".into(),
-        weights: format!("net/{PACKED_WEIGHTS}"),
+        weights: format!("net/{}", crate::packed::FILE),
         sims,
         seed,
     };

@@ -7,6 +7,9 @@
 //! Layout: [`MAGIC`], the unpacked length (u64, little-endian), then the raw deflate
 //! stream of the two planes.
 
+/// The packed weights' file name in a bundle.
+pub const FILE: &str = "fastnet-quant.packed";
+
 /// The first bytes of a packed file.
 pub const MAGIC: &[u8; 8] = b"FZPACK1\n";
 

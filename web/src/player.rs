@@ -137,8 +137,8 @@ impl WebPlayer {
         let unpacked;
         let (weights, name) = if crate::packed::is_packed(weights) {
             unpacked = crate::packed::unpack(weights)
-                .map_err(|e| format!("{}: {e}", crate::bundle::PACKED_WEIGHTS))?;
-            (&unpacked[..], crate::bundle::PACKED_WEIGHTS)
+                .map_err(|e| format!("{}: {e}", crate::packed::FILE))?;
+            (&unpacked[..], crate::packed::FILE)
         } else {
             (weights, fastnet::io::WEIGHTS)
         };
