@@ -90,8 +90,14 @@ pub fn export_web(
     }
     // The weights file of the bundle replaced, when it had another name (a version 1
     // bundle's float file): removed once the new bundle is whole, not left to be served.
+    // Compared without case: on a case-insensitive file system `net/Model.json` is the
+    // new bundle's `net/model.json`, which must not be removed after it is written.
     let stale = previous_weights(out)
-        .filter(|old| files.iter().all(|(name, _)| name != old))
+        .filter(|old| {
+            files
+                .iter()
+                .all(|(name, _)| !name.eq_ignore_ascii_case(old))
+        })
         .map(|old| out.join(old));
     let mut written = Vec::new();
     for (name, bytes) in files {

@@ -9,7 +9,10 @@
 "use strict";
 // app.js gives $, api, showError, td, heatOf and policyText; board.js the board.
 
-const an = { root: null, cur: null, abort: null, run: 0, selected: null, nodes: 0, shown: null };
+// `nav` counts the moves through the tree: an answer for an older one is dropped, so a
+// slow request never moves the board after the user has moved on. `preview` is the
+// line whose end the board shows while the pointer is on it.
+const an = { root: null, cur: null, abort: null, run: 0, selected: null, nodes: 0, shown: null, nav: 0, preview: null };
 
 function pct(p) { return (100 * p).toFixed(0) + "%"; }
 
@@ -42,10 +45,21 @@ async function analyse() {
   await goTo(an.root);
 }
 
-// Goes to `node` of the tree (its view read first when only its text is known).
-async function goTo(node) {
+// The view of `node` (read when only its text is known).
+async function nodeView(node) {
   if (!node.view) node.view = await api("position?" + new URLSearchParams({ game: an.root.view.game, position: node.position }));
+  return node.view;
+}
+
+// Goes to `node` of the tree (its view, and its parent's for the last move's outline,
+// read first when only their text is known), unless the user has moved on meanwhile.
+async function goTo(node, token) {
+  token = token || ++an.nav;
+  await nodeView(node);
+  if (node.parent) await nodeView(node.parent);
+  if (token !== an.nav) return;
   an.cur = node;
+  an.preview = null;
   an.selected = null;
   $("an-position").value = node.position;
   renderTree();
@@ -55,17 +69,33 @@ async function goTo(node) {
 
 // Plays `text` from the current position: the child that has it, or a new variation.
 async function anPlay(text) {
-  const cur = an.cur;
-  const known = cur.children.find((c) => c.move === text);
-  if (known) return goTo(known);
-  const v = await api("move?" + new URLSearchParams({ game: cur.view.game, position: cur.position, move: text }));
-  return goTo(anNode(cur, text, v.position, v));
+  const cur = an.cur, token = ++an.nav;
+  let child = cur.children.find((c) => c.move === text);
+  if (!child) {
+    const v = await api("move?" + new URLSearchParams({ game: cur.view.game, position: cur.position, move: text }));
+    if (token !== an.nav || an.cur !== cur) return;
+    child = cur.children.find((c) => c.move === text) || anNode(cur, text, v.position, v);
+  }
+  return goTo(child, token);
+}
+
+// Forgets the tree (the game on the board changed).
+function resetAnalysis() {
+  stopInsight();
+  an.nav++;
+  an.root = an.cur = null;
+  an.preview = null;
+  $("an-tree").innerHTML = "";
+  $("an-board").innerHTML = "";
+  $("an-result").textContent = "";
+  $("an-policy").textContent = "";
+  for (const b of [$("an-search"), $("an-search2")]) { b.innerHTML = ""; delete b.dataset.done; }
 }
 
 // Plays a search's line (its moves and the positions after them) onto the tree.
 async function playLine(c) {
   let node = an.cur;
-  c.pv.forEach((m, i) => {
+  c.pv.slice(0, (c.pv_positions || []).length).forEach((m, i) => {
     node = node.children.find((x) => x.move === m) || anNode(node, m, c.pv_positions[i], null);
   });
   if (node !== an.cur) await goTo(node);
@@ -84,6 +114,8 @@ function anClick(cell) {
 function drawAnBoard(extra) {
   const v = an.cur.view;
   an.shown = extra;
+  // A line previewed stays on the board while the search grows beneath it.
+  if (an.preview) return;
   const { hints, targets } = moveMarks(v.outcome ? null : v, an.selected, false);
   const last = an.cur.parent ? lastCells(an.cur) : new Set();
   drawBoard($("an-board"), v, Object.assign({ labels: true, onClick: anClick, targets, hints, source: an.selected, last }, extra));
@@ -102,18 +134,31 @@ function renderTree() {
   box.innerHTML = "";
   if (!an.root) return;
   treeLine(box, an.root);
+  // The tree's box scrolls to the current move (not the page).
   const cur = box.querySelector(".current");
-  if (cur) cur.scrollIntoView({ block: "nearest" });
+  if (cur) {
+    const top = cur.offsetTop - box.offsetTop, bottom = top + cur.offsetHeight;
+    if (top < box.scrollTop) box.scrollTop = top - 4;
+    else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight + 4;
+  }
   $("an-back").disabled = !an.cur.parent;
   $("an-next").disabled = !an.cur.children.length;
   $("an-delete").disabled = !an.cur.parent;
 }
 
+// "3." before x's third move, "3..." before o's when it starts a line: counted from
+// the side to move at the tree's root (o first after a ply of a game, say).
+function moveNumber(ply, startSide) {
+  const k = ply - 1 + (startSide === "o" ? 1 : 0);
+  return { number: Math.floor(k / 2) + 1, x: k % 2 === 0 };
+}
+
 function treeMove(box, node, numbered) {
-  if (node.ply % 2 === 1 || numbered) {
+  const { number, x } = moveNumber(node.ply, an.root.view.side_to_move);
+  if (x || numbered) {
     const n = document.createElement("span");
     n.className = "move-no";
-    n.textContent = Math.floor((node.ply + 1) / 2) + (node.ply % 2 === 1 ? "." : "...");
+    n.textContent = number + (x ? "." : "...");
     box.appendChild(n);
   }
   const b = document.createElement("button");
@@ -127,7 +172,8 @@ function treeMove(box, node, numbered) {
 }
 
 function treeLine(box, from) {
-  let n = from, numbered = false;
+  // The first move of the game is numbered whoever plays it (a variation numbers its own).
+  let n = from, numbered = from === an.root;
   while (n.children.length) {
     const [main, ...alts] = n.children;
     treeMove(box, main, numbered);
@@ -180,7 +226,11 @@ async function analyseNode() {
   const ctl = new AbortController();
   an.abort = ctl;
   $("an-stop").disabled = false;
+  // Nothing of the last position stays on show while this one is analysed.
   for (const b of [$("an-search"), $("an-search2")]) { b.innerHTML = ""; delete b.dataset.done; }
+  $("an-result").textContent = "analysing…";
+  delete $("an-result").dataset.value;
+  $("an-policy").textContent = "";
   if (v.outcome) {
     $("an-result").textContent = v.outcome.explanation;
     $("an-policy").textContent = "";
@@ -191,7 +241,7 @@ async function analyseNode() {
   try {
     a = await api("analyse", { game: v.game, position: v.position, net: $("an-net").value }, ctl.signal);
   } catch (e) {
-    if (run === an.run) $("an-stop").disabled = true;
+    if (run === an.run) { $("an-stop").disabled = true; $("an-result").textContent = ""; }
     if (e.name === "AbortError") return;
     throw e;
   }
@@ -232,6 +282,8 @@ async function searchLive(game, position, run, ctl) {
         if (failed.has(i)) return;
         if (r.status === "fulfilled") renderSearch(boxes[i], r.value, sims === target);
         else if (r.reason.name === "AbortError") throw r.reason;
+        // The server busy (its search slots taken): this step is skipped, not the net.
+        else if (r.reason.status === 503 && sims !== target) return;
         else { failed.add(i); boxes[i].textContent = `${nets[i]}: ${r.reason.message}`; boxes[i].dataset.done = "true"; }
       });
       const first = answers[0].status === "fulfilled" && answers[0].value;
@@ -256,8 +308,9 @@ function visitHeat(r) {
 function bestArrows(r) {
   const total = r.candidates.reduce((n, c) => n + c.visits, 0);
   if (!total) return [];
-  return r.candidates.filter((c, i) => c.to !== null && c.to !== undefined && (i === 0 || c.visits >= 0.1 * total)).slice(0, 3)
-    .map((c, i) => ({ from: c.from, to: c.to, weight: c.visits / total, best: i === 0, move: c.text }));
+  const best = r.candidates[0];
+  return r.candidates.filter((c) => c.to !== null && c.to !== undefined && (c === best || c.visits >= 0.1 * total)).slice(0, 3)
+    .map((c) => ({ from: c.from, to: c.to, weight: c.visits / total, best: c === best, move: c.text }));
 }
 
 function renderSearch(box, r, done) {
@@ -293,11 +346,14 @@ function renderSearch(box, r, done) {
     td(tr, c.proof ? { win: "100%", loss: "0%", draw: "50%" }[c.proof] : c.q === null ? "-" : winPct(c.q));
     td(tr, (100 * c.prior).toFixed(1) + "%");
     td(tr, c.pv.join(" "), "l pv");
-    if (box.id === "an-search") {
+    if (box.id === "an-search" && c.pv_end) {
       tr.tabIndex = 0;
       tr.title = "hover: the position at the end of this line; click: play it on the board";
       tr.addEventListener("mouseenter", () => previewLine(c));
-      tr.addEventListener("mouseleave", () => { if (an.cur) drawAnBoard(an.shown || {}); });
+      tr.addEventListener("mouseleave", endPreview);
+      // The table is drawn again as the search grows: the line under the pointer
+      // stays previewed, with its new end.
+      if (an.preview && an.preview.text === c.text) previewLine(c);
       tr.addEventListener("click", () => playLine(c).catch(showError));
       tr.addEventListener("keydown", (e) => { if (e.key === "Enter") playLine(c).catch(showError); });
     }
@@ -306,10 +362,15 @@ function renderSearch(box, r, done) {
   box.appendChild(t);
 }
 
-// The board at the end of a line, the line's moves listed under it.
+// The board at the end of a line.
 function previewLine(c) {
-  const keep = an.shown;
+  an.preview = c;
   drawBoard($("an-board"), c.pv_end, { labels: true });
-  an.shown = keep;
   $("an-board").dataset.preview = c.pv.join(" ");
+}
+
+function endPreview() {
+  if (!an.preview) return;
+  an.preview = null;
+  if (an.cur) drawAnBoard(an.shown || {});
 }

@@ -16,7 +16,11 @@ async function api(path, body, signal) {
   }
   const r = await fetch("/api/" + path, opts);
   const j = await r.json().catch(() => ({ error: r.statusText }));
-  if (!r.ok) throw new Error(j.error || r.statusText);
+  if (!r.ok) {
+    const e = new Error(j.error || r.statusText);
+    e.status = r.status;
+    throw e;
+  }
   return j;
 }
 
@@ -42,7 +46,11 @@ function route() {
   if (document.body.dataset.ready !== "true") return;
   if (page === "games" && parts.length >= 5) openLinkedGame(parts.slice(1)).catch(showError);
   else if (page === "games") refreshGames().catch(showError);
-  if (page === "dashboard") refreshDashboard().catch(showError);
+  if (page === "dashboard") {
+    // Charts drawn while the page was hidden are redrawn at their figure's width.
+    for (const c of Chart.all) if (c.series.length && c.W !== c.width()) c.draw();
+    refreshDashboard().catch(showError);
+  }
 }
 window.addEventListener("hashchange", route);
 
@@ -513,14 +521,7 @@ function valuesForX(g) {
 
 function renderMoveList() {
   const g = viewer.game, box = $("view-moves");
-  box.innerHTML = "";
-  g.plies.forEach((p, i) => {
-    if (i % 2 === 0) {
-      const n = document.createElement("span");
-      n.className = "move-no";
-      n.textContent = (i / 2 + 1) + ".";
-      box.appendChild(n);
-    }
+  numberedMoves(box, g.plies, g.plies.length ? g.plies[0].view.side_to_move : "x", (p, i) => {
     const b = document.createElement("button");
     b.type = "button";
     b.className = "move";
@@ -528,7 +529,7 @@ function renderMoveList() {
     b.textContent = p.played;
     b.title = `after ${p.view.side_to_move}'s move ${p.played}`;
     b.onclick = () => { viewer.ply = i + 1; renderViewer(); };
-    box.appendChild(b);
+    return b;
   });
   drawValueGraph(g);
 }
@@ -733,7 +734,7 @@ async function inSession(s, work) {
 function pushPosition(move, from, to, view) {
   play.line.push({ move, last: new Set([from, to].filter((c) => c !== null && c !== undefined)), view });
   play.view = view;
-  play.viewing = null;
+  // A reply leaves the user where they were looking (the list says a move came).
   play.hint = "";
 }
 
@@ -745,6 +746,7 @@ async function newGame() {
     if ($("play-start").value.trim()) q.position = $("play-start").value.trim();
     const v = await sessionApi(s, "position?" + new URLSearchParams(q));
     play.line = [];
+    play.viewing = null;
     pushPosition(null, null, null, v);
     play.selected = null;
     renderPlay();
@@ -755,7 +757,20 @@ async function newGame() {
 async function opponentTurn(s) {
   while (play.view && !play.view.outcome && play.view.side_to_move !== humanSide()) {
     $("play-status").textContent = `${$("play-player").value} is thinking…`;
-    const a = await sessionApi(s, "think", { game: play.view.game, position: play.view.position, player: $("play-player").value, seed: play.line.length });
+    let a;
+    for (let tries = 1; ; tries++) {
+      try {
+        a = await sessionApi(s, "think", { game: play.view.game, position: play.view.position, player: $("play-player").value, seed: play.line.length });
+        break;
+      } catch (e) {
+        // The server's search slots all taken (analyses running): ask again, a few
+        // times, rather than leave the game stuck with the opponent to move.
+        if (e.status !== 503 || tries >= 5) throw e;
+        $("play-status").textContent = `the server is busy (analyses running); asking ${$("play-player").value} again…`;
+        await new Promise((r) => setTimeout(r, 1000));
+        if (s !== play.session) throw new Stale();
+      }
+    }
     pushPosition(a.move, a.from, a.to, a.view);
     renderPlay();
   }
@@ -791,18 +806,23 @@ function takeBack() {
   inSession(s, () => opponentTurn(s)).catch(showError);
 }
 
-// Why a click on `cell` plays nothing (null: it chose or cleared a piece to jump from).
+// Why a click on `cell` plays nothing.
 function illegalClick(v, cell) {
-  const name = (v.cells.find((c) => c.cell === cell) || {}).name || "that cell";
+  const c = v.cells.find((x) => x.cell === cell) || {};
+  const name = c.name || "that cell";
   if (v.outcome) return "The game is over: New game starts another.";
-  if (play.busy || v.side_to_move !== humanSide()) return `Not your move: ${v.side_to_move} is to move.`;
+  if (play.busy) return v.side_to_move === humanSide() ? "Your move is being played…" : `Wait: ${$("play-player").value} is thinking.`;
+  if (v.side_to_move !== humanSide()) return `Not your move: ${v.side_to_move} is to move.`;
   if (v.must_pass) return "You have no legal move: press Pass.";
-  const c = v.cells.find((x) => x.cell === cell);
-  if (c && c.blocked) return `${name} is blocked.`;
-  if (c && c.piece && c.piece !== v.side_to_move) return `${name} holds ${c.piece}'s piece: click one of yours, or an empty cell in reach.`;
-  if (c && c.piece === v.side_to_move) return `${name} cannot move: no empty cell within two steps.`;
+  if (c.blocked) return `${name} is blocked.`;
+  if (!v.moves_pieces) {
+    return c.piece ? `${name} is taken: place a piece on an empty cell (the dots, with hints on).`
+      : `${name} is not a legal move: a piece must outflank at least one of ${v.side_to_move === "x" ? "o" : "x"}'s.`;
+  }
+  if (c.piece && c.piece !== v.side_to_move) return `${name} holds ${c.piece}'s piece: click one of yours, or an empty cell in reach.`;
+  if (c.piece === v.side_to_move) return `${name} cannot move: no empty cell within two steps.`;
   if (play.selected !== null) return `${name} is not a legal move from ${(v.cells.find((x) => x.cell === play.selected) || {}).name}: a jump goes two steps, a clone one.`;
-  return v.legal.some((m) => m.from !== null) ? `${name} is not a legal move: no piece of yours is next to it (click a piece first to jump).` : `${name} is not a legal move here.`;
+  return `${name} is not a legal move: no piece of yours is next to it (click a piece first to jump).`;
 }
 
 function clickCell(cell) {
@@ -851,20 +871,32 @@ function renderPlay() {
   playEval(shown);
 }
 
-// "3. e4" or "3... e4": the move that led to line position `i` (1 = the first move).
-function moveLabel(i) { return `${Math.floor((i - 1) / 2) + 1}${i % 2 === 1 ? "." : "..."} ${play.line[i].move}`; }
+// "3. e4" or "3... e4": the move that led to line position `i` (1 = the first move),
+// counted from the side to move at the start (o, when the game began at an odd ply).
+function moveLabel(i) {
+  const { number, x } = moveNumber(i, play.line[0].view.side_to_move);
+  return `${number}${x ? "." : "..."} ${play.line[i].move}`;
+}
+
+// A numbered list of moves in `box`: "1." before x's moves, "1..." when o moves first.
+function numberedMoves(box, moves, startSide, button) {
+  box.innerHTML = "";
+  moves.forEach((m, k) => {
+    const { number, x } = moveNumber(k + 1, startSide);
+    if (x || k === 0) {
+      const n = document.createElement("span");
+      n.className = "move-no";
+      n.textContent = number + (x ? "." : "...");
+      box.appendChild(n);
+    }
+    box.appendChild(button(m, k));
+  });
+}
 
 // The move list, numbered as the viewer's; a click looks at the position after a move.
 function renderPlayMoves() {
   const box = $("play-moves");
-  box.innerHTML = "";
-  play.line.slice(1).forEach((p, k) => {
-    if (k % 2 === 0) {
-      const n = document.createElement("span");
-      n.className = "move-no";
-      n.textContent = (k / 2 + 1) + ".";
-      box.appendChild(n);
-    }
+  numberedMoves(box, play.line.slice(1), play.line[0].view.side_to_move, (p, k) => {
     const b = document.createElement("button");
     b.type = "button";
     b.className = "move";
@@ -873,7 +905,7 @@ function renderPlayMoves() {
     const current = play.viewing === null ? k + 1 === play.line.length - 1 : play.viewing === k + 1;
     b.classList.toggle("current", current);
     b.onclick = () => { play.viewing = k + 1 === play.line.length - 1 ? null : k + 1; play.hint = ""; renderPlay(); };
-    box.appendChild(b);
+    return b;
   });
   box.dataset.moves = play.line.slice(1).map((p) => p.move).join(" ");
   const cur = box.querySelector(".current");
@@ -890,6 +922,11 @@ async function playEval(v) {
   const m = /^mcts:([^:]+)/.exec(player);
   const net = m ? m[1] : $("an-net").value;
   if (!$("play-eval-on").checked || !net || v.outcome) { box.textContent = ""; delete box.dataset.value; return; }
+  // Not while the opponent thinks: the evaluation would take one of the server's
+  // search slots from it (asked again when the move comes).
+  if (play.busy) { box.textContent = ""; delete box.dataset.value; return; }
+  box.textContent = `${net}: evaluating…`;
+  delete box.dataset.value;
   const ctl = new AbortController();
   play.evalAbort = ctl;
   try {
@@ -931,12 +968,15 @@ function chooseNet(sel, net) {
 function fromViewer(then) {
   const v = viewedPosition();
   if (!v) return;
-  if ($("play-game").value !== v.game) { $("play-game").value = v.game; fillNets(); }
+  const other = $("play-game").value !== v.game;
+  if (other) { $("play-game").value = v.game; fillNets(); resetAnalysis(); }
   const net = viewerNet();
   if (then === "analyse") {
     chooseNet($("an-net"), net);
     $("an-position").value = v.position;
     location.hash = "#play";
+    // The play board follows the game too (from its start).
+    if (other) { $("play-start").value = ""; newGame().catch(showError); }
     analyse().catch(showError);
   } else {
     if (net) { chooseNet($("opp-net"), net); pickOpponent(); }
@@ -994,6 +1034,7 @@ async function start() {
   $("play-hints").onchange = renderPlay;
   $("play-game").onchange = () => {
     $("play-start").value = "";
+    if (an.root && an.root.view.game !== $("play-game").value) resetAnalysis();
     // Another game's networks cannot play this one: the lists follow the game.
     fillNets();
     const typed = /^mcts:([^:]+)/.exec($("play-player").value);
@@ -1003,6 +1044,7 @@ async function start() {
   $("play-back").onclick = takeBack;
   $("play-resume").onclick = () => { play.viewing = null; play.hint = ""; renderPlay(); };
   $("play-eval-on").onchange = renderPlay;
+  $("an-search").addEventListener("mouseleave", endPreview);
   $("an-back").onclick = () => treeStep("back");
   $("an-next").onclick = () => treeStep("next");
   $("an-delete").onclick = deleteVariation;

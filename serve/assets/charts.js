@@ -156,7 +156,7 @@ class Chart {
     const every = Math.max(1, Math.ceil(marks.length * 40 / (CHART_W - m.l - m.r)));
     marks.forEach((k, i) => {
       el("line", { x1: sx(k.x), x2: sx(k.x), y1: m.t, y2: CHART_H - m.b, class: "marker" }, svg);
-      if (i % every === 0) el("text", { x: sx(k.x) + 2, y: m.t + 9, class: "marker-label" }, svg).textContent = k.label;
+      if (i % every === 0 && sx(k.x) < CHART_W - m.r - 36) el("text", { x: sx(k.x) + 2, y: m.t + 9, class: "marker-label" }, svg).textContent = k.label;
     });
     svg.dataset.markers = marks.length;
     el("line", { x1: m.l, y1: CHART_H - m.b, x2: CHART_W - m.r, y2: CHART_H - m.b, class: "axis" }, svg);

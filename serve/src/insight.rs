@@ -14,6 +14,9 @@ use crate::position::{PositionView, move_cells, view};
 
 /// Moves of each principal variation shown.
 pub const PV_LEN: usize = 10;
+/// Candidates (the most visited) whose lines carry their positions for the page's
+/// previews: as many as its table shows.
+pub const PREVIEWS: usize = 12;
 
 /// One candidate move.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -35,10 +38,11 @@ pub struct Candidate {
     /// The principal variation from this move on, in notation.
     pub pv: Vec<String>,
     /// The position after each move of `pv`, as text (the page plays a line into its
-    /// variation tree from these).
+    /// variation tree from these); for the [`PREVIEWS`] most visited candidates only.
     pub pv_positions: Vec<String>,
-    /// The position at the end of `pv` (the page previews a line on its board).
-    pub pv_end: PositionView,
+    /// The position at the end of `pv` (the page previews a line on its board); for the
+    /// [`PREVIEWS`] most visited candidates only.
+    pub pv_end: Option<PositionView>,
 }
 
 /// A network's own view of a position averaged over the board's symmetries (those that
@@ -173,7 +177,7 @@ pub fn search(
         Some((v, l)) => (Some(v), l),
         None => (None, vec![]),
     };
-    let candidates = if lines.is_empty() {
+    let mut candidates: Vec<Candidate> = if lines.is_empty() {
         // A forced move: nothing to weigh.
         moves
             .iter()
@@ -185,6 +189,10 @@ pub fn search(
             .map(|l| candidate(state, l.mv, l.visits, l.q, prior_of(l.mv), l.proof, &l.pv))
             .collect()
     };
+    for c in candidates.iter_mut().skip(PREVIEWS) {
+        c.pv_positions = vec![];
+        c.pv_end = None;
+    }
     Ok(SearchInsight {
         net: name,
         sims: player.last_stats().map_or(0, |s| s.simulations),
@@ -234,6 +242,6 @@ fn candidate(
         }),
         pv: texts,
         pv_positions: positions,
-        pv_end: view(&s),
+        pv_end: Some(view(&s)),
     }
 }

@@ -201,7 +201,9 @@ fn run_game(dir: &Path) -> Option<String> {
     let text =
         rundir::read_regular_text(&rundir::RunDir::new(dir).config(), rundir::Limit::TEXT).ok()?;
     let v: toml::Value = toml::from_str(&text).ok()?;
-    Some(v.get("selfplay")?.get("game")?.as_str()?.to_string())
+    // Named as the engine names it (a config may write `Othello` or ` ataxx`).
+    let game: engine::Game = v.get("selfplay")?.get("game")?.as_str()?.parse().ok()?;
+    Some(game.to_string())
 }
 
 /// A run's generations, each without the records that cannot be read (named in the

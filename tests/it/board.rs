@@ -188,6 +188,20 @@ fn browser_analysis_board_plays_lines_and_variations_with_arrows_and_previews() 
         let after = wait_for(&c, "const t = document.getElementById('an-tree'); return t.querySelectorAll('.variation').length === 0 && [t.querySelectorAll('button.move').length, document.getElementById('an-board').dataset.position]", "the variation removed").await;
         assert_eq!(after, json!([1, start.text()]));
 
+        // A position with o to move: the tree numbers o's move "1..." and x's reply "2.".
+        let o_first = game.parse_position("x5o/7/7/7/7/7/o5x o 0 1").unwrap();
+        js(&c, &format!("document.getElementById('an-position').value = {}; document.getElementById('an-go').click(); return null;", json!(o_first.text()))).await;
+        wait_for(&c, &search_done_at(&o_first.text()), "o's position").await;
+        let mo = o_first.legal_moves().into_iter().find(|m| matches!(m.kind(), MoveKind::Clone { .. })).unwrap();
+        click_move(&c, "an-board", "o", mo).await;
+        let after_o = o_first.after(mo);
+        wait_for(&c, &search_done_at(&after_o.text()), "after o's move").await;
+        let mx = after_o.legal_moves().into_iter().find(|m| matches!(m.kind(), MoveKind::Clone { .. })).unwrap();
+        click_move(&c, "an-board", "x", mx).await;
+        wait_for(&c, &search_done_at(&after_o.after(mx).text()), "after x's reply").await;
+        let numbers = js(&c, "return [...document.querySelectorAll('#an-tree .move-no')].map((n) => n.textContent)").await;
+        assert_eq!(numbers, json!(["1...", "2."]));
+
         // A phone: the analysis board fits.
         c.set_window_size(390, 844).await.unwrap();
         let w = js(&c, "return [document.documentElement.scrollWidth, window.innerWidth]").await;
@@ -358,6 +372,13 @@ fn browser_a_finished_run_is_not_polled_and_its_charts_fill_the_page() {
     let base = format!("http://{}", srv.addr);
     runtime().block_on(async {
         let c = driver.client().await;
+        // Opened on another page first: the charts are drawn while hidden, and drawn
+        // again at their width when the dashboard is shown.
+        open(&c, &format!("{base}/#games")).await;
+        js(&c, "location.hash = '#dashboard'; return null;").await;
+        let fit = wait_for(&c, "const s = document.getElementById('loss-chart'); const w = +s.getAttribute('viewBox').split(' ')[2]; return s.querySelector('path.series') && [w, s.parentNode.clientWidth];", "the loss chart").await;
+        let (w, room) = (fit[0].as_f64().unwrap(), fit[1].as_f64().unwrap());
+        assert!((w - (room - 12.0)).abs() <= 2.0, "{fit}");
         // A finished run is read and then no longer polled; its charts
         // fill the page's width; the loss chart marks each generation.
         open(&c, &format!("{base}/#dashboard")).await;

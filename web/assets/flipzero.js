@@ -4,7 +4,7 @@
 // or throws an Error that says what was refused. No network access after loading.
 //
 //   const p = await FlipzeroPlayer.load({ wasm: "flipzero.wasm",
-//     model: "net/model.json", weights: "net/fastnet.safetensors", sims: 400, seed: 1 });
+//     model: "net/model.json", weights: "net/fastnet-quant.packed", sims: 400, seed: 1 });
 //   p.play("f2"); const a = p.think(); // a.played, a.view, a.moves, a.lines
 "use strict";
 

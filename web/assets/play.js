@@ -35,14 +35,17 @@ function render() {
     : `${v.side_to_move} to move · x ${v.counts[0]}, o ${v.counts[1]}` + (mine ? " · your move" : "");
   $("outcome").textContent = v.outcome ? v.outcome.explanation : "";
   $("outcome").dataset.result = v.outcome ? v.outcome.result : "";
-  // Numbered by moves, a number for each pair of plies, as flipzero serve's lists are.
+  // Numbered by moves as flipzero serve's lists are: "1." before x's move, "1..." when
+  // the game began with o to move (moves alternate, passes included).
   const ol = $("moves");
   ol.innerHTML = "";
+  const startO = (a.moves.length % 2 === 0) === (v.side_to_move === "o");
   a.moves.forEach((m, i) => {
-    if (i % 2 === 0) {
+    const k = i + (startO ? 1 : 0), x = k % 2 === 0;
+    if (x || i === 0) {
       const n = document.createElement("span");
       n.className = "move-no";
-      n.textContent = (i / 2 + 1) + ".";
+      n.textContent = (Math.floor(k / 2) + 1) + (x ? "." : "...");
       ol.appendChild(n);
     }
     const b = document.createElement("span");

@@ -71,6 +71,9 @@ pub struct PositionView {
     pub counts: [u32; 2],
     /// Whether fewest pieces wins.
     pub misere: bool,
+    /// Whether pieces move (clone or jump: the Ataxx family) rather than being placed
+    /// (the outflanking games).
+    pub moves_pieces: bool,
     /// Every cell of the board.
     pub cells: Vec<BoardCell>,
     /// The legal moves (empty when the game is over).
@@ -222,6 +225,7 @@ pub fn view(state: &State) -> PositionView {
         side_to_move: state.side_to_move().char(),
         counts: state.counts(),
         misere: game.misere(),
+        moves_pieces: matches!(state, State::Ataxx(_)),
         cells,
         legal,
         must_pass,
