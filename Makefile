@@ -14,7 +14,7 @@ VENV := .venv
 FEATURES ?=
 FEATURE_FLAGS := $(if $(FEATURES),--features '$(FEATURES)')
 
-.PHONY: build run test python-test test-wgpu venv browser lint fmt bench perft clean architecture web
+.PHONY: build build-gpu run test python-test test-wgpu venv browser lint fmt bench perft clean architecture web
 
 # `make run` runs the ten-minute preset (configs/quick.toml: fast nets) into
 # data/runs/quick; running it again resumes that run (or, when finished, prints its
@@ -25,6 +25,13 @@ RUN ?= data/runs/$(basename $(notdir $(CONFIG)))
 
 build:
 	$(CARGO) build --release
+
+# The GPU build: Burn's wgpu backend (Vulkan on NVIDIA/AMD under Linux, Metal, DX12),
+# from the package registries alone (no download at build time). Its binary trains with
+# train.device = "wgpu" and runs self-play nets with selfplay.device = "wgpu"; it needs a
+# Vulkan loader (libvulkan1) and the GPU's driver where it runs.
+build-gpu:
+	$(CARGO) build --release --features wgpu
 
 run: build
 	$(BIN) run --config $(CONFIG) --run $(RUN)

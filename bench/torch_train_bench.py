@@ -8,7 +8,9 @@ cross-entropy, score MSE, AdamW). Inputs are random Ataxx-shaped tensors made be
 timing, so data preparation is not counted (nor is it in `flipzero bench net`, which
 makes its batches before timing too).
 
-Usage: python3 bench/torch_train_bench.py [THREADS]   (needs `pip install torch`)
+Usage: python3 bench/torch_train_bench.py [THREADS] [--device cuda] [--batch 256,1024]
+       [--nets tiny,small,standard]   (needs `pip install torch`; on a GPU, eager mode,
+       50 timed steps after 5 of warm-up, no host read per step: bench/gpu.sh)
 """
 import pathlib
 import sys
@@ -32,40 +34,62 @@ def net(blocks, c):
 
 
 def main():
-    threads = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    # [THREADS] [--device cpu|cuda] [--batch N ...] [--nets tiny,small,standard]
+    args = sys.argv[1:]
+    threads, device, batches, nets = 2, "cpu", [256], "tiny,small"
+    while args:
+        a = args.pop(0)
+        if a == "--device":
+            device = args.pop(0)
+        elif a == "--batch":
+            batches = [int(b) for b in args.pop(0).split(",")]
+        elif a == "--nets":
+            nets = args.pop(0)
+        else:
+            threads = int(a)
     torch.set_num_threads(threads)
-    torch.manual_seed(1)
-    batch = 256
-    x = (torch.rand(batch, PLANES, H, W) < 0.3).float()
-    legal = (torch.rand(batch, POLICY) < 0.1).float()
-    legal[:, 0] = 1.0
-    target = legal * torch.rand(batch, POLICY)
-    target = target / target.sum(1, keepdim=True)
-    wdl = F.one_hot(torch.randint(0, 3, (batch,)), 3).float()
-    score = torch.rand(batch) * 2 - 1
-    for name, blocks, c in (("tiny", 4, 32), ("small", 6, 64)):
-        model = net(blocks, c)
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    sizes = {"tiny": (4, 32), "small": (6, 64), "standard": (10, 128)}
+    for name in nets.split(","):
+        blocks, c = sizes[name]
+        for batch in batches:
+            torch.manual_seed(1)
+            x = (torch.rand(batch, PLANES, H, W) < 0.3).float()
+            legal = (torch.rand(batch, POLICY) < 0.1).float()
+            legal[:, 0] = 1.0
+            target = legal * torch.rand(batch, POLICY)
+            target = target / target.sum(1, keepdim=True)
+            wdl = F.one_hot(torch.randint(0, 3, (batch,)), 3).float()
+            score = torch.rand(batch) * 2 - 1
+            x, legal, target, wdl, score = (t.to(device) for t in (x, legal, target, wdl, score))
+            model = net(blocks, c).to(device)
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-4)
 
-        def step():
-            out = model(x)
-            policy, w, s = out["policy"], out["wdl"], out["score"]
-            logp = F.log_softmax(policy + (legal - 1.0) * 1e4, 1)
-            loss = -(target * logp).sum(1).mean()
-            loss = loss - (wdl * F.log_softmax(w, 1)).sum(1).mean() + ((s - score) ** 2).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            def step():
+                out = model(x)
+                policy, w, s = out["policy"], out["wdl"], out["score"]
+                logp = F.log_softmax(policy + (legal - 1.0) * 1e4, 1)
+                loss = -(target * logp).sum(1).mean()
+                loss = loss - (wdl * F.log_softmax(w, 1)).sum(1).mean() + ((s - score) ** 2).mean()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
 
-        for _ in range(3):
-            step()
-        steps = 10
-        t = time.perf_counter()
-        for _ in range(steps):
-            step()
-        rate = steps * batch / (time.perf_counter() - t)
-        print(f"torch {torch.__version__}, {threads} thread(s), {name} {blocks}x{c}: "
-              f"training {rate:.0f} samples/s at batch {batch}")
+            def sync():
+                if device.startswith("cuda"):
+                    torch.cuda.synchronize()
+
+            for _ in range(5 if device != "cpu" else 3):
+                step()
+            sync()
+            steps = 50 if device != "cpu" else 10
+            t = time.perf_counter()
+            for _ in range(steps):
+                step()
+            sync()
+            rate = steps * batch / (time.perf_counter() - t)
+            where = device if device != "cpu" else f"{threads} thread(s)"
+            print(f"torch {torch.__version__}, {where}, {name} {blocks}x{c}: "
+                  f"training {rate:.0f} samples/s at batch {batch}", flush=True)
 
 
 if __name__ == "__main__":

@@ -277,13 +277,16 @@ impl<'o> Pipeline<'o> {
         ));
         let b = self.observer.task(Task::Train, cfg.steps);
         let t = Instant::now();
+        // The first row after the first checkpoint (rows come every
+        // `train.metrics_interval()` steps) says so.
+        let every = cfg.metrics_interval();
         let on_step = |m: &train::StepMetrics| {
             b.set(m.step);
             b.message(format!(
                 "loss {:.3} (policy {:.3}, value {:.3})  {:.0} samples/s",
                 m.loss, m.policy_loss, m.value_loss, m.samples_per_s
             ));
-            if m.step == cfg.checkpoint_every + 1 {
+            if m.step > cfg.checkpoint_every && m.step <= cfg.checkpoint_every + every {
                 self.observer.checkpoint("train");
             }
         };

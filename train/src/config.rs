@@ -84,11 +84,17 @@ pub struct TrainConfig {
     pub surprise_weight: f32,
     /// Steps between checkpoints.
     pub checkpoint_every: u64,
+    /// Steps between rows of `metrics.csv` (the step's losses and metrics, its rate the
+    /// mean since the last row); 0: every step on the CPU engines, every 20th on a GPU,
+    /// where reading the metrics back waits for the device to finish the step (with
+    /// nothing queued behind it) and so leaves it idle once a row.
+    pub metrics_every: u64,
     /// Seed of weights, data order and symmetries.
     pub seed: u64,
     /// Where training runs: `cpu` (flipzero's own CPU engine, the fastest on a CPU),
-    /// `flex` (Burn's Flex CPU backend with autodiff), `cuda`, `cuda:N` (a build with
-    /// `--features cuda`) or `wgpu` (a build with `--features wgpu`: Vulkan, Metal, DX12).
+    /// `flex` (Burn's Flex CPU backend with autodiff) or `wgpu` (a build with
+    /// `--features wgpu`: Vulkan, Metal, DX12); `cuda` and `cuda:N` are names this
+    /// build refuses with the reason (no build has Burn's CUDA backend).
     pub device: String,
 }
 
@@ -121,11 +127,15 @@ impl Default for TrainConfig {
             window_scale: 0.4,
             surprise_weight: 0.0,
             checkpoint_every: 100,
+            metrics_every: 0,
             seed: 1,
             device: "cpu".into(),
         }
     }
 }
+
+/// Why `cuda` is refused: no build of flipzero has Burn's CUDA backend.
+const NO_CUDA: &str = "no build of flipzero has Burn's CUDA backend (Burn 0.22's links an LLVM that its build script downloads from outside the package registries); NVIDIA GPUs train through Vulkan: build with `make build-gpu` (--features wgpu) and set device = \"wgpu\"";
 
 /// The compute device named by `train.device`, or why this build cannot use it. `cpu`
 /// (flipzero's own CPU engine, [`crate::backend::cpu`]) keeps its tensors on Burn's Flex
@@ -136,19 +146,9 @@ pub fn training_device(name: &str) -> Result<Device, &'static str> {
     }
     match name {
         "cpu" | "flex" => Ok(Device::flex()),
-        #[cfg(feature = "cuda")]
-        "cuda" => Ok(Device::cuda(0)),
-        #[cfg(feature = "cuda")]
-        n if n.starts_with("cuda:") => n[5..]
-            .parse::<usize>()
-            .map(Device::cuda)
-            .map_err(|_| "cuda:N with N a GPU index"),
         #[cfg(feature = "wgpu")]
         "wgpu" => Ok(Device::wgpu(burn::tensor::DeviceKind::DefaultDevice)),
-        #[cfg(not(feature = "cuda"))]
-        n if n == "cuda" || n.starts_with("cuda:") => {
-            Err("cuda needs a build with `--features cuda` (cargo build --release --features cuda)")
-        }
+        n if n == "cuda" || n.starts_with("cuda:") => Err(NO_CUDA),
         #[cfg(not(feature = "wgpu"))]
         "wgpu" => {
             Err("wgpu needs a build with `--features wgpu` (cargo build --release --features wgpu)")
@@ -294,6 +294,12 @@ impl TrainConfig {
             self.checkpoint_every >= 1,
             "at least 1",
         )?;
+        check(
+            "metrics_every",
+            self.metrics_every,
+            self.metrics_every <= 1_000_000,
+            "0 (automatic) to 1000000",
+        )?;
         Ok(())
     }
 
@@ -343,6 +349,16 @@ impl TrainConfig {
         }
         let grown = c * (1.0 + self.window_scale * ((n / c).powf(alpha) - 1.0) / alpha);
         grown.min(n).round() as usize
+    }
+
+    /// Steps between rows of `metrics.csv` on this config's device
+    /// ([`TrainConfig::metrics_every`]).
+    pub fn metrics_interval(&self) -> u64 {
+        match self.metrics_every {
+            0 if matches!(self.device.as_str(), "cpu" | "flex") => 1,
+            0 => 20,
+            n => n,
+        }
     }
 
     /// The learning rate of step `step` (from 0).

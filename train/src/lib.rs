@@ -24,6 +24,7 @@ pub mod import;
 pub mod infer;
 pub mod kernels;
 pub mod net;
+pub mod reads;
 pub mod store;
 pub mod training;
 
@@ -38,5 +39,6 @@ pub use infer::{
 /// The ndarray crate of [`data::Batch`], [`Predictions`] and [`net::encode`]'s arrays.
 pub use ndarray;
 pub use net::{Net, NetConfig};
+pub use reads::host_reads;
 pub use store::{LoadedModel, ModelMeta, load_model, read_metadata};
 pub use training::{StepMetrics, TrainOptions, TrainReport, train};

@@ -1,6 +1,7 @@
 //! The network's raw output, Burn's forward pass that gives it, and the self-play
 //! evaluations made from it.
 
+use burn::prelude::*;
 use burn::tensor::activation::softmax;
 use engine::{Move, State};
 use selfplay::Evaluation;
@@ -26,17 +27,21 @@ pub fn predict(model: &LoadedModel, states: &[State]) -> Vec<Prediction> {
     let n = states.len();
     let out = model.net.forward_states(states, &model.device);
     let p = model.game.policy_size();
-    let logits = out.policy.into_data().try_to_vec::<f32>().expect("f32");
-    let wdl = softmax(out.wdl, 1)
-        .into_data()
-        .try_to_vec::<f32>()
-        .expect("f32");
-    let score = out.score.into_data().try_to_vec::<f32>().expect("f32");
+    // One read of the device for the batch: each row is the policy's logits, the
+    // win/draw/loss probabilities and the score.
+    let rows = crate::reads::read(Tensor::cat(
+        vec![out.policy, softmax(out.wdl, 1), out.score],
+        1,
+    ));
+    let w = p + 4;
     (0..n)
-        .map(|i| Prediction {
-            policy_logits: logits[i * p..(i + 1) * p].to_vec(),
-            wdl: [wdl[i * 3], wdl[i * 3 + 1], wdl[i * 3 + 2]],
-            score: score[i],
+        .map(|i| {
+            let r = &rows[i * w..(i + 1) * w];
+            Prediction {
+                policy_logits: r[..p].to_vec(),
+                wdl: [r[p], r[p + 1], r[p + 2]],
+                score: r[p + 3],
+            }
         })
         .collect()
 }

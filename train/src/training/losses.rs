@@ -8,6 +8,7 @@ use ndarray::{ArrayRef, Dimension};
 use crate::config::TrainConfig;
 use crate::data::{Batch, row_major};
 use crate::net::{Net, PLANES};
+use crate::reads::read;
 
 /// A tensor of `shape` holding the values of `a` in row-major order (a batch's arrays are
 /// in standard layout, so this is one copy, as before the arrays).
@@ -19,11 +20,30 @@ fn tensor<const D: usize, E: Dimension>(
     Tensor::from_data(TensorData::new(row_major(a).into_owned(), shape), device)
 }
 
-fn scalar(t: Tensor<1>) -> f32 {
-    t.into_data().try_to_vec::<f32>().expect("f32 data")[0]
+/// The metrics of a step, still on the device: [`StepMetricsOnDevice::read`] brings them
+/// to the host (one wait for the device), or they are dropped unread.
+pub struct StepMetricsOnDevice {
+    /// Loss, policy, value and score losses, policy entropy, policy hits.
+    values: Tensor<1>,
+    /// Rows with a policy target (the accuracy's denominator, known on the host).
+    policy_rows: f32,
 }
 
-/// Losses and metrics of `net` on a batch, on `device`.
+impl StepMetricsOnDevice {
+    /// Loss, policy loss, value loss, score loss, policy entropy and policy accuracy.
+    pub fn read(self) -> [f32; 6] {
+        let m = read(self.values);
+        let accuracy = if self.policy_rows > 0.0 {
+            m[5] / self.policy_rows
+        } else {
+            0.0
+        };
+        [m[0], m[1], m[2], m[3], m[4], accuracy]
+    }
+}
+
+/// Losses and metrics of `net` on a batch, on `device` (the metrics read: one wait for
+/// the device).
 pub fn losses(
     net: &Net,
     b: &Batch,
@@ -31,6 +51,20 @@ pub fn losses(
     cfg: &TrainConfig,
     device: &Device,
 ) -> (Tensor<1>, [f32; 6]) {
+    let (loss, m) = losses_on_device(net, b, game, cfg, device, true);
+    (loss, m.expect("metrics asked for").read())
+}
+
+/// Losses of `net` on a batch and, when `metrics` asks, its metrics, both left on
+/// `device` (metrics not asked for are not computed: fewer kernels a step on a GPU).
+pub fn losses_on_device(
+    net: &Net,
+    b: &Batch,
+    game: Game,
+    cfg: &TrainConfig,
+    device: &Device,
+    metrics: bool,
+) -> (Tensor<1>, Option<StepMetricsOnDevice>) {
     let (w, h) = game.grid();
     let p = game.policy_size();
     let n = b.size;
@@ -38,6 +72,8 @@ pub fn losses(
     let legal = tensor(&b.legal, [n, p], device);
     let target = tensor(&b.policy, [n, p], device);
     let pw = tensor(&b.policy_weight, [n, 1], device);
+    // Rows with a policy target (full searches): the accuracy's rows.
+    let has_policy = pw.clone().greater_elem(0.0).float();
     // Illegal moves get a large negative logit, so softmax runs over legal moves only.
     let logits = out.policy + (legal.clone() - 1.0) * 1.0e4;
     let logp = log_softmax(logits.clone(), 1);
@@ -75,38 +111,29 @@ pub fn losses(
         let reply_loss: Tensor<1> = (rows * rw).sum() / count;
         loss = loss + reply_loss * cfg.reply_loss_weight;
     }
-    // Metrics, without gradients.
-    let probs = softmax(logits.clone().detach(), 1);
-    let entropy: Tensor<1> = ((probs * logp.detach() * legal).sum_dim(1).neg())
-        .mean()
-        .reshape([1]);
-    let pred = logits
-        .detach()
-        .argmax(1)
-        .float()
-        .into_data()
-        .try_to_vec::<f32>()
-        .unwrap_or_default();
-    let best = target
-        .argmax(1)
-        .float()
-        .into_data()
-        .try_to_vec::<f32>()
-        .unwrap_or_default();
-    let (mut hits, mut count) = (0.0, 0.0);
-    for i in 0..n {
-        if b.policy_weight[i] > 0.0 {
-            count += 1.0;
-            hits += f32::from(u8::from(pred.get(i) == best.get(i)));
+    // Metrics, without gradients, gathered on the device to be read in one go (a read
+    // is a wait for the device: one a step at most, not one a metric).
+    let metrics = metrics.then(|| {
+        let probs = softmax(logits.clone().detach(), 1);
+        let entropy: Tensor<1> = ((probs * logp.detach() * legal).sum_dim(1).neg())
+            .mean()
+            .reshape([1]);
+        let hits: Tensor<1> =
+            (logits.detach().argmax(1).equal(target.argmax(1)).float() * has_policy).sum();
+        StepMetricsOnDevice {
+            values: Tensor::cat(
+                vec![
+                    loss.clone().detach(),
+                    policy_loss.detach(),
+                    value_loss.detach(),
+                    score_loss.detach(),
+                    entropy,
+                    hits,
+                ],
+                0,
+            ),
+            policy_rows: b.policy_weight.iter().filter(|&&w| w > 0.0).count() as f32,
         }
-    }
-    let metrics = [
-        scalar(loss.clone().detach()),
-        scalar(policy_loss.detach()),
-        scalar(value_loss.detach()),
-        scalar(score_loss.detach()),
-        scalar(entropy),
-        if count > 0.0 { hits / count } else { 0.0 },
-    ];
+    });
     (loss, metrics)
 }

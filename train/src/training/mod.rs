@@ -17,7 +17,7 @@ use std::time::Instant;
 use burn::prelude::*;
 use engine::Game;
 
-pub use self::losses::losses;
+pub use self::losses::{StepMetricsOnDevice, losses, losses_on_device};
 use self::trainer::{Engine, write_checkpoint};
 use crate::config::TrainConfig;
 use crate::data::{batch_stream, epoch_rows, load_window};
@@ -204,15 +204,28 @@ pub fn train(
     );
     let mut last = None;
     let mut run_steps = 0;
+    let every = cfg.metrics_interval();
+    // The rate of a row is over the steps since the last row.
+    let (mut since, mut samples) = (Instant::now(), 0usize);
     for step in start..cfg.steps {
-        let t = Instant::now();
         let batch = batches
             .recv()
             .expect("the batch thread lives until the last step")?;
         let lr = cfg.learning_rate_at(step);
-        let m = engine.step(&batch, game, cfg, lr);
+        let done = step + 1;
+        // A row every `every` steps, and at the last step of this call (a stop or the
+        // end), so that a run's last losses are always written.
+        let row = done % every == 0
+            || done == cfg.steps
+            || opts.stop_after == Some(run_steps + 1)
+            || done % cfg.checkpoint_every == 0;
+        samples += batch.size;
+        run_steps += 1;
+        let Some(m) = engine.step(&batch, game, cfg, lr, row) else {
+            continue;
+        };
         let metrics = StepMetrics {
-            step: step + 1,
+            step: done,
             lr,
             loss: m[0],
             policy_loss: m[1],
@@ -220,8 +233,9 @@ pub fn train(
             score_loss: m[3],
             policy_entropy: m[4],
             policy_accuracy: m[5],
-            samples_per_s: batch.size as f32 / t.elapsed().as_secs_f32().max(1e-9),
+            samples_per_s: samples as f32 / since.elapsed().as_secs_f32().max(1e-9),
         };
+        (since, samples) = (Instant::now(), 0);
         writeln!(
             csv,
             "{},{:.6e},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{:.1}",
@@ -238,8 +252,6 @@ pub fn train(
         .map_err(io(&metrics_path))?;
         (opts.on_step)(&metrics);
         last = Some(metrics);
-        run_steps += 1;
-        let done = step + 1;
         if done % cfg.checkpoint_every == 0 || done == cfg.steps {
             csv.sync_data().map_err(io(&metrics_path))?;
             let state = CheckpointState {

@@ -13,7 +13,7 @@ use crate::data::Batch;
 use crate::error::{TrainError, io};
 use crate::net::{Net, NetConfig};
 use crate::store::{CheckpointState, Digests, load_net, save_net, sha256_hex, write_atomic};
-use crate::training::losses::losses;
+use crate::training::losses::{StepMetricsOnDevice, losses, losses_on_device};
 
 /// What a run trains with: flipzero's CPU engine, or Burn's autodiff on a device.
 pub(super) enum Engine {
@@ -129,22 +129,24 @@ impl Engine {
         })
     }
 
-    /// One step; the loss and metrics.
+    /// One step; its loss and metrics when `metrics` asks for them (on a GPU, reading
+    /// them back is a wait for the device; the CPU engine has them anyway).
     pub(super) fn step(
         &mut self,
         batch: &Batch,
         game: Game,
         cfg: &TrainConfig,
         lr: f64,
-    ) -> [f32; 6] {
+        metrics: bool,
+    ) -> Option<[f32; 6]> {
         match self {
-            Engine::Cpu(t) => t.step(batch, lr),
+            Engine::Cpu(t) => Some(t.step(batch, lr)),
             Engine::Burn(run) => {
                 let BurnRun { net, optim, device } = &mut **run;
-                let (loss, m) = losses(net, batch, game, cfg, device);
+                let (loss, m) = losses_on_device(net, batch, game, cfg, device, metrics);
                 let grads = GradientsParams::from_grads(loss.backward(), net);
                 *net = optim.step(lr, net.clone(), grads);
-                m
+                m.map(StepMetricsOnDevice::read)
             }
         }
     }

@@ -178,7 +178,14 @@ fn onnx_export_matches_burn_for_every_family() {
         let model = train::load_model(&exported).unwrap();
         let states = positions(g, 12);
         let inputs = encode_batch(&states);
+        let reads = train::host_reads();
         let preds = train::predict(&model, &states);
+        // Policy, win/draw/loss and score come back in one read of the device.
+        assert_eq!(
+            train::host_reads() - reads,
+            1,
+            "host reads an inference batch"
+        );
         let case = temp(&format!("case-{k}"));
         std::fs::create_dir_all(&case).unwrap();
         let n = states.len();

@@ -224,7 +224,10 @@ fn gradients_match_burn_autodiff() {
             );
             let ours = trainer.forward_backward(&batch);
             let burn_net = net.clone();
+            let reads = crate::reads::host_reads();
             let (loss, theirs) = crate::training::losses(&burn_net, &batch, game, &cfg, &device);
+            // The metrics come back in one read (a wait for the device), not one each.
+            assert_eq!(crate::reads::host_reads() - reads, 1, "host reads a step");
             let grads = GradientsParams::from_grads(loss.backward(), &burn_net);
             for (k, (a, b)) in ours.iter().zip(&theirs).enumerate() {
                 assert!(
