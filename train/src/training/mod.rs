@@ -221,7 +221,8 @@ pub fn train(
             || done % cfg.checkpoint_every == 0;
         samples += batch.size;
         run_steps += 1;
-        let Some(m) = engine.step(&batch, game, cfg, lr, row) else {
+        // The CPU engine has its metrics every step; a row is written on row steps only.
+        let Some(m) = engine.step(&batch, game, cfg, lr, row).filter(|_| row) else {
             continue;
         };
         let metrics = StepMetrics {

@@ -310,6 +310,36 @@ fn batches_carry_auxiliary_targets_with_their_weights() {
 }
 
 #[test]
+fn metrics_rows_come_every_metrics_every_steps_at_checkpoints_and_at_the_end() {
+    let d = data("ataxx");
+    for (device, every, want) in [
+        ("cpu", 0, (1..=23).collect::<Vec<u64>>()),
+        ("cpu", 4, vec![4, 8, 10, 12, 16, 20, 23]),
+        ("flex", 6, vec![6, 10, 12, 18, 20, 23]),
+    ] {
+        let cfg = TrainConfig {
+            device: device.into(),
+            metrics_every: every,
+            ..small_config(23)
+        };
+        let out = temp(&format!("rows-{device}-{every}"));
+        let r = run(&cfg, &d, &out, false, None).unwrap();
+        assert!(r.finished);
+        let steps: Vec<u64> = losses(&out).iter().map(|x| x.0).collect();
+        assert_eq!(steps, want, "{device}, metrics_every = {every}");
+        // The last row is the last step's, and the report carries it.
+        assert_eq!(r.last.unwrap().step, 23);
+    }
+    // 0 is every step on the CPU engines, every 20th on a GPU.
+    let gpu = TrainConfig {
+        device: "wgpu".into(),
+        ..TrainConfig::default()
+    };
+    assert_eq!(gpu.metrics_interval(), 20);
+    assert_eq!(TrainConfig::default().metrics_interval(), 1);
+}
+
+#[test]
 fn a_killed_run_resumes_to_the_same_losses() {
     let d = data("ataxx");
     let cfg = small_config(40);
