@@ -9,7 +9,33 @@
 #   bench/gpu-dispatches.sh target/gpu/tests/flipzero data/runs/quick/selfplay/gen-0001 tiny 64 3
 #
 # BIN: a build with --features wgpu (make build-gpu). DATA: one folder of shards.
+#
+#   bench/gpu-dispatches.sh --infer BIN MODEL
+#
+# counts the kernels of an inference batch instead: GPU self-play (net_engine = "burn")
+# of one game at one simulation a move (one evaluation of one position a move, the
+# tree's root), to 4 and to 12 plies, after a first run that fills CubeCL's autotune
+# cache; the difference over 8.
 set -eu
+if [ "${1:-}" = "--infer" ]; then
+  BIN=$(realpath "$2"); MODEL=$(realpath "$3")
+  W=$(mktemp -d)
+  trap 'rm -rf "$W"' EXIT
+  printf '[profiling.logger]\nlevel = "minimal"\nfile = "%s/kernels.log"\n' "$W" > "$W/cubecl.toml"
+  plies() {
+    rm -rf "$W/out" "$W/kernels.log"
+    (cd "$W" && XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$W} "$BIN" selfplay --game ataxx --model "$MODEL" \
+      --out "$W/out" --games 1 --threads 1 --seed 1 --quiet --set net_engine=burn --set device=wgpu \
+      --set simulations=1 --set fast_simulations=1 --set full_search_fraction=1 --set max_plies="$1" \
+      --set games_per_thread=1 --set games_per_worker_batch=1 --set opening_random_plies=0 \
+      --set resign_threshold=-1 --set tree_reuse=false > "$W/sp.log" 2>&1) || { cat "$W/sp.log" >&2; exit 1; }
+    wc -l < "$W/kernels.log"
+  }
+  plies 4 > /dev/null
+  a=$(plies 4); b=$(plies 12)
+  echo "inference: $a kernels in 4 moves, $b in 12: $(( (b - a) / 8 )) a batch of one position"
+  exit 0
+fi
 BIN=$(realpath "$1"); DATA=$(realpath "$2"); NET=${3:-tiny}; BATCH=${4:-64}; N=${5:-3}
 shift $(( $# < 5 ? $# : 5 ))
 W=$(mktemp -d)
