@@ -10,7 +10,9 @@
 #                                    configs (about 25 MB in all)
 #   DIR/gpu.sh run                   on the GPU machine (Linux, NVIDIA or AMD driver,
 #                                    python3 with torch for the PyTorch column): prints
-#                                    the table; under 8 minutes; OUT=folder keeps logs
+#                                    the table; under 8 minutes; OUT=folder keeps logs;
+#                                    QUICK=1: a smoke run of the plumbing (a few steps
+#                                    and games: any Vulkan device, lavapipe included)
 #
 # The table's rows: flipzero's trainer on wgpu (Vulkan) and PyTorch eager on CUDA (or
 # ROCm) with the same network and step (bench/torch_train_bench.py), flipzero's CPU
@@ -96,17 +98,20 @@ run() {
     mapfile -t torch < <(cd "$g" && timeout 120 python3 bench/torch_train_bench.py "$cores" --device cuda \
       --batch 1024 --nets small,standard 2>&1 | grep -o '[0-9]* samples/s' | cut -d' ' -f1)
   fi
+  # QUICK=1: the same commands, a few steps and games (checks the plumbing anywhere).
+  local q=${QUICK:-0} k=1 batch=1024
+  [ "$q" = 1 ] && { k=20; batch=64; }
   local ws ws2 cs cs2
-  ws=$(train gpu-small wgpu small 1024 120 100)
-  ws2=$(train gpu-standard wgpu standard 1024 80 100)
-  cs=$(train cpu-small cpu small 1024 20 60)
-  cs2=$(train cpu-standard cpu standard 1024 8 60)
+  ws=$(train gpu-small wgpu small $batch $((120 / k + 2)) 100)
+  ws2=$(train gpu-standard wgpu standard $batch $((80 / k + 2)) 100)
+  cs=$(train cpu-small cpu small $batch $((20 / k + 2)) 60)
+  cs2=$(train cpu-standard cpu standard $batch $((8 / k + 2)) 60)
   local spg spc
-  spg=$(sp gpu 100 "$g/sp-gpu.toml" 1024 4)
-  spc=$(sp cpu 60 "$g/sp-cpu.toml" $((cores * 24)) "$cores")
+  spg=$(sp gpu 100 "$g/sp-gpu.toml" $((1024 / k / k + 2)) 4)
+  spc=$(sp cpu 60 "$g/sp-cpu.toml" $((cores * 24 / k + 2)) "$cores")
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
   echo
-  echo "| training, batch 1,024 (samples/s) | flipzero wgpu | PyTorch eager | ratio | flipzero CPU, $cores cores |"
+  echo "| training, batch $batch (samples/s) | flipzero wgpu | PyTorch eager | ratio | flipzero CPU, $cores cores |"
   echo "|---|---:|---:|---:|---:|"
   echo "| small 6×64 | $ws | ${torch[0]:--} | $(ratio "$ws" "${torch[0]:-}") | $cs |"
   echo "| standard 10×128 | $ws2 | ${torch[1]:--} | $(ratio "$ws2" "${torch[1]:-}") | $cs2 |"

@@ -40,9 +40,12 @@ async function analyse() {
   const { game, position } = analysedPosition();
   stopInsight();
   if (an.cur && an.cur.view.game === game && an.cur.position === position) return analyseNode();
+  const token = ++an.nav;
   const v = await api("position?" + new URLSearchParams(position ? { game, position } : { game }));
+  // Dropped when the user has moved on (another game chosen, another position).
+  if (token !== an.nav || v.game !== $("play-game").value) return;
   an.root = anNode(null, null, v.position, v);
-  await goTo(an.root);
+  await goTo(an.root, token);
 }
 
 // The view of `node` (read when only its text is known).
@@ -60,11 +63,20 @@ async function goTo(node, token) {
   if (token !== an.nav) return;
   an.cur = node;
   an.preview = null;
+  an.stopped = an.stopped === token ? token : null;
   an.selected = null;
   $("an-position").value = node.position;
   renderTree();
   drawAnBoard({});
+  // Stop pressed while this move was on its way: the position is shown, not analysed.
+  if (an.stopped === token) return;
   await analyseNode();
+}
+
+// Stop: the searches under way end, and a move on its way is not analysed.
+function stopAnalysis() {
+  an.stopped = an.nav;
+  stopInsight();
 }
 
 // Plays `text` from the current position: the child that has it, or a new variation.
@@ -85,6 +97,7 @@ function resetAnalysis() {
   an.nav++;
   an.root = an.cur = null;
   an.preview = null;
+  $("an-position").value = "";
   $("an-tree").innerHTML = "";
   $("an-board").innerHTML = "";
   $("an-result").textContent = "";

@@ -44,7 +44,7 @@ function route() {
     if (p === page) $("nav-" + p).setAttribute("aria-current", "page"); else $("nav-" + p).removeAttribute("aria-current");
   }
   if (document.body.dataset.ready !== "true") return;
-  if (page === "games" && parts.length >= 5) openLinkedGame(parts.slice(1)).catch(showError);
+  if (page === "games" && parts.length >= 5) openLinkedGame(parts.slice(1)).catch((e) => { clearViewer(); showError(e); });
   else if (page === "games") refreshGames().catch(showError);
   if (page === "dashboard") {
     // Charts drawn while the page was hidden are redrawn at their figure's width.
@@ -139,10 +139,13 @@ function fillNets() {
     for (const [v, t] of nets) sel.add(new Option(t, v));
     // A list keeps its choice if the user made one and the game allows it; else it
     // takes the default for the game.
-    if (keep && sel.dataset.chosen && [...sel.options].some((o) => o.value === keep)) sel.value = keep;
+    // The user's choice (remembered by value) when this game offers it, else the
+    // game's default.
+    const has = (v) => v && [...sel.options].some((o) => o.value === v);
+    if (has(sel.dataset.chosen)) sel.value = sel.dataset.chosen;
     else if (id === "an-net") sel.value = best || "bootstrap";
     else if (id === "opp-net") sel.value = best || "ab2";
-    else if (keep && [...sel.options].some((o) => o.value === keep)) sel.value = keep;
+    else sel.value = has(keep) ? keep : "";
   }
   const players = $("players");
   players.innerHTML = "";
@@ -573,7 +576,8 @@ function drawValueGraph(g) {
     const k = plyAt(e);
     const v = k < vs.length ? vs[k] : null;
     const p = g.plies[k];
-    tip.textContent = k >= g.plies.length ? `end: ${g.result}` : `ply ${k + 1}, ${p.view.side_to_move} plays ${p.played}: ` + (v === null ? "no value recorded" : `${v >= 0 ? "+" : ""}${v.toFixed(2)} for x (${v >= 0 ? "x" : "o"} ahead)`);
+    const lead = v === null ? "" : Math.abs(v) < 0.005 ? "even" : `${v > 0 ? "x" : "o"} ahead`;
+    tip.textContent = k >= g.plies.length ? `end: ${g.result}` : `${k === 0 ? "start" : "after ply " + k}, ${p.view.side_to_move} to move (next ${p.played}): ` + (v === null ? "no value recorded" : `${v >= 0 ? "+" : ""}${v.toFixed(2)} for x, ${lead}`);
     tip.hidden = false;
     svg.dataset.hover = k;
   };
@@ -648,6 +652,11 @@ async function openLinkedGame(parts) {
   if (!["selfplay", "gate", "anchor"].includes(source) || !/^\d+$/.test(generation) || !/^\d+$/.test(id)) throw new Error("this link does not name a recorded game");
   if (!run || generation === undefined || !source || id === undefined) return;
   const g = { generation: +generation, source, id: +id };
+  // Checked before any selector moves: a link to another server's run or a generation
+  // this run lacks changes nothing.
+  if (!dash.runs.some((r) => r.id === run)) throw new Error(`this link names run \`${run}\`, which this server does not show`);
+  const d = dash.data[run] || await api("runs/" + encodeURIComponent(run));
+  if (!d.generations.some((x) => x.generation === g.generation)) throw new Error(`run ${run} has no generation ${g.generation}`);
   // The selectors follow the link: its run, its generation, its source, any result.
   const gsel = $("games-gen");
   const listed = $("games-run").value === run && gsel.value === String(g.generation) && gsel.dataset.chosen && ["", source].includes($("games-source").value);
@@ -668,6 +677,23 @@ async function openLinkedGame(parts) {
   const row = [...$("games-table").querySelectorAll("tbody tr")].find((t) => t.dataset.generation === String(g.generation) && t.dataset.source === source && t.dataset.id === String(g.id));
   await openGame(run, g, row || null, +ply || 0);
   if (row) row.scrollIntoView({ block: "nearest" });
+  showError(null);
+}
+
+// The viewer with no game (a link that named none shown here).
+function clearViewer() {
+  viewer.game = null;
+  viewer.ref = null;
+  $("view-board").innerHTML = "";
+  delete $("view-board").dataset.ply;
+  delete $("view-board").dataset.position;
+  $("view-ply").textContent = "no game";
+  $("view-info").textContent = "";
+  $("view-moves").innerHTML = "";
+  $("view-value").innerHTML = "";
+  $("view-policy").textContent = "";
+  for (const id of ["view-analyse", "view-play"]) $(id).disabled = true;
+  for (const row of $("games-table").querySelectorAll("tr.selected")) row.classList.remove("selected");
 }
 
 function studyKeys(e) {
@@ -934,7 +960,8 @@ async function playEval(v) {
     if (play.evalAbort !== ctl) return;
     const forX = v.side_to_move === "x" ? a.value : -a.value;
     box.dataset.value = forX.toFixed(3);
-    box.textContent = `${net}: ${forX >= 0 ? "+" : ""}${forX.toFixed(2)} for x (${winPct(forX)} expected score for x` + (a.wdl ? `; win/draw/loss for ${v.side_to_move} ${pct(a.wdl[0])} / ${pct(a.wdl[1])} / ${pct(a.wdl[2])}` : "") + `)`;
+    const wdl = a.wdl && (v.side_to_move === "x" ? a.wdl : [a.wdl[2], a.wdl[1], a.wdl[0]]);
+    box.textContent = `${net}: ${forX >= 0 ? "+" : ""}${forX.toFixed(2)} for x (${winPct(forX)} expected score for x` + (wdl ? `; x wins ${pct(wdl[0])}, draws ${pct(wdl[1])}, loses ${pct(wdl[2])}` : "") + `)`;
   } catch (e) {
     if (e.name !== "AbortError" && play.evalAbort === ctl) box.textContent = `${net}: ${e.message}`;
   }
@@ -960,7 +987,7 @@ function chooseNet(sel, net) {
   if (!net) return;
   if (![...sel.options].some((o) => o.value === net)) sel.add(new Option(net, net));
   sel.value = net;
-  sel.dataset.chosen = "1";
+  sel.dataset.chosen = net;
 }
 
 // The viewer's position on the analysis board, or as the start of a game to play, with
@@ -1003,7 +1030,7 @@ async function start() {
   await loadRuns();
   const params = new URLSearchParams(location.search);
   if (params.get("game")) $("play-game").value = params.get("game");
-  if (params.get("player")) { $("play-player").value = params.get("player"); $("play-player").dataset.chosen = "1"; }
+  if (params.get("player")) { $("play-player").value = params.get("player"); $("play-player").dataset.typed = "1"; }
   if (params.get("side")) $("play-side").value = params.get("side");
   if (params.get("position")) $("play-start").value = params.get("position");
   // The lists for the game on the board; the opponent, unless the address names one,
@@ -1038,7 +1065,11 @@ async function start() {
     // Another game's networks cannot play this one: the lists follow the game.
     fillNets();
     const typed = /^mcts:([^:]+)/.exec($("play-player").value);
-    if (!$("play-player").dataset.chosen || typed && ![null, $("play-game").value].includes(netGame(typed[1]))) pickOpponent();
+    // The opponent follows the lists, unless a player was typed (and can play this game).
+    if (!$("play-player").dataset.typed || typed && ![null, $("play-game").value].includes(netGame(typed[1]))) {
+      delete $("play-player").dataset.typed;
+      pickOpponent();
+    }
     newGame().catch(showError);
   };
   $("play-back").onclick = takeBack;
@@ -1051,21 +1082,34 @@ async function start() {
   document.addEventListener("keydown", analysisKeys);
   $("dash-refresh").onclick = () => refreshDashboard().catch(showError);
   // A choice made by hand is kept when the game changes (if that game allows it).
-  $("opp-net").onchange = () => { $("opp-net").dataset.chosen = "1"; $("play-player").dataset.chosen = "1"; pickOpponent(); };
-  $("opp-strength").onchange = () => { $("play-player").dataset.chosen = "1"; pickOpponent(); };
-  $("play-player").addEventListener("input", () => { $("play-player").dataset.chosen = "1"; });
-  for (const id of ["an-net", "an-net2"]) $(id).addEventListener("change", () => { $(id).dataset.chosen = "1"; });
+  $("opp-net").onchange = () => { $("opp-net").dataset.chosen = $("opp-net").value; delete $("play-player").dataset.typed; pickOpponent(); };
+  $("opp-strength").onchange = () => { delete $("play-player").dataset.typed; pickOpponent(); };
+  $("play-player").addEventListener("input", () => { $("play-player").dataset.typed = "1"; });
+  for (const id of ["an-net", "an-net2"]) $(id).addEventListener("change", () => { $(id).dataset.chosen = $(id).value; });
+  // Another side: the opponent moves if it is now its turn (a search for the other side
+  // is cancelled).
+  $("play-side").onchange = () => {
+    const s = nextSession();
+    setBusy(false);
+    play.selected = null;
+    play.hint = "";
+    renderPlay();
+    inSession(s, () => opponentTurn(s)).catch(showError);
+  };
+  // Enter in the text boxes: a game from that position, an analysis of that position.
+  $("play-start").addEventListener("keydown", (e) => { if (e.key === "Enter") newGame().catch(showError); });
+  $("an-position").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); analyse().catch(showError); } });
   // Another network or count: the analysis board's position is analysed again.
   for (const id of ["an-net", "an-net2", "an-sims"]) $(id).addEventListener("change", () => { if (an.cur) analyseNode().catch(showError); });
   $("an-go").onclick = () => analyse().catch(showError);
-  $("an-stop").onclick = stopInsight;
+  $("an-stop").onclick = stopAnalysis;
   $("an-here").onclick = () => { $("an-position").value = ""; analyse().catch(showError); };
   await refreshDashboard().catch(showError);
   await renderConfig().catch(showError);
   await refreshGames().catch(showError);
   await newGame().catch(showError);
   const link = (location.hash || "").split("/");
-  if (link[0] === "#games" && link.length >= 5) await openLinkedGame(link.slice(1)).catch(showError);
+  if (link[0] === "#games" && link.length >= 5) await openLinkedGame(link.slice(1)).catch((e) => { clearViewer(); showError(e); });
   document.body.dataset.ready = "true";
   setInterval(() => {
     if ((location.hash || "#dashboard") !== "#dashboard" || document.hidden || !dashboardLive()) return;

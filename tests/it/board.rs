@@ -113,6 +113,9 @@ fn browser_analysis_board_plays_lines_and_variations_with_arrows_and_previews() 
         // Defaults from the run: its best network, as opponent and for analysis.
         let d = js(&c, "return [document.getElementById('opp-net').value, document.getElementById('play-player').value, document.getElementById('an-net').value]").await;
         assert_eq!(d, json!([id, format!("mcts:{id}:sims=200"), id]));
+        // Choices made by hand: a strength, an analysis network.
+        js(&c, &format!("const s = document.getElementById('opp-strength'); s.value = 'sims=64'; s.dispatchEvent(new Event('change')); \
+            const n = document.getElementById('an-net'); n.value = '{id}/gen-0000'; n.dispatchEvent(new Event('change')); return null;")).await;
         // Another game's networks are not offered (the run plays Ataxx).
         js(&c, "const g = document.getElementById('play-game'); g.value = 'hexxagon'; g.dispatchEvent(new Event('change')); return null;").await;
         let hex = js(&c, "return [[...document.getElementById('opp-net').options].map((o) => o.value), document.getElementById('play-player').value, document.getElementById('an-net').value]").await;
@@ -120,7 +123,11 @@ fn browser_analysis_board_plays_lines_and_variations_with_arrows_and_previews() 
         assert_eq!(hex[1], "ab2");
         assert_eq!(hex[2], "bootstrap");
         js(&c, "const g = document.getElementById('play-game'); g.value = 'ataxx'; g.dispatchEvent(new Event('change')); return null;").await;
-        wait_for(&c, &format!("return document.getElementById('play-player').value === 'mcts:{id}:sims=200'"), "the run's net again").await;
+        // Back on Ataxx: the run's net at the strength chosen, the analysis network chosen.
+        wait_for(&c, &format!("return document.getElementById('play-player').value === 'mcts:{id}:sims=64'"), "the run's net again").await;
+        let back = js(&c, "return [document.getElementById('opp-net').value, document.getElementById('opp-strength').disabled, document.getElementById('an-net').value]").await;
+        assert_eq!(back, json!([id, false, format!("{id}/gen-0000")]));
+        js(&c, &format!("document.getElementById('an-net').value = '{id}'; document.getElementById('an-net').dataset.chosen = '{id}'; return null;")).await;
 
         // The start analysed: the mean of the 8 symmetries and their range; the search
         // with arrows for its best moves and a score for each candidate.
@@ -252,7 +259,11 @@ fn browser_viewer_follows_a_deep_link_and_play_takes_back_and_explains() {
         let ticks = tip[0].as_array().unwrap();
         assert!(ticks.contains(&json!("+1 x")) && ticks.contains(&json!("−1 o")) && ticks.contains(&json!("0")), "{tip}");
         let k = tip[2].as_u64().unwrap() as usize;
-        assert!(tip[1].as_str().unwrap().starts_with(&format!("ply {}, ", k + 1)), "{tip}");
+        // The readout names the ply a click there goes to (the position after k plies).
+        assert!(tip[1].as_str().unwrap().starts_with(&format!("after ply {k}, ")), "{tip}");
+        js(&c, "const s = document.getElementById('view-value'); const r = s.getBoundingClientRect(); \
+            s.dispatchEvent(new MouseEvent('click', {clientX: r.left + r.width * 0.5, clientY: r.top + r.height / 2, bubbles: true})); return null;").await;
+        assert_eq!(js(&c, "return document.getElementById('view-board').dataset.ply").await, k.to_string().as_str());
         // The list keeps the current move in sight at the end of a long game.
         js(&c, "document.dispatchEvent(new KeyboardEvent('keydown', {key: 'End', bubbles: true})); return null;").await;
         wait_for(&c, &ply(rows.len()), "the end").await;
@@ -260,6 +271,18 @@ fn browser_viewer_follows_a_deep_link_and_play_takes_back_and_explains() {
             return [m.offsetTop - b.offsetTop >= b.scrollTop - 1, m.offsetTop - b.offsetTop + m.offsetHeight <= b.scrollTop + b.clientHeight + 1]").await;
         assert_eq!(seen, json!([true, true]));
         screenshot(&c, "tour-viewer-1280.png").await;
+
+        // A link to a generation the run lacks: said, the selectors stay, no game shown.
+        js(&c, &format!("location.hash = '#games/{id}/7/selfplay/{gid}/3'; return null;")).await;
+        let bad = wait_for(&c, "const e = document.getElementById('error').textContent; return e !== '' && [e, document.getElementById('games-gen').value, document.getElementById('games-run').value, document.getElementById('view-ply').textContent]", "the refusal").await;
+        assert!(bad[0].as_str().unwrap().contains("no generation 7"), "{bad}");
+        assert_eq!(bad[1], "1");
+        assert_eq!(bad[2], id.as_str());
+        assert_eq!(bad[3], "no game");
+        // A good link again: the game, and the error gone.
+        js(&c, &format!("location.hash = '#games/{id}/1/selfplay/{gid}/2'; return null;")).await;
+        wait_for(&c, &ply(2), "ply 2 after the bad link").await;
+        wait_for(&c, "return document.getElementById('error').textContent === ''", "the error cleared").await;
 
         // Analyse from here: the network that played the game (generation 1 was played
         // by gen-0000), not bootstrap.
