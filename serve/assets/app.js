@@ -764,7 +764,9 @@ function pushPosition(move, from, to, view) {
   play.hint = "";
 }
 
-async function newGame() {
+// A new game; with `moves` (from the page's address), the game those moves made, so
+// that a reload or a shared link goes on where it was.
+async function newGame(moves) {
   const s = nextSession();
   showError(null);
   await inSession(s, async () => {
@@ -774,10 +776,30 @@ async function newGame() {
     play.line = [];
     play.viewing = null;
     pushPosition(null, null, null, v);
+    for (const m of moves || []) {
+      const cur = play.view;
+      const next = await sessionApi(s, "move?" + new URLSearchParams({ game: cur.game, position: cur.position, move: m }));
+      const l = cur.legal.find((x) => x.text === m);
+      pushPosition(m, l ? l.from : null, l ? l.to : null, next);
+    }
     play.selected = null;
     renderPlay();
     await opponentTurn(s);
   });
+}
+
+// The game in the page's address (?game, side, player, position, moves), so that a
+// reload keeps it; other parameters (the token) stay.
+function saveGameInAddress() {
+  if ((location.hash || "").split("/")[0] !== "#play" || !play.line.length) return;
+  const q = new URLSearchParams(location.search);
+  q.set("game", play.line[0].view.game);
+  q.set("side", humanSide());
+  q.set("player", $("play-player").value);
+  if ($("play-start").value.trim()) q.set("position", $("play-start").value.trim()); else q.delete("position");
+  const moves = play.line.slice(1).map((p) => p.move);
+  if (moves.length) q.set("moves", moves.join(",")); else q.delete("moves");
+  history.replaceState(null, "", location.pathname + "?" + q + location.hash);
 }
 
 async function opponentTurn(s) {
@@ -867,6 +889,7 @@ function clickCell(cell) {
 function renderPlay() {
   const v = play.view;
   if (!v) return;
+  saveGameInAddress();
   const viewing = play.viewing !== null ? play.line[play.viewing] : null;
   const shown = viewing ? viewing.view : v;
   const mine = !viewing && !v.outcome && v.side_to_move === humanSide();
@@ -1107,7 +1130,9 @@ async function start() {
   await refreshDashboard().catch(showError);
   await renderConfig().catch(showError);
   await refreshGames().catch(showError);
-  await newGame().catch(showError);
+  // A game in the address (a reload, a shared link) is played again up to where it was.
+  const saved = (params.get("moves") || "").split(",").filter((m) => m);
+  await newGame(saved).catch(showError);
   const link = (location.hash || "").split("/");
   if (link[0] === "#games" && link.length >= 5) await openLinkedGame(link.slice(1)).catch((e) => { clearViewer(); showError(e); });
   document.body.dataset.ready = "true";

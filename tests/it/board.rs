@@ -452,3 +452,30 @@ fn browser_a_run_without_ratings_says_why() {
     });
     let _ = std::fs::remove_dir_all(&copy);
 }
+
+/// The game on the play board is kept in the page's address: a reload (or the link,
+/// shared) goes on where it was.
+#[test]
+fn browser_a_reload_keeps_the_game_on_the_play_board() {
+    let srv = Server::start(&[micro_run()], &[]);
+    let driver = Driver::start();
+    let base = format!("http://{}", srv.addr);
+    let game: Game = "ataxx".parse().unwrap();
+    let start = game.startpos();
+    runtime().block_on(async {
+        let c = driver.client().await;
+        open(&c, &format!("{base}/?game=ataxx&player=greedy&side=x#play")).await;
+        let human = "const b = document.getElementById('play-board'); return b.dataset.busy === 'false' && b.dataset.turn === 'human' && [b.dataset.position, document.getElementById('play-moves').dataset.moves]";
+        assert_eq!(wait_for(&c, human, "x to move").await[0], start.text().as_str());
+        let mv = start.legal_moves().into_iter().find(|m| matches!(m.kind(), MoveKind::Clone { .. })).unwrap();
+        click_move(&c, "play-board", "x", mv).await;
+        let after = wait_for(&c, "const b = document.getElementById('play-board'); const m = document.getElementById('play-moves').dataset.moves; return b.dataset.busy === 'false' && b.dataset.turn === 'human' && m.split(' ').length === 2 && [b.dataset.position, m]", "greedy's reply").await;
+        let url = c.current_url().await.unwrap();
+        let moves = after[1].as_str().unwrap().replace(' ', ",");
+        assert!(url.query().unwrap().contains(&format!("moves={}", moves.replace(',', "%2C"))), "{url}");
+        c.refresh().await.unwrap();
+        wait_for(&c, "return document.body.dataset.ready === 'true'", "the page again").await;
+        assert_eq!(wait_for(&c, human, "the same game").await, after);
+        c.close().await.unwrap();
+    });
+}
