@@ -12,7 +12,7 @@
 // `nav` counts the moves through the tree: an answer for an older one is dropped, so a
 // slow request never moves the board after the user has moved on. `preview` is the
 // line whose end the board shows while the pointer is on it.
-const an = { root: null, cur: null, abort: null, run: 0, selected: null, nodes: 0, shown: null, nav: 0, preview: null };
+const an = { root: null, cur: null, abort: null, run: 0, selected: null, nodes: 0, shown: null, nav: 0, preview: null, stopped: null };
 
 function pct(p) { return (100 * p).toFixed(0) + "%"; }
 
@@ -63,7 +63,6 @@ async function goTo(node, token) {
   if (token !== an.nav) return;
   an.cur = node;
   an.preview = null;
-  an.stopped = an.stopped === token ? token : null;
   an.selected = null;
   $("an-position").value = node.position;
   renderTree();
@@ -147,23 +146,10 @@ function renderTree() {
   box.innerHTML = "";
   if (!an.root) return;
   treeLine(box, an.root);
-  // The tree's box scrolls to the current move (not the page).
-  const cur = box.querySelector(".current");
-  if (cur) {
-    const top = cur.offsetTop - box.offsetTop, bottom = top + cur.offsetHeight;
-    if (top < box.scrollTop) box.scrollTop = top - 4;
-    else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight + 4;
-  }
+  scrollToItem(box, box.querySelector(".current"));
   $("an-back").disabled = !an.cur.parent;
   $("an-next").disabled = !an.cur.children.length;
   $("an-delete").disabled = !an.cur.parent;
-}
-
-// "3." before x's third move, "3..." before o's when it starts a line: counted from
-// the side to move at the tree's root (o first after a ply of a game, say).
-function moveNumber(ply, startSide) {
-  const k = ply - 1 + (startSide === "o" ? 1 : 0);
-  return { number: Math.floor(k / 2) + 1, x: k % 2 === 0 };
 }
 
 function treeMove(box, node, numbered) {

@@ -617,10 +617,7 @@ function renderViewer() {
     b.classList.toggle("current", on);
     if (on) {
       b.setAttribute("aria-current", "step");
-      // The list scrolls itself (not the page) to the current move.
-      const top = b.offsetTop - box.offsetTop, bottom = top + b.offsetHeight;
-      if (top < box.scrollTop) box.scrollTop = top - 4;
-      else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight + 4;
+      scrollToItem(box, b);
     } else b.removeAttribute("aria-current");
   }
   if (k === 0) box.scrollTop = 0;
@@ -957,8 +954,15 @@ function renderPlayMoves() {
     return b;
   });
   box.dataset.moves = play.line.slice(1).map((p) => p.move).join(" ");
-  const cur = box.querySelector(".current");
-  if (cur) box.scrollTop = Math.max(0, cur.offsetTop - box.offsetTop - box.clientHeight + cur.offsetHeight + 4);
+  scrollToItem(box, box.querySelector(".current"));
+}
+
+// Scrolls `box` (a list that scrolls itself, not the page) just enough to show `item`.
+function scrollToItem(box, item) {
+  if (!item) return;
+  const top = item.offsetTop - box.offsetTop, bottom = top + item.offsetHeight;
+  if (top < box.scrollTop) box.scrollTop = top - 4;
+  else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight + 4;
 }
 
 // The network's evaluation of the shown position (the opponent's network, else the

@@ -177,22 +177,27 @@ pub fn search(
         Some((v, l)) => (Some(v), l),
         None => (None, vec![]),
     };
-    let mut candidates: Vec<Candidate> = if lines.is_empty() {
-        // A forced move: nothing to weigh.
+    // A forced move (not searched) is a line of itself with no visits.
+    let lines = if lines.is_empty() {
         moves
             .iter()
-            .map(|&m| candidate(state, m, 0, None, prior_of(m), None, &[m]))
+            .map(|&mv| selfplay::RootLine {
+                mv,
+                visits: 0,
+                q: None,
+                prior: 1.0,
+                proof: None,
+                pv: vec![mv],
+            })
             .collect()
     } else {
         lines
-            .iter()
-            .map(|l| candidate(state, l.mv, l.visits, l.q, prior_of(l.mv), l.proof, &l.pv))
-            .collect()
     };
-    for c in candidates.iter_mut().skip(PREVIEWS) {
-        c.pv_positions = vec![];
-        c.pv_end = None;
-    }
+    let candidates = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| candidate(state, l, prior_of(l.mv), i < PREVIEWS))
+        .collect();
     Ok(SearchInsight {
         net: name,
         sims: player.last_stats().map_or(0, |s| s.simulations),
@@ -203,35 +208,31 @@ pub fn search(
     })
 }
 
-fn candidate(
-    state: &State,
-    mv: engine::Move,
-    visits: u32,
-    q: Option<f32>,
-    prior: f32,
-    proof: Option<f32>,
-    pv: &[engine::Move],
-) -> Candidate {
-    let (from, to) = move_cells(mv);
+/// The candidate of root line `l` with the network's averaged `prior`; with `preview`,
+/// the positions along its line and the view of its end too.
+fn candidate(state: &State, l: &selfplay::RootLine, prior: f32, preview: bool) -> Candidate {
+    let (from, to) = move_cells(l.mv);
     let mut s = *state;
     let mut texts = vec![];
     let mut positions = vec![];
-    for &m in pv {
+    for &m in &l.pv {
         if s.result().is_some() || !s.is_legal(m) {
             break;
         }
         texts.push(s.move_to_string(m));
         s = s.after(m);
-        positions.push(s.text());
+        if preview {
+            positions.push(s.text());
+        }
     }
     Candidate {
-        text: state.move_to_string(mv),
+        text: state.move_to_string(l.mv),
         from,
         to,
-        visits,
-        q,
+        visits: l.visits,
+        q: l.q,
         prior,
-        proof: proof.map(|p| {
+        proof: l.proof.map(|p| {
             if p > 0.0 {
                 "win"
             } else if p < 0.0 {
@@ -242,6 +243,6 @@ fn candidate(
         }),
         pv: texts,
         pv_positions: positions,
-        pv_end: Some(view(&s)),
+        pv_end: preview.then(|| view(&s)),
     }
 }

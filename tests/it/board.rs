@@ -13,8 +13,8 @@ use engine::{Game, MoveKind};
 use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 
-use crate::browser::{Driver, open, runtime, screenshot, wait_for};
-use crate::serve::{Server, copy_dir, micro_run, shard_games};
+use crate::browser::{open, runtime, screenshot, serve_and_browser, viewer_at, wait_for};
+use crate::serve::{copy_dir, micro_run, shard_games};
 
 /// Runs `script` and returns its value.
 async fn js(c: &Client, script: &str) -> Value {
@@ -101,9 +101,7 @@ fn search_done_at(position: &str) -> String {
 #[test]
 fn browser_analysis_board_plays_lines_and_variations_with_arrows_and_previews() {
     let run = micro_run();
-    let srv = Server::start(&[run], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (_srv, driver, base) = serve_and_browser(&[run]);
     let id = run.file_name().unwrap().to_str().unwrap().to_string();
     let game: Game = "ataxx".parse().unwrap();
     let start = game.startpos();
@@ -222,9 +220,7 @@ fn browser_analysis_board_plays_lines_and_variations_with_arrows_and_previews() 
 #[test]
 fn browser_viewer_follows_a_deep_link_and_play_takes_back_and_explains() {
     let run = micro_run();
-    let srv = Server::start(&[run], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (_srv, driver, base) = serve_and_browser(&[run]);
     let id = run.file_name().unwrap().to_str().unwrap().to_string();
     let games = shard_games(run, 1);
     let (gid, rows) = games.iter().next().unwrap();
@@ -234,7 +230,7 @@ fn browser_viewer_follows_a_deep_link_and_play_takes_back_and_explains() {
         // A deep link: the selectors say its generation, the list holds its game,
         // selected; the board is the position after ply 3, outlining the third move.
         open(&c, &format!("{base}/#games/{id}/1/selfplay/{gid}/3")).await;
-        let ply = |k: usize| format!("const b = document.getElementById('view-board'); return b.dataset.ply === '{k}' && b.dataset.position");
+        let ply = viewer_at;
         assert_eq!(wait_for(&c, &ply(3), "ply 3").await, rows[3].fen.as_str());
         let sel = js(&c, &format!("return [document.getElementById('games-gen').value, document.querySelectorAll('#games-table tbody tr.viewable').length > 0, !!document.querySelector('#games-table tr.selected[data-id=\"{gid}\"][data-generation=\"1\"]'), document.getElementById('view-ply').textContent, document.querySelector('#view-moves .current').dataset.ply]")).await;
         assert_eq!(sel[0], "1");
@@ -370,9 +366,7 @@ fn run_without_newest_games(to: &Path) {
 fn browser_games_open_on_the_newest_generation_that_played_and_say_when_none_did() {
     let copy = std::env::temp_dir().join(format!("flipzero-board-{}-nogames", std::process::id()));
     run_without_newest_games(&copy);
-    let srv = Server::start(&[&copy], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (_srv, driver, base) = serve_and_browser(&[&copy]);
     runtime().block_on(async {
         let c = driver.client().await;
         open(&c, &format!("{base}/#games")).await;
@@ -390,9 +384,7 @@ fn browser_games_open_on_the_newest_generation_that_played_and_say_when_none_did
 
 #[test]
 fn browser_a_finished_run_is_not_polled_and_its_charts_fill_the_page() {
-    let srv = Server::start(&[micro_run()], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (_srv, driver, base) = serve_and_browser(&[micro_run()]);
     runtime().block_on(async {
         let c = driver.client().await;
         // Opened on another page first: the charts are drawn while hidden, and drawn
@@ -438,9 +430,7 @@ fn browser_a_run_without_ratings_says_why() {
     for e in std::fs::read_dir(copy.join("eval")).unwrap() {
         std::fs::remove_file(e.unwrap().path()).unwrap();
     }
-    let srv = Server::start(&[&copy], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (_srv, driver, base) = serve_and_browser(&[&copy]);
     runtime().block_on(async {
         let c = driver.client().await;
         open(&c, &format!("{base}/#dashboard")).await;
@@ -457,9 +447,7 @@ fn browser_a_run_without_ratings_says_why() {
 /// shared) goes on where it was.
 #[test]
 fn browser_a_reload_keeps_the_game_on_the_play_board() {
-    let srv = Server::start(&[micro_run()], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (_srv, driver, base) = serve_and_browser(&[micro_run()]);
     let game: Game = "ataxx".parse().unwrap();
     let start = game.startpos();
     runtime().block_on(async {

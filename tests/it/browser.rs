@@ -100,6 +100,21 @@ impl Drop for Driver {
     }
 }
 
+/// `flipzero serve` over `runs`, a chromedriver beside it, and the page's address.
+pub(crate) fn serve_and_browser(runs: &[&Path]) -> (Server, Driver, String) {
+    let srv = Server::start(runs, &[]);
+    let driver = Driver::start();
+    let base = format!("http://{}", srv.addr);
+    (srv, driver, base)
+}
+
+/// A script that waits for the game viewer to show ply `k`, and returns its position.
+pub(crate) fn viewer_at(k: usize) -> String {
+    format!(
+        "const b = document.getElementById('view-board'); return b.dataset.ply === '{k}' && b.dataset.position"
+    )
+}
+
 /// Evaluates `script` until it returns something other than null or false.
 pub(crate) async fn wait_for(c: &Client, script: &str, what: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -159,9 +174,7 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
     for (i, f) in GEN1.iter().enumerate() {
         std::fs::rename(live.join(f), held.join(i.to_string())).unwrap();
     }
-    let srv = Server::start(&[&live], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (_srv, driver, base) = serve_and_browser(&[&live]);
     runtime().block_on(async {
         let c = driver.client().await;
 
@@ -417,9 +430,7 @@ fn browser_results_column_reads_x_draws_o_and_a_corrupt_record_is_marked() {
 #[test]
 fn browser_an_old_games_reply_never_lands_on_a_new_game() {
     // Each engine move takes 1.5 s: long enough to act while it thinks.
-    let srv = Server::start(&[], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (_srv, driver, base) = serve_and_browser(&[]);
     let think = Duration::from_millis(1500);
     runtime().block_on(async {
         let c = driver.client().await;
@@ -516,9 +527,7 @@ const API_BYTES: &str = "return performance.getEntriesByType('resource').filter(
 #[test]
 fn browser_dashboard_status_charts_pages_and_an_idle_tabs_traffic() {
     let big = run_131();
-    let srv = Server::start(&[&big, micro_run()], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (srv, driver, base) = serve_and_browser(&[&big, micro_run()]);
     runtime().block_on(async {
         let c = driver.client().await;
         open(&c, &format!("{base}/#dashboard")).await;
@@ -587,9 +596,7 @@ fn browser_dashboard_status_charts_pages_and_an_idle_tabs_traffic() {
 #[test]
 fn browser_study_a_game_analyse_and_play_from_a_ply_and_a_phone_screen() {
     let run = micro_run();
-    let srv = Server::start(&[run], &[]);
-    let driver = Driver::start();
-    let base = format!("http://{}", srv.addr);
+    let (_srv, driver, base) = serve_and_browser(&[run]);
     let id = run.file_name().unwrap().to_str().unwrap().to_string();
     let games = shard_games(run, 1);
     let (gid, rows) = games.iter().next().unwrap();
@@ -598,7 +605,7 @@ fn browser_study_a_game_analyse_and_play_from_a_ply_and_a_phone_screen() {
         let c = driver.client().await;
         // A link to a ply opens the game there.
         open(&c, &format!("{base}/#games/{id}/1/selfplay/{gid}/3")).await;
-        let ply = |k: usize| format!("const b = document.getElementById('view-board'); return b.dataset.ply === '{k}' && b.dataset.position");
+        let ply = viewer_at;
         assert_eq!(wait_for(&c, &ply(3), "ply 3").await, rows[3].fen.as_str());
         // The move list (a button a move) and the value graph (a point a ply).
         let counts = c.execute("return [document.querySelectorAll('#view-moves button.move').length, +document.getElementById('view-value').dataset.points, document.querySelector('#view-moves .current').dataset.ply]", vec![]).await.unwrap();

@@ -11,8 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 
 use eval::{PlayerSpec, Timeouts};
-use fantoccini::Locator;
-use serde_json::json;
+use fantoccini::{Client, Locator};
+use serde_json::{Value, json};
 
 use crate::browser::{Driver, open, runtime, screenshot, wait_for};
 
@@ -67,9 +67,61 @@ impl Drop for StaticServer {
     }
 }
 
-/// The native player the page's must equal: `mcts:NET:sims=N` built with `seed`.
-fn native_player(sims: u32, seed: u64) -> Box<dyn eval::Player> {
-    let spec: PlayerSpec = format!("mcts:{}:sims={sims}", net().display())
+/// `flipzero export --web` of `model` into `dir` at `sims` and `seed`, which must succeed.
+fn export_bundle(model: &Path, dir: &Path, sims: u32, seed: u64) {
+    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
+        .args(["export", "--web", "--model"])
+        .arg(model)
+        .arg("--out")
+        .arg(dir)
+        .args(["--sims", &sims.to_string(), "--seed", &seed.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// On a page with x to move (the human's turn): a click on a hinted cell, then the
+/// net's reply, checked against the native player's answer to that move; returns the
+/// two moves.
+async fn a_click_and_the_nets_reply(c: &Client, model: &Path, sims: u32, seed: u64) -> Value {
+    let target = c
+        .execute(
+            "return document.querySelector('#board .cell circle.hint').parentNode.dataset.name",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let target = target.as_str().unwrap().to_string();
+    c.find(Locator::Css(&format!("#board .cell[data-name='{target}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let after = wait_for(
+        c,
+        "const m = document.getElementById('moves').dataset.moves.split(' '); return m.length === 2 && document.getElementById('board').dataset.turn === 'human' && m",
+        "the net's reply",
+    )
+    .await;
+    assert_eq!(after[0], json!(target));
+    let game: engine::Game = "ataxx".parse().unwrap();
+    let mut s = game.startpos();
+    s.play(s.parse_move(&target).unwrap());
+    let reply = native_player(model, sims, seed)
+        .choose_until(&s, &AtomicBool::new(false))
+        .unwrap();
+    assert_eq!(after[1], json!(s.move_to_string(reply)));
+    after
+}
+
+/// The native player the page's must equal: `mcts:MODEL:sims=N` built with `seed`.
+fn native_player(model: &Path, sims: u32, seed: u64) -> Box<dyn eval::Player> {
+    let spec: PlayerSpec = format!("mcts:{}:sims={sims}", model.display())
         .parse()
         .unwrap();
     let game: engine::Game = "ataxx".parse().unwrap();
@@ -79,7 +131,7 @@ fn native_player(sims: u32, seed: u64) -> Box<dyn eval::Player> {
 /// The moves of a game the native player plays against itself from the start, one
 /// player for both sides, as the page's player.
 fn native_game(sims: u32, seed: u64) -> Vec<String> {
-    let mut p = native_player(sims, seed);
+    let mut p = native_player(&net(), sims, seed);
     let mut s = "ataxx".parse::<engine::Game>().unwrap().startpos();
     let mut moves = Vec::new();
     while s.result().is_none() {
@@ -95,19 +147,7 @@ fn browser_the_exported_player_plays_the_native_players_moves_offline() {
     let (sims, seed) = (32, 11);
     let dir = std::env::temp_dir().join(format!("flipzero-web-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-        .args(["export", "--web", "--model"])
-        .arg(net())
-        .arg("--out")
-        .arg(&dir)
-        .args(["--sims", &sims.to_string(), "--seed", &seed.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    export_bundle(&net(), &dir, sims, seed);
     let native = native_game(sims, seed);
     assert!(native.len() > 40, "{native:?}");
 
@@ -147,31 +187,7 @@ fn browser_the_exported_player_plays_the_native_players_moves_offline() {
         c.execute("const h = document.getElementById('human'); h.value = 'x'; h.dispatchEvent(new Event('change')); document.getElementById('new').click(); return null;", vec![]).await.unwrap();
         let turn = "const b = document.getElementById('board'); return b.dataset.turn === 'human' && document.getElementById('moves').dataset.moves";
         assert_eq!(wait_for(&c, turn, "x to move").await, json!(""));
-        let target = c
-            .execute("return document.querySelector('#board .cell circle.hint').parentNode.dataset.name", vec![])
-            .await
-            .unwrap();
-        let target = target.as_str().unwrap().to_string();
-        c.find(Locator::Css(&format!("#board .cell[data-name='{target}']")))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        let after = wait_for(
-            &c,
-            "const m = document.getElementById('moves').dataset.moves.split(' '); return m.length === 2 && document.getElementById('board').dataset.turn === 'human' && m",
-            "the net's reply",
-        )
-        .await;
-        assert_eq!(after[0], json!(target));
-        // Its reply is the native player's answer to that move.
-        let game: engine::Game = "ataxx".parse().unwrap();
-        let mut s = game.startpos();
-        s.play(s.parse_move(&target).unwrap());
-        let mut p = native_player(sims, seed);
-        let reply = p.choose_until(&s, &AtomicBool::new(false)).unwrap();
-        assert_eq!(after[1], json!(s.move_to_string(reply)));
+        let after = a_click_and_the_nets_reply(&c, &net(), sims, seed).await;
         screenshot(&c, "web-player.png").await;
 
         // A move typed that is not legal is refused, and nothing changes.
@@ -211,19 +227,7 @@ fn browser_the_shipped_net_in_a_bundle_under_10_mb_loads_and_plays_on_a_phone() 
     )
     .unwrap();
     std::fs::write(dir.join("net/fastnet.safetensors"), vec![0u8; 1 << 20]).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
-        .args(["export", "--web", "--model"])
-        .arg(&shipped)
-        .arg("--out")
-        .arg(&dir)
-        .args(["--sims", &sims.to_string(), "--seed", &seed.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    export_bundle(&shipped, &dir, sims, seed);
     assert!(
         !dir.join("net/fastnet.safetensors").exists(),
         "the old float weights were left"
@@ -257,20 +261,7 @@ fn browser_the_shipped_net_in_a_bundle_under_10_mb_loads_and_plays_on_a_phone() 
         open(&c, &format!("{base}/?human=x")).await;
         let turn = "const b = document.getElementById('board'); return b.dataset.turn === 'human' && document.getElementById('moves').dataset.moves";
         assert_eq!(wait_for(&c, turn, "x to move").await, json!(""));
-        let target = c
-            .execute("return document.querySelector('#board .cell circle.hint').parentNode.dataset.name", vec![])
-            .await
-            .unwrap();
-        let target = target.as_str().unwrap().to_string();
-        c.find(Locator::Css(&format!("#board .cell[data-name='{target}']"))).await.unwrap().click().await.unwrap();
-        let after = wait_for(&c, "const m = document.getElementById('moves').dataset.moves.split(' '); return m.length === 2 && document.getElementById('board').dataset.turn === 'human' && m", "the net's reply").await;
-        let game: engine::Game = "ataxx".parse().unwrap();
-        let mut s = game.startpos();
-        s.play(s.parse_move(&target).unwrap());
-        let spec: PlayerSpec = format!("mcts:{}:sims={sims}", shipped.display()).parse().unwrap();
-        let mut p = spec.build(game, seed, Timeouts::default()).unwrap();
-        let reply = p.choose_until(&s, &AtomicBool::new(false)).unwrap();
-        assert_eq!(after[1], json!(s.move_to_string(reply)));
+        a_click_and_the_nets_reply(&c, &shipped, sims, seed).await;
         let widths = c.execute("return [document.documentElement.scrollWidth, window.innerWidth]", vec![]).await.unwrap();
         assert!(widths[0].as_u64().unwrap() <= widths[1].as_u64().unwrap(), "{widths}");
         screenshot(&c, "tour-phone-bundle-390.png").await;

@@ -96,6 +96,14 @@ function drawArrows(svg, view, L, arrows) {
   }
 }
 
+// The number of the move at `ply` (1 = the first) of a game that began with
+// `startSide` to move: "3." before x's third move, "3..." before o's when it starts a
+// line (moves alternate, passes included). Both pages number their lists with it.
+function moveNumber(ply, startSide) {
+  const k = ply - 1 + (startSide === "o" ? 1 : 0);
+  return { number: Math.floor(k / 2) + 1, x: k % 2 === 0 };
+}
+
 // What a click on `cell` means to a player choosing a move in `view`, with `selected`
 // the source cell chosen so far (or null): a move to play ({ move: text }), or the
 // source chosen now ({ selected: cell or null }).

@@ -41,11 +41,11 @@ function render() {
   ol.innerHTML = "";
   const startO = (a.moves.length % 2 === 0) === (v.side_to_move === "o");
   a.moves.forEach((m, i) => {
-    const k = i + (startO ? 1 : 0), x = k % 2 === 0;
+    const { number, x } = moveNumber(i + 1, startO ? "o" : "x");
     if (x || i === 0) {
       const n = document.createElement("span");
       n.className = "move-no";
-      n.textContent = (Math.floor(k / 2) + 1) + (x ? "." : "...");
+      n.textContent = number + (x ? "." : "...");
       ol.appendChild(n);
     }
     const b = document.createElement("span");
