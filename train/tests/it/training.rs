@@ -794,6 +794,8 @@ fn wgpu_trains_as_flex_does_and_plays_as_the_fast_path_does() {
             device: device.into(),
             checkpoint_every: 100,
             learning_rate: 5e-4,
+            // A row every step on both devices (a GPU's default is every 20th).
+            metrics_every: 1,
             ..small_config(8)
         };
         let opts = TrainOptions {
