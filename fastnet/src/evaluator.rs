@@ -71,6 +71,27 @@ impl Evaluator for FastEvaluator {
             .collect()
     }
 
+    fn evaluate_into(
+        &mut self,
+        state: &State,
+        moves: &[Move],
+        value_only: bool,
+        out: &mut Evaluation,
+    ) {
+        out.policy.clear();
+        (out.wdl, out.score) = (None, None);
+        out.value = if value_only {
+            self.net.side_lanes(state, &mut self.leaf);
+            self.net.value_of(&self.leaf.lanes)
+        } else {
+            self.evaluate_one(state, moves, &mut out.policy)
+        };
+    }
+
+    fn values_need_moves(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         self.name.clone()
     }

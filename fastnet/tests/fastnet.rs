@@ -421,6 +421,42 @@ fn the_value_alone_is_the_whole_evaluations_value() {
     }
 }
 
+/// The search's single-position call (`evaluate_into`) gives the batch calls'
+/// evaluations bit for bit, in the buffers it is handed and reuses (a stale longer
+/// policy, W/D/L and score replaced), the value alone without a policy.
+#[test]
+fn evaluate_into_gives_the_batch_calls_evaluations_in_place() {
+    use selfplay::{Evaluation, Evaluator};
+    for name in ["ataxx", "othello", "hexxagon"] {
+        let game: Game = name.parse().unwrap();
+        let q = Arc::new(QuantNet::new(&random_net(game, 64, 11)).unwrap());
+        let mut e = fastnet::FastEvaluator::new(q, "fast");
+        assert!(!e.values_need_moves());
+        let mut states = vec![];
+        random_game(game, 6, |s, _| states.push(*s));
+        states.retain(|s| !s.legal_moves().is_empty());
+        assert!(states.len() > 10, "{name}");
+        let moves: Vec<_> = states.iter().map(|s| s.legal_moves()).collect();
+        let whole = e.evaluate(&states, &moves);
+        let values = e.evaluate_values(&states, &moves);
+        let mut out = Evaluation {
+            policy: vec![0.5; 300],
+            value: 9.0,
+            wdl: Some([1.0, 0.0, 0.0]),
+            score: Some(1.0),
+        };
+        for (i, s) in states.iter().enumerate() {
+            e.evaluate_into(s, &moves[i], false, &mut out);
+            let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&out.policy), bits(&whole[i].policy), "{name} {i}");
+            assert_eq!(out.value.to_bits(), whole[i].value.to_bits(), "{name} {i}");
+            assert_eq!((out.wdl, out.score), (None, None), "{name} {i}");
+            e.evaluate_into(s, &[], true, &mut out);
+            assert_eq!(out, values[i], "{name} {i}: the value alone");
+        }
+    }
+}
+
 /// The loop's shard cache gives the examples a fresh read gives, for every window (the
 /// oldest shard cut or not); it serves a shard it holds without reading the file again,
 /// reads a replaced file afresh, and keeps only the shards of the latest read.

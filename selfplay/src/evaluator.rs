@@ -8,7 +8,7 @@ use engine::search::{Limits, Searcher};
 use engine::{Move, State, splitmix64};
 
 /// The evaluation of one position, from the side to move's view.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evaluation {
     /// Probabilities over the legal moves, in the order they were given (sums to 1).
     pub policy: Vec<f32>,
@@ -31,6 +31,34 @@ pub trait Evaluator: Send {
     /// The policies returned may be empty; by default they are [`Evaluator::evaluate`]'s.
     fn evaluate_values(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<Evaluation> {
         self.evaluate(states, moves)
+    }
+
+    /// Evaluates one position into `out` (its value alone where `value_only`, as
+    /// [`Evaluator::evaluate_values`] does), reusing `out`'s memory: the play-time search
+    /// evaluates one leaf a call on one thread, where a batch's vectors would cost more
+    /// than a small net. By default through [`Evaluator::evaluate`] or
+    /// [`Evaluator::evaluate_values`].
+    fn evaluate_into(
+        &mut self,
+        state: &State,
+        moves: &[Move],
+        value_only: bool,
+        out: &mut Evaluation,
+    ) {
+        let (states, moves) = (std::slice::from_ref(state), [moves.to_vec()]);
+        let mut evals = if value_only {
+            self.evaluate_values(states, &moves)
+        } else {
+            self.evaluate(states, &moves)
+        };
+        *out = evals.pop().expect("an evaluation for the position");
+    }
+
+    /// Whether [`Evaluator::evaluate_values`] needs the positions' legal moves (true by
+    /// default, where it is [`Evaluator::evaluate`]); an evaluator that says false is
+    /// given empty move lists there, and a search spares itself listing them.
+    fn values_need_moves(&self) -> bool {
+        true
     }
 
     /// A name for the data this evaluator produces (the `model` column).
@@ -372,5 +400,30 @@ mod tests {
         evaluate_mixed(&mut ev, &states, &moves, &[false; 6]);
         evaluate_mixed(&mut ev, &states, &moves, &[true; 6]);
         assert_eq!(ev.calls, 2);
+    }
+
+    /// The default single-position call gives the batch calls' evaluations, in the
+    /// memory of whatever it is handed (its stale policy, W/D/L and score replaced).
+    #[test]
+    fn evaluate_into_gives_the_batch_calls_evaluations() {
+        let game: engine::Game = "ataxx".parse().unwrap();
+        let s = game.startpos().after(game.startpos().legal_moves()[3]);
+        let moves = s.legal_moves();
+        let mut ev = Marked { calls: 0 };
+        let mut out = Evaluation {
+            policy: vec![7.0; 3],
+            value: 7.0,
+            wdl: Some([7.0; 3]),
+            score: Some(7.0),
+        };
+        for value_only in [false, true, false] {
+            ev.evaluate_into(&s, &moves, value_only, &mut out);
+            let batch = if value_only {
+                ev.evaluate_values(std::slice::from_ref(&s), std::slice::from_ref(&moves))
+            } else {
+                ev.evaluate(std::slice::from_ref(&s), std::slice::from_ref(&moves))
+            };
+            assert_eq!(out, batch[0], "value only: {value_only}");
+        }
     }
 }

@@ -185,20 +185,28 @@ impl Search {
         let value_only = kind == LeafKind::Value;
         let state = *state;
         let first = batch.moves.len();
-        state.for_each_legal(|m| batch.moves.push(m));
+        // A value alone expands nothing: its moves are listed only for an evaluator
+        // that needs them.
+        let list = !value_only || self.values_need_moves;
+        if list {
+            state.for_each_legal(|m| batch.moves.push(m));
+        }
         let moves = &batch.moves[first..];
+        let mut request_moves = batch.spare_moves.pop().unwrap_or_default();
         let req = if cfg.symmetry && self.symmetries.len() > 1 {
             let sym = &self.symmetries[rng.below(self.symmetries.len() as u64) as usize];
+            request_moves.extend(moves.iter().map(|&m| sym.apply(m)));
             LeafRequest {
                 state: state.transform(sym),
-                moves: moves.iter().map(|&m| sym.apply(m)).collect(),
+                moves: request_moves,
                 position: state,
                 value_only,
             }
         } else {
+            request_moves.extend_from_slice(moves);
             LeafRequest {
                 state,
-                moves: moves.to_vec(),
+                moves: request_moves,
                 position: state,
                 value_only,
             }

@@ -47,18 +47,28 @@ impl EvalCache {
         }
     }
 
-    /// The evaluation of `s` (its policy over `s.legal_moves()` in that order), if held.
-    pub fn get(&mut self, s: &State) -> Option<Evaluation> {
-        self.lookup(s).cloned()
-    }
-
-    /// The value of `s`, if held: for a leaf whose value alone is wanted (lazy
-    /// expansion's first visit), without copying a policy.
-    pub fn value(&mut self, s: &State) -> Option<Evaluation> {
-        self.lookup(s).map(|e| Evaluation {
-            policy: Vec::new(),
-            ..*e
-        })
+    /// Copies the held evaluation of `s` into `out` (in `out`'s memory) when there is one
+    /// that answers the request: any for a value alone, else one whose policy covers
+    /// `moves` moves. Whether it did.
+    pub fn get_into(
+        &mut self,
+        s: &State,
+        value_only: bool,
+        moves: usize,
+        out: &mut Evaluation,
+    ) -> bool {
+        let Some(e) = self.lookup(s) else {
+            return false;
+        };
+        if value_only {
+            out.policy.clear();
+        } else if e.policy.len() == moves {
+            out.policy.clone_from(&e.policy);
+        } else {
+            return false;
+        }
+        (out.value, out.wdl, out.score) = (e.value, e.wdl, e.score);
+        true
     }
 
     /// Keeps the evaluation of `s`, in the memory of the one it replaces (a value alone,
@@ -111,20 +121,34 @@ mod tests {
             ..whole.clone()
         };
         let mut cache = EvalCache::new(16);
+        let get = |cache: &mut EvalCache, s: &State, value_only: bool| {
+            let mut out = Evaluation {
+                policy: vec![9.0; 5],
+                value: 9.0,
+                wdl: Some([9.0; 3]),
+                score: Some(9.0),
+            };
+            cache.get_into(s, value_only, 2, &mut out).then_some(out)
+        };
         cache.put(s, &value);
-        assert_eq!(cache.get(&s), Some(value.clone()));
+        assert_eq!(get(&mut cache, &s, true), Some(value.clone()));
+        assert_eq!(get(&mut cache, &s, false), None, "a value has no policy");
         cache.put(s, &whole);
         assert_eq!(
-            cache.get(&s),
+            get(&mut cache, &s, false),
             Some(whole.clone()),
             "a whole one replaces a value"
         );
         cache.put(s, &value);
-        assert_eq!(cache.get(&s), Some(whole), "a value keeps the whole one");
+        assert_eq!(
+            get(&mut cache, &s, false),
+            Some(whole),
+            "a value keeps the whole one"
+        );
         // Asked for its value alone, the cache gives the whole one's value, no policy.
-        assert_eq!(cache.value(&s), Some(value));
+        assert_eq!(get(&mut cache, &s, true), Some(value));
         let other = s.after(s.legal_moves()[0]);
-        assert_eq!(cache.value(&other), None);
-        assert_eq!(cache.counts(), (5, 4));
+        assert_eq!(get(&mut cache, &other, true), None);
+        assert_eq!(cache.counts(), (6, 5));
     }
 }

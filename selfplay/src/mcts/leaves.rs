@@ -13,7 +13,9 @@ pub struct LeafRequest {
     /// position with its legal moves in the order [`State::legal_moves`] gives.
     pub position: State,
     /// Only the value is wanted ([`crate::Evaluator::evaluate_values`]): a leaf's first
-    /// evaluation under [`crate::MctsConfig::lazy_expansion`].
+    /// evaluation under [`crate::MctsConfig::lazy_expansion`]. Its `moves` are then
+    /// empty where the search was told that its evaluators do not need them
+    /// ([`crate::Search::set_values_need_moves`]).
     pub value_only: bool,
 }
 
@@ -46,7 +48,8 @@ pub(super) struct PendingLeaf {
 /// Leaves gathered by [`Search::gather`]: the positions to evaluate, and the paths to
 /// give their evaluations back to with [`Search::apply_batch`]. The paths and moves of
 /// all leaves share two buffers, and a batch given back is kept by its search for the
-/// next [`Search::gather`]: a descent allocates nothing but its request's moves.
+/// next [`Search::gather`], with its requests' move lists: a descent allocates nothing
+/// (once the buffers have grown).
 #[derive(Debug, Default)]
 pub struct LeafBatch {
     /// The positions for the evaluator, in order (collisions have none).
@@ -54,6 +57,8 @@ pub struct LeafBatch {
     pub(super) leaves: Vec<PendingLeaf>,
     pub(super) paths: Vec<u32>,
     pub(super) moves: Vec<Move>,
+    /// The emptied move lists of requests given back, for the next requests.
+    pub(super) spare_moves: Vec<Vec<Move>>,
 }
 
 impl LeafBatch {
@@ -63,7 +68,11 @@ impl LeafBatch {
     }
 
     pub(super) fn clear(&mut self) {
-        self.requests.clear();
+        for r in self.requests.drain(..) {
+            let mut moves = r.moves;
+            moves.clear();
+            self.spare_moves.push(moves);
+        }
         self.leaves.clear();
         self.paths.clear();
         self.moves.clear();

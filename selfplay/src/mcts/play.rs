@@ -194,6 +194,8 @@ impl PlaySearch {
         if self.search.tree_bytes() > self.tree_limit / 2 {
             self.search.clear();
         }
+        self.search
+            .set_values_need_moves(evaluators.iter().any(|e| e.values_need_moves()));
         let reused_visits = self.search.visits_at(&[]).map_or(0, |(v, _)| v);
         let cache_before = self.cache.counts();
         self.search
@@ -216,6 +218,7 @@ impl PlaySearch {
             start,
             batch: self.batch,
             tree_limit: self.tree_limit,
+            solo: evaluators.len() == 1,
         };
         std::thread::scope(|scope| {
             let (first, rest) = evaluators.split_first_mut().expect("not empty");
@@ -244,21 +247,25 @@ struct Context<'a> {
     start: Option<Instant>,
     batch: usize,
     tree_limit: usize,
+    /// One thread searches.
+    solo: bool,
 }
 
 impl Context<'_> {
     fn work(&self, shared: &Mutex<Shared<'_>>, evaluator: &mut dyn Evaluator) {
         let lock = || shared.lock().unwrap_or_else(|p| p.into_inner());
-        // Buffers kept from batch to batch.
+        // Buffers kept from batch to batch: a batch of one leaf allocates nothing.
         let mut states: Vec<State> = Vec::with_capacity(self.batch);
         let mut moves: Vec<Vec<Move>> = Vec::with_capacity(self.batch);
         let mut value_only: Vec<bool> = Vec::with_capacity(self.batch);
-        let mut cached: Vec<Option<Evaluation>> = Vec::with_capacity(self.batch);
+        // The requests the cache did not answer, by index.
+        let mut misses: Vec<usize> = Vec::with_capacity(self.batch);
         let mut evals: Vec<Evaluation> = Vec::with_capacity(self.batch);
+        // Two clock readings a batch: its start (which the stop rule reads too) and the
+        // evaluator's start; the evaluator's end is the next batch's start where no other
+        // thread can hold the tree between them.
+        let mut gathering = now();
         loop {
-            // Three clock readings a batch: its start (which the stop rule reads too),
-            // the evaluator's start and its end.
-            let gathering = now();
             let (mut batch, evaluating) = {
                 let mut g = lock();
                 if g.done || self.should_stop(&mut g, gathering) {
@@ -274,19 +281,21 @@ impl Context<'_> {
                     // Only finished games (or leaves the endgame solver proved) were met:
                     // scored already, no wait.
                     g.last_batch = g.last_batch.max(since(gathering));
+                    drop(g);
+                    gathering = now();
                     continue;
                 }
-                cached.clear();
-                // A value alone (lazy expansion's) does not answer a request for a policy.
-                cached.extend(batch.requests.iter().map(|r| {
-                    if r.value_only {
-                        cache.value(&r.position)
-                    } else {
-                        cache
-                            .get(&r.position)
-                            .filter(|e| e.policy.len() == r.moves.len())
+                misses.clear();
+                for (i, r) in batch.requests.iter().enumerate() {
+                    if evals.len() == i {
+                        evals.push(Evaluation::default());
                     }
-                }));
+                    // A value alone (lazy expansion's) does not answer a request for a
+                    // policy.
+                    if !cache.get_into(&r.position, r.value_only, r.moves.len(), &mut evals[i]) {
+                        misses.push(i);
+                    }
+                }
                 (batch, now())
             };
             if batch.is_empty() {
@@ -294,46 +303,46 @@ impl Context<'_> {
                 // awaits its evaluation there.
                 lock().stats.waits += 1;
                 std::thread::sleep(Duration::from_micros(20));
+                gathering = now();
                 continue;
             }
-            states.clear();
-            moves.clear();
-            value_only.clear();
-            for (r, c) in batch.requests.iter_mut().zip(&cached) {
-                if c.is_none() {
+            if let [i] = misses[..] {
+                let r = &batch.requests[i];
+                evaluator.evaluate_into(&r.state, &r.moves, r.value_only, &mut evals[i]);
+            } else if !misses.is_empty() {
+                states.clear();
+                moves.clear();
+                value_only.clear();
+                for &i in &misses {
+                    let r = &mut batch.requests[i];
                     states.push(r.state);
                     value_only.push(r.value_only);
                     // The request's moves are not needed after this.
                     moves.push(std::mem::take(&mut r.moves));
                 }
+                let fresh = evaluate_mixed(evaluator, &states, &moves, &value_only);
+                for (&i, e) in misses.iter().zip(fresh) {
+                    evals[i] = e;
+                }
             }
-            let fresh = if states.is_empty() {
-                Vec::new()
-            } else {
-                evaluate_mixed(evaluator, &states, &moves, &value_only)
-            };
             let done = now();
             let mut g = lock();
-            if !states.is_empty() {
-                g.stats.evaluations += states.len() as u64;
+            if !misses.is_empty() {
+                g.stats.evaluations += misses.len() as u64;
                 g.stats.batches += 1;
                 if let (Some(a), Some(b), Some(c)) = (gathering, evaluating, done) {
                     g.stats.eval_time += c - b;
                     g.last_batch = c - a;
                 }
             }
-            let mut fresh = fresh.into_iter();
-            evals.clear();
-            for (r, c) in batch.requests.iter().zip(cached.drain(..)) {
-                let e = c.unwrap_or_else(|| {
-                    let e = fresh.next().expect("an evaluation for every miss");
-                    g.cache.put(r.position, &e);
-                    e
-                });
-                evals.push(e);
+            for &i in &misses {
+                g.cache.put(batch.requests[i].position, &evals[i]);
             }
+            let n = batch.requests.len();
             let Shared { search, rng, .. } = &mut *g;
-            search.apply_batch(batch, &evals, self.cfg, rng);
+            search.apply_batch(batch, &evals[..n], self.cfg, rng);
+            drop(g);
+            gathering = if self.solo { done } else { now() };
         }
     }
 

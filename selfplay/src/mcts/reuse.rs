@@ -96,14 +96,16 @@ impl Search {
     }
 
     /// A fresh tree at `root`, in this tree's buffers (emptied), with its symmetries,
-    /// endgame tables and spare kept.
+    /// endgame tables, spare and settings kept.
     fn restart(&mut self, root: State) {
         let symmetries = std::mem::take(&mut self.symmetries);
         let endgame = self.endgame.take();
         let spare = std::mem::take(&mut self.spare);
         let edges = std::mem::take(&mut self.edges);
+        let values_need_moves = self.values_need_moves;
         *self = Search::with_buffers(root, symmetries, edges);
         self.endgame = endgame;
+        self.values_need_moves = values_need_moves;
         self.keep_spare(spare);
     }
 

@@ -39,6 +39,9 @@ pub struct Search {
     pub(super) spare: Spare,
     /// Scratch of [`Search::expand`]'s sort.
     pub(super) order: Vec<u64>,
+    /// Whether a value-only request lists the leaf's moves
+    /// ([`Search::set_values_need_moves`]).
+    pub(super) values_need_moves: bool,
 }
 
 impl Search {
@@ -73,7 +76,16 @@ impl Search {
             recycled: None,
             spare: Spare::default(),
             order: Vec::new(),
+            values_need_moves: true,
         }
+    }
+
+    /// Whether the evaluators of this search need a leaf's moves to give its value alone
+    /// ([`crate::Evaluator::values_need_moves`]); when not, value-only requests
+    /// ([`LeafRequest::value_only`](super::leaves::LeafRequest)) come with none. True
+    /// for a new tree.
+    pub fn set_values_need_moves(&mut self, need: bool) {
+        self.values_need_moves = need;
     }
 
     /// The root position.

@@ -189,6 +189,46 @@ fn lazy_expansion_asks_for_policies_of_revisited_leaves_only() {
     }
 }
 
+/// A search told that its evaluator needs no moves for a value alone hands out
+/// value-only requests without moves, and searches exactly as one that lists them (the
+/// value here depends on the position alone).
+#[test]
+fn value_requests_come_without_moves_when_the_evaluator_needs_none() {
+    let root = "ataxx".parse::<Game>().unwrap().startpos();
+    let cfg = MctsConfig {
+        lazy_expansion: true,
+        ..MctsConfig::default()
+    };
+    let mut runs = vec![];
+    for need in [true, false] {
+        let mut rng = Rng::new(5);
+        let mut search = Search::new(root);
+        search.set_values_need_moves(need);
+        search.start(300, true, &cfg, &mut rng);
+        let mut eval = Uniform;
+        let (mut listed, mut bare) = (0, 0);
+        while let Some(req) = search.next_request(&cfg, &mut rng) {
+            if req.value_only {
+                if req.moves.is_empty() {
+                    bare += 1;
+                } else {
+                    listed += 1;
+                }
+            } else {
+                assert!(!req.moves.is_empty());
+            }
+            let mut e = selfplay::Evaluation::default();
+            eval.evaluate_into(&req.state, &req.moves, req.value_only, &mut e);
+            e.value = (req.position.hash() % 200) as f32 / 100.0 - 1.0;
+            search.apply(&e, &cfg, &mut rng);
+        }
+        assert_eq!(listed + bare, 300);
+        assert_eq!((listed, bare), if need { (300, 0) } else { (0, 300) });
+        runs.push(search.outcome(&cfg).visits);
+    }
+    assert_eq!(runs[0], runs[1]);
+}
+
 #[test]
 fn visits_add_up_and_targets_are_distributions() {
     let game: Game = "ataxx".parse().unwrap();
