@@ -56,7 +56,9 @@ pub trait Evaluator: Send {
 
     /// Whether [`Evaluator::evaluate_values`] needs the positions' legal moves (true by
     /// default, where it is [`Evaluator::evaluate`]); an evaluator that says false is
-    /// given empty move lists there, and a search spares itself listing them.
+    /// given empty move lists there, and a search spares itself listing them. Such an
+    /// evaluator gives values alone (empty policies) whatever the moves, so that the
+    /// search is the same with the moves or without.
     fn values_need_moves(&self) -> bool {
         true
     }

@@ -218,7 +218,6 @@ impl PlaySearch {
             start,
             batch: self.batch,
             tree_limit: self.tree_limit,
-            solo: evaluators.len() == 1,
         };
         std::thread::scope(|scope| {
             let (first, rest) = evaluators.split_first_mut().expect("not empty");
@@ -247,8 +246,6 @@ struct Context<'a> {
     start: Option<Instant>,
     batch: usize,
     tree_limit: usize,
-    /// One thread searches.
-    solo: bool,
 }
 
 impl Context<'_> {
@@ -261,11 +258,10 @@ impl Context<'_> {
         // The requests the cache did not answer, by index.
         let mut misses: Vec<usize> = Vec::with_capacity(self.batch);
         let mut evals: Vec<Evaluation> = Vec::with_capacity(self.batch);
-        // Two clock readings a batch: its start (which the stop rule reads too) and the
-        // evaluator's start; the evaluator's end is the next batch's start where no other
-        // thread can hold the tree between them.
-        let mut gathering = now();
         loop {
+            // Three clock readings a batch: its start (which the stop rule reads too),
+            // the evaluator's start and its end.
+            let gathering = now();
             let (mut batch, evaluating) = {
                 let mut g = lock();
                 if g.done || self.should_stop(&mut g, gathering) {
@@ -281,8 +277,6 @@ impl Context<'_> {
                     // Only finished games (or leaves the endgame solver proved) were met:
                     // scored already, no wait.
                     g.last_batch = g.last_batch.max(since(gathering));
-                    drop(g);
-                    gathering = now();
                     continue;
                 }
                 misses.clear();
@@ -303,7 +297,6 @@ impl Context<'_> {
                 // awaits its evaluation there.
                 lock().stats.waits += 1;
                 std::thread::sleep(Duration::from_micros(20));
-                gathering = now();
                 continue;
             }
             if let [i] = misses[..] {
@@ -321,8 +314,10 @@ impl Context<'_> {
                     moves.push(std::mem::take(&mut r.moves));
                 }
                 let fresh = evaluate_mixed(evaluator, &states, &moves, &value_only);
-                for (&i, e) in misses.iter().zip(fresh) {
+                for ((&i, e), m) in misses.iter().zip(fresh).zip(moves.drain(..)) {
                     evals[i] = e;
+                    // Given back, for the batch's next requests.
+                    batch.requests[i].moves = m;
                 }
             }
             let done = now();
@@ -341,8 +336,6 @@ impl Context<'_> {
             let n = batch.requests.len();
             let Shared { search, rng, .. } = &mut *g;
             search.apply_batch(batch, &evals[..n], self.cfg, rng);
-            drop(g);
-            gathering = if self.solo { done } else { now() };
         }
     }
 

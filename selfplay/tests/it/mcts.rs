@@ -225,6 +225,21 @@ fn value_requests_come_without_moves_when_the_evaluator_needs_none() {
         assert_eq!(listed + bare, 300);
         assert_eq!((listed, bare), if need { (300, 0) } else { (0, 300) });
         runs.push(search.outcome(&cfg).visits);
+        // A new root outside the tree restarts it, keeping the setting.
+        let mut far = root;
+        for _ in 0..3 {
+            far = far.after(far.legal_moves()[0]);
+        }
+        assert!(!search.reroot(&far));
+        search.start(20, true, &cfg, &mut rng);
+        while let Some(req) = search.next_request(&cfg, &mut rng) {
+            if req.value_only {
+                assert_eq!(req.moves.is_empty(), !need);
+            }
+            let mut e = selfplay::Evaluation::default();
+            eval.evaluate_into(&req.state, &req.moves, req.value_only, &mut e);
+            search.apply(&e, &cfg, &mut rng);
+        }
     }
     assert_eq!(runs[0], runs[1]);
 }

@@ -251,3 +251,83 @@ fn the_evaluation_cache_changes_no_search_and_is_hit() {
     assert_eq!(saved, hits);
     assert!(hits > 0 && lookups > hits, "{hits} of {lookups}");
 }
+
+/// `HashRandom`, its values alone without policies, that says whether it needs moves for
+/// them, and counts the value-only positions it was given with and without moves.
+struct Recording {
+    needs_moves: bool,
+    seen: std::sync::Arc<std::sync::Mutex<[usize; 2]>>,
+}
+
+impl Evaluator for Recording {
+    fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<selfplay::Evaluation> {
+        HashRandom.evaluate(states, moves)
+    }
+
+    fn evaluate_values(
+        &mut self,
+        states: &[State],
+        moves: &[Vec<Move>],
+    ) -> Vec<selfplay::Evaluation> {
+        let mut seen = self.seen.lock().unwrap();
+        for m in moves {
+            seen[usize::from(m.is_empty())] += 1;
+        }
+        // Values alone, as an evaluator that needs no moves for them gives them (a
+        // policy here would be cached, and answer the leaf's expansion later).
+        let mut out = HashRandom.evaluate_values(states, moves);
+        for e in &mut out {
+            e.policy.clear();
+        }
+        out
+    }
+
+    fn values_need_moves(&self) -> bool {
+        self.needs_moves
+    }
+
+    fn name(&self) -> String {
+        "recording".into()
+    }
+}
+
+/// Values alone (lazy expansion) come without moves only where no evaluator of the
+/// search needs them, and the search is the same either way; on several threads one
+/// evaluator that needs moves is enough for every one to get them.
+#[test]
+fn value_requests_carry_moves_only_for_evaluators_that_need_them() {
+    let cfg = MctsConfig {
+        lazy_expansion: true,
+        ..play_cfg()
+    };
+    let root = "ataxx".parse::<Game>().unwrap().startpos();
+    let stop = AtomicBool::new(false);
+    let run = |needs: &[bool], batch: usize| {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new([0, 0]));
+        let mut evs: Vec<Box<dyn Evaluator>> = needs
+            .iter()
+            .map(|&needs_moves| -> Box<dyn Evaluator> {
+                Box::new(Recording {
+                    needs_moves,
+                    seen: seen.clone(),
+                })
+            })
+            .collect();
+        let mut search = PlaySearch::new(root, cfg.clone(), batch, 9);
+        let (out, _) = search.run(&mut evs, sims(400), &stop).unwrap();
+        let seen = *seen.lock().unwrap();
+        (out.visits, seen)
+    };
+    for batch in [1, 4] {
+        let (listed, with) = run(&[true], batch);
+        let (bare, without) = run(&[false], batch);
+        assert!(with[0] > 100 && with[1] == 0, "batch {batch}: {with:?}");
+        assert!(
+            without[0] == 0 && without[1] > 100,
+            "batch {batch}: {without:?}"
+        );
+        assert_eq!(listed, bare, "batch {batch}");
+    }
+    let (_, mixed) = run(&[false, true], 4);
+    assert!(mixed[0] > 100 && mixed[1] == 0, "two threads: {mixed:?}");
+}
