@@ -28,6 +28,16 @@ impl FastEvaluator {
         }
     }
 
+    /// [`Evaluator::evaluate_into`] into a new evaluation.
+    fn fresh(&mut self, s: &State, moves: &[Move], value_only: bool) -> Evaluation {
+        let mut e = Evaluation {
+            policy: Vec::with_capacity(moves.len()),
+            ..Evaluation::default()
+        };
+        self.evaluate_into(s, moves, value_only, &mut e);
+        e
+    }
+
     /// One position: its policy over `moves` into `policy`, and its value.
     pub fn evaluate_one(&mut self, s: &State, moves: &[Move], policy: &mut Vec<f32>) -> f32 {
         self.net.side_lanes(s, &mut self.leaf);
@@ -42,33 +52,13 @@ impl Evaluator for FastEvaluator {
         states
             .iter()
             .zip(moves)
-            .map(|(s, m)| {
-                let mut policy = Vec::with_capacity(m.len());
-                let value = self.evaluate_one(s, m, &mut policy);
-                Evaluation {
-                    policy,
-                    value,
-                    wdl: None,
-                    score: None,
-                }
-            })
+            .map(|(s, m)| self.fresh(s, m, false))
             .collect()
     }
 
     /// The value alone: the accumulator and the value head, no policy.
     fn evaluate_values(&mut self, states: &[State], _moves: &[Vec<Move>]) -> Vec<Evaluation> {
-        states
-            .iter()
-            .map(|s| {
-                self.net.side_lanes(s, &mut self.leaf);
-                Evaluation {
-                    policy: Vec::new(),
-                    value: self.net.value_of(&self.leaf.lanes),
-                    wdl: None,
-                    score: None,
-                }
-            })
-            .collect()
+        states.iter().map(|s| self.fresh(s, &[], true)).collect()
     }
 
     fn evaluate_into(
@@ -78,9 +68,9 @@ impl Evaluator for FastEvaluator {
         value_only: bool,
         out: &mut Evaluation,
     ) {
-        out.policy.clear();
         (out.wdl, out.score) = (None, None);
         out.value = if value_only {
+            out.policy.clear();
             self.net.side_lanes(state, &mut self.leaf);
             self.net.value_of(&self.leaf.lanes)
         } else {

@@ -187,8 +187,7 @@ impl Search {
         let first = batch.moves.len();
         // A value alone expands nothing: its moves are listed only for an evaluator
         // that needs them.
-        let list = !value_only || self.values_need_moves;
-        if list {
+        if !value_only || self.values_need_moves {
             state.for_each_legal(|m| batch.moves.push(m));
         }
         let moves = &batch.moves[first..];

@@ -72,14 +72,12 @@ pub fn losses_on_device(
     let legal = tensor(&b.legal, [n, p], device);
     let target = tensor(&b.policy, [n, p], device);
     let pw = tensor(&b.policy_weight, [n, 1], device);
-    // Rows with a policy target (full searches): the accuracy's rows.
-    let has_policy = pw.clone().greater_elem(0.0).float();
     // Illegal moves get a large negative logit, so softmax runs over legal moves only.
     let logits = out.policy + (legal.clone() - 1.0) * 1.0e4;
     let logp = log_softmax(logits.clone(), 1);
     let per_row: Tensor<2> = (target.clone() * logp.clone()).sum_dim(1).neg();
     let weight_sum = b.policy_weight.iter().sum::<f32>().max(1.0);
-    let policy_loss: Tensor<1> = (per_row * pw).sum() / weight_sum;
+    let policy_loss: Tensor<1> = (per_row * pw.clone()).sum() / weight_sum;
     let wdl = tensor(&b.wdl, [n, 3], device);
     let value_loss: Tensor<1> = (wdl * log_softmax(out.wdl, 1))
         .sum_dim(1)
@@ -118,6 +116,8 @@ pub fn losses_on_device(
         let entropy: Tensor<1> = ((probs * logp.detach() * legal).sum_dim(1).neg())
             .mean()
             .reshape([1]);
+        // Rows with a policy target (full searches): the accuracy's rows.
+        let has_policy = pw.clone().greater_elem(0.0).float();
         let hits: Tensor<1> =
             (logits.detach().argmax(1).equal(target.argmax(1)).float() * has_policy).sum();
         StepMetricsOnDevice {
