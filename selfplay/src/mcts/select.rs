@@ -57,10 +57,14 @@ impl Search {
     /// Below the root a node's moves are in prior order ([`Search::expand`]) and PUCT
     /// meets them in that order: the moves not yet visited share the first-play value, so
     /// of them it can only pick the most probable, the first. The moves visited (or in
-    /// flight) are therefore the first of the node's, and the scan stops after them
-    /// instead of reading every move. The root's priors carry noise, and forced
-    /// playouts visit out of order there: its scan reads every move.
+    /// flight) are therefore the first of the node's, and one pass over them and the first
+    /// unvisited one decides ([`Search::pick_below_root`]). The root's priors carry
+    /// noise, and forced playouts visit out of order there: its scan reads every move.
     pub(super) fn pick_puct(&self, at: u32, cfg: &MctsConfig, forced: bool) -> usize {
+        if at != ROOT {
+            debug_assert!(!forced, "forced playouts are the root's");
+            return self.pick_below_root(at, cfg);
+        }
         let n = &self.edges[at as usize];
         let range = self.moves_of(at);
         let parent_q = if n.visits > 0 {
@@ -70,34 +74,17 @@ impl Search {
         };
         let edges = &self.edges[range.clone()];
         // The prior mass already visited and the children's visits, over the visited.
-        let (mut visited_mass, mut child_total, mut visited) = (0.0f32, 0u32, 0);
-        if at == ROOT {
-            for e in edges {
-                if let Some((_, v)) = Search::q_and_visits(e) {
-                    (visited_mass, child_total) = (visited_mass + e.prior, child_total + v);
-                }
-            }
-            visited = edges.len();
-        } else {
-            for e in edges {
-                let Some((_, v)) = Search::q_and_visits(e) else {
-                    break;
-                };
+        let (mut visited_mass, mut child_total) = (0.0f32, 0u32);
+        for e in edges {
+            if let Some((_, v)) = Search::q_and_visits(e) {
                 (visited_mass, child_total) = (visited_mass + e.prior, child_total + v);
-                visited += 1;
             }
-            debug_assert!(
-                edges[visited..]
-                    .iter()
-                    .all(|e| e.visits + u32::from(e.in_flight) == 0),
-                "the visited moves come first below the root"
-            );
         }
         let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
         let sqrt_n = (child_total.max(1) as f32).sqrt();
         let mut best = 0;
         let mut best_score = f32::NEG_INFINITY;
-        for (i, e) in edges[..(visited + 1).min(edges.len())].iter().enumerate() {
+        for (i, e) in edges.iter().enumerate() {
             match e.exact.get().map(|v| -v) {
                 // A proven win is taken; a proven loss is never searched again (the node
                 // would be proven lost if every move were).
@@ -108,6 +95,69 @@ impl Search {
             let (q, nv) = Search::q_and_visits(e).unwrap_or((fpu, 0));
             if forced && (nv as f32) < (2.0 * e.prior * child_total as f32).sqrt() {
                 return range.start + i;
+            }
+            let score = q + cfg.c_puct * e.prior * sqrt_n / (1 + nv) as f32;
+            if score > best_score {
+                best_score = score;
+                best = i;
+            }
+        }
+        range.start + best
+    }
+
+    /// [`Search::pick_puct`] below the root, in one pass: the children's visits are the
+    /// node's own less its first (every simulation through a node after its evaluation
+    /// goes on through one of its moves, and a simulation in flight holds its virtual
+    /// loss on every edge of its path), and the first-play value, which needs the prior
+    /// mass of the visited moves, is only read by the first unvisited move, after them.
+    /// The same operations in the same order as the root's two passes: the same bits.
+    fn pick_below_root(&self, at: u32, cfg: &MctsConfig) -> usize {
+        let n = &self.edges[at as usize];
+        let range = self.moves_of(at);
+        let parent_q = if n.visits > 0 {
+            -n.value_sum / n.visits as f32
+        } else {
+            0.0
+        };
+        let child_total = (n.visits + u32::from(n.in_flight)).saturating_sub(1);
+        let edges = &self.edges[range.clone()];
+        debug_assert_eq!(
+            child_total,
+            edges
+                .iter()
+                .map(|e| e.visits + u32::from(e.in_flight))
+                .sum::<u32>(),
+            "a node's visits are its first and its children's"
+        );
+        let sqrt_n = (child_total.max(1) as f32).sqrt();
+        let mut visited_mass = 0.0f32;
+        let mut best = 0;
+        let mut best_score = f32::NEG_INFINITY;
+        for (i, e) in edges.iter().enumerate() {
+            let Some((q, nv)) = Search::q_and_visits(e) else {
+                // The first move not visited, and the last that can win.
+                debug_assert!(
+                    edges[i..]
+                        .iter()
+                        .all(|e| e.visits + u32::from(e.in_flight) == 0),
+                    "the visited moves come first below the root"
+                );
+                match e.exact.get().map(|v| -v) {
+                    Some(p) if p >= 1.0 => return range.start + i,
+                    Some(p) if p <= -1.0 => break,
+                    _ => {}
+                }
+                let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
+                if fpu + cfg.c_puct * e.prior * sqrt_n > best_score {
+                    best = i;
+                }
+                break;
+            };
+            visited_mass += e.prior;
+            match e.exact.get().map(|v| -v) {
+                Some(p) if p >= 1.0 => return range.start + i,
+                Some(p) if p <= -1.0 => continue,
+                _ => {}
             }
             let score = q + cfg.c_puct * e.prior * sqrt_n / (1 + nv) as f32;
             if score > best_score {
