@@ -6,7 +6,8 @@
 //! - [`features`]: the input (2×2 tuples of cells, per perspective);
 //! - [`net`]: the description ([`FastNetConfig`]) and the float weights;
 //! - [`quant`]: the quantised net and its incremental [`Accumulator`];
-//! - [`simd`]: the integer kernels, one body per instruction-set level;
+//! - [`simd`]: the integer kernels, one body per instruction-set level; [`slots`]: the
+//!   policy subnets' outputs a position needs;
 //! - [`data`], [`train`]: examples from shards, the trainer;
 //! - [`io`]: the model folder and its files, [`check`]: the outputs checked as it is
 //!   read; [`evaluator`]: the tree search's evaluator.
@@ -20,6 +21,7 @@ pub mod io;
 pub mod net;
 pub mod quant;
 pub(crate) mod simd;
+pub(crate) mod slots;
 #[cfg(feature = "train")]
 pub mod train;
 

@@ -10,7 +10,7 @@ use engine::{Change, Isa, Move, Side, State};
 
 use crate::features::{CellState, Layout, PER_TUPLE};
 use crate::net::{FastNetConfig, FloatNet, move_slots};
-use crate::simd;
+use crate::{simd, slots};
 
 /// The quantised weights and the layout of their game.
 #[derive(Clone, Debug)]
@@ -27,11 +27,10 @@ pub struct QuantNet {
     /// The policy's projection B (`rank × hidden`), stored input major (`hidden × rank`):
     /// [`QuantNet::policy_of`] adds one column per active lane.
     p_proj_t: Vec<f32>,
-    /// Every subnet's weights (`subnets·dim × rank`), stored input major.
-    p_w_t: Vec<f32>,
+    /// Every subnet's weights (`subnets·dim × rank`), stored by slot
+    /// ([`slots::by_slot`]).
+    p_w_slots: Vec<f32>,
     p_b: Vec<f32>,
-    /// 0..policy_rank: every column of `p_w_t`, the list [`simd::columns`] takes.
-    rank_list: Vec<u16>,
 }
 
 /// `m` (`rows × cols`, row major) stored column major, each column padded with zeros
@@ -82,9 +81,13 @@ impl QuantNet {
             v_w: quantise(&net.v_w, f32::from(cfg.qb)),
             v_b: net.v_b,
             p_proj_t: transpose(&net.p_proj, cfg.policy_rank, cfg.hidden),
-            p_w_t: transpose(&net.p_w, net.p_b.len(), cfg.policy_rank),
+            p_w_slots: slots::by_slot(
+                &net.p_w,
+                net.p_b.len() / cfg.policy_dim,
+                cfg.policy_dim,
+                cfg.policy_rank,
+            ),
             p_b: net.p_b.clone(),
-            rank_list: (0..cfg.policy_rank as u16).collect(),
             cfg,
         })
     }
@@ -267,10 +270,10 @@ impl QuantNet {
     /// [`QuantNet::policy`] from the side to move's lanes, with reusable scratch.
     ///
     /// The projection `z = B a` adds B's column of each lane whose activation is not 0
-    /// (a clamped lane is 0 about half the time), and every subnet's output is computed
-    /// at once as `relu(p_b + W z)`, column by column ([`simd::columns`]): long,
-    /// vectorised loops instead of a dot product per output, in an order that is the
-    /// same in every build.
+    /// (a clamped lane is 0 about half the time), in long, vectorised loops
+    /// ([`simd::columns`]); then each subnet's outputs `relu(p_b + W z)` for the slots
+    /// `moves` use, and for those alone ([`slots::outputs`]); the same bits in every
+    /// build.
     pub fn policy_of(&self, lanes: &[i16], moves: &[Move], out: &mut Vec<f32>, sc: &mut Scratch) {
         out.clear();
         let r = self.cfg.policy_rank;
@@ -278,25 +281,35 @@ impl QuantNet {
         let qa = self.cfg.qa;
         sc.a.resize(lanes.len(), 0.0);
         simd::activations(self.isa, lanes, qa, &mut sc.a, &mut sc.list);
-        // The padding's rows of B and W are 0: so are their outputs.
+        // The padding's rows of B are 0: so are their outputs.
         sc.z.clear();
         sc.z.resize(padded(r), 0.0);
         simd::columns(self.isa, &sc.a, &sc.list, &self.p_proj_t, &mut sc.z);
-        sc.outs.clear();
-        sc.outs.extend_from_slice(&self.p_b);
-        sc.outs.resize(padded(self.p_b.len()), 0.0);
-        // Only the projection's own `r` outputs are W's columns.
-        simd::columns(
+        let cells = self.layout.cells();
+        let subnets = self.p_b.len() / d;
+        sc.used.clear();
+        sc.used.resize(subnets, false);
+        sc.slots.clear();
+        for &m in moves {
+            if let Some((f, t)) = move_slots(m, cells) {
+                for s in [f, t] {
+                    if !sc.used[s] {
+                        sc.used[s] = true;
+                        sc.slots.push(s as u16);
+                    }
+                }
+            }
+        }
+        sc.outs.resize(self.p_b.len(), 0.0);
+        slots::outputs(
             self.isa,
-            &sc.z[..r],
-            &self.rank_list,
-            &self.p_w_t,
+            &sc.z[..slots::padded_rank(r)],
+            &self.p_w_slots,
+            &self.p_b,
+            d,
+            &sc.slots,
             &mut sc.outs,
         );
-        for o in &mut sc.outs {
-            *o = o.max(0.0);
-        }
-        let cells = self.layout.cells();
         let outs = &sc.outs;
         out.extend(moves.iter().map(|&m| match move_slots(m, cells) {
             None => 0.0,
@@ -334,6 +347,9 @@ pub struct Scratch {
     list: Vec<u16>,
     z: Vec<f32>,
     outs: Vec<f32>,
+    /// The slots the moves use: a mark per slot, and the list.
+    used: Vec<bool>,
+    slots: Vec<u16>,
 }
 
 impl Accumulator {
