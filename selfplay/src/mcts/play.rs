@@ -260,7 +260,8 @@ impl Context<'_> {
         let mut evals: Vec<Evaluation> = Vec::with_capacity(self.batch);
         loop {
             // Three clock readings a batch: its start (which the stop rule reads too),
-            // the evaluator's start and its end.
+            // the evaluator's start and its end; one where the cache answered every
+            // request (no evaluator call to time).
             let gathering = now();
             let (mut batch, evaluating) = {
                 let mut g = lock();
@@ -290,7 +291,7 @@ impl Context<'_> {
                         misses.push(i);
                     }
                 }
-                (batch, now())
+                (batch, if misses.is_empty() { None } else { now() })
             };
             if batch.is_empty() {
                 // Every simulation left is in flight on another thread, or the root
@@ -320,7 +321,7 @@ impl Context<'_> {
                     batch.requests[i].moves = m;
                 }
             }
-            let done = now();
+            let done = if misses.is_empty() { None } else { now() };
             let mut g = lock();
             if !misses.is_empty() {
                 g.stats.evaluations += misses.len() as u64;
