@@ -55,6 +55,7 @@ impl Search {
                 self.add_virtual_loss(&[ROOT]);
                 let root = self.root_state;
                 self.push_request(&root, &mut batch, start, LeafKind::Full, cfg, rng);
+                self.batches_out += 1;
             }
             return batch;
         }
@@ -138,6 +139,9 @@ impl Search {
                 at = next as u32;
                 batch.paths.push(at);
             }
+        }
+        if !batch.is_empty() {
+            self.batches_out += 1;
         }
         batch
     }
@@ -229,6 +233,9 @@ impl Search {
         rng: &mut Rng,
     ) {
         debug_assert_eq!(batch.requests.len(), evals.len());
+        if !batch.is_empty() {
+            self.batches_out = self.batches_out.saturating_sub(1);
+        }
         let mut evals = evals.iter();
         for leaf in &batch.leaves {
             let path = batch.path(leaf);

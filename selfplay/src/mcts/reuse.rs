@@ -129,6 +129,7 @@ impl Search {
         self.gumbel = None;
         self.pending = None;
         self.in_flight = 0;
+        self.batches_out = 0;
         let r = &self.edges[ROOT as usize];
         if r.visits > 0 {
             self.root_value = -r.value_sum / r.visits as f32;

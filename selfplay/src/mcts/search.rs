@@ -22,6 +22,10 @@ pub struct Search {
     pub(super) full: bool,
     /// Leaves handed out and not yet given back (collisions excluded).
     pub(super) in_flight: u32,
+    /// Batches with leaves handed out by [`Search::gather`] and not yet given back by
+    /// [`Search::apply_batch`] (PUCT below the root takes one pass only while none is
+    /// out: [`Search::pick_puct`]).
+    pub(super) batches_out: u32,
     /// The batch of [`Search::next_request`], awaiting [`Search::apply`].
     pub(super) pending: Option<LeafBatch>,
     pub(super) gumbel: Option<Gumbel>,
@@ -67,6 +71,7 @@ impl Search {
             sims_done: 0,
             full: true,
             in_flight: 0,
+            batches_out: 0,
             pending: None,
             gumbel: None,
             root_prior: Vec::new(),
@@ -125,6 +130,7 @@ impl Search {
         self.full = full;
         self.pending = None;
         self.in_flight = 0;
+        self.batches_out = 0;
         self.gumbel = None;
         if self.expanded(ROOT) {
             self.prepare_root(cfg, rng);

@@ -57,14 +57,26 @@ impl Search {
     /// Below the root a node's moves are in prior order ([`Search::expand`]) and PUCT
     /// meets them in that order: the moves not yet visited share the first-play value, so
     /// of them it can only pick the most probable, the first. The moves visited (or in
-    /// flight) are therefore the first of the node's, and one pass over them and the first
-    /// unvisited one decides ([`Search::pick_below_root`]). The root's priors carry
-    /// noise, and forced playouts visit out of order there: its scan reads every move.
+    /// flight) are therefore the first of the node's, and the scan stops after them
+    /// instead of reading every move; in one pass where no other batch is out
+    /// ([`Search::pick_below_root`]). The root's priors carry noise, and forced playouts
+    /// visit out of order there: its scan reads every move.
     pub(super) fn pick_puct(&self, at: u32, cfg: &MctsConfig, forced: bool) -> usize {
-        if at != ROOT {
+        if self.one_pass_at(at) {
             debug_assert!(!forced, "forced playouts are the root's");
             return self.pick_below_root(at, cfg);
         }
+        self.pick_scan(at, cfg, forced)
+    }
+
+    /// Whether [`Search::pick_puct`] takes one pass at the position edge `at` leads to.
+    fn one_pass_at(&self, at: u32) -> bool {
+        at != ROOT && self.batches_out == 0
+    }
+
+    /// [`Search::pick_puct`] in two passes over the moves: the children's visits and the
+    /// prior mass visited, then the scores.
+    fn pick_scan(&self, at: u32, cfg: &MctsConfig, forced: bool) -> usize {
         let n = &self.edges[at as usize];
         let range = self.moves_of(at);
         let parent_q = if n.visits > 0 {
@@ -74,17 +86,34 @@ impl Search {
         };
         let edges = &self.edges[range.clone()];
         // The prior mass already visited and the children's visits, over the visited.
-        let (mut visited_mass, mut child_total) = (0.0f32, 0u32);
-        for e in edges {
-            if let Some((_, v)) = Search::q_and_visits(e) {
-                (visited_mass, child_total) = (visited_mass + e.prior, child_total + v);
+        let (mut visited_mass, mut child_total, mut visited) = (0.0f32, 0u32, 0);
+        if at == ROOT {
+            for e in edges {
+                if let Some((_, v)) = Search::q_and_visits(e) {
+                    (visited_mass, child_total) = (visited_mass + e.prior, child_total + v);
+                }
             }
+            visited = edges.len();
+        } else {
+            for e in edges {
+                let Some((_, v)) = Search::q_and_visits(e) else {
+                    break;
+                };
+                (visited_mass, child_total) = (visited_mass + e.prior, child_total + v);
+                visited += 1;
+            }
+            debug_assert!(
+                edges[visited..]
+                    .iter()
+                    .all(|e| e.visits + u32::from(e.in_flight) == 0),
+                "the visited moves come first below the root"
+            );
         }
         let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
         let sqrt_n = (child_total.max(1) as f32).sqrt();
         let mut best = 0;
         let mut best_score = f32::NEG_INFINITY;
-        for (i, e) in edges.iter().enumerate() {
+        for (i, e) in edges[..(visited + 1).min(edges.len())].iter().enumerate() {
             match e.exact.get().map(|v| -v) {
                 // A proven win is taken; a proven loss is never searched again (the node
                 // would be proven lost if every move were).
@@ -105,12 +134,15 @@ impl Search {
         range.start + best
     }
 
-    /// [`Search::pick_puct`] below the root, in one pass: the children's visits are the
-    /// node's own less its first (every simulation through a node after its evaluation
-    /// goes on through one of its moves, and a simulation in flight holds its virtual
-    /// loss on every edge of its path), and the first-play value, which needs the prior
-    /// mass of the visited moves, is only read by the first unvisited move, after them.
-    /// The same operations in the same order as the root's two passes: the same bits.
+    /// [`Search::pick_puct`] below the root, in one pass, while no other batch is out: the
+    /// children's visits are then the node's own less its first (every simulation
+    /// through a node after its evaluation goes on through one of its moves, and a
+    /// simulation in flight holds its virtual loss on every edge of its path; a
+    /// collision of another batch, still out, at a leaf since expanded holds one on the
+    /// node and none on a child, hence the condition), and the first-play value, which
+    /// needs the prior mass of the visited moves, is only read by the first unvisited
+    /// move, after them. The same operations in the same order as the two passes: the
+    /// same bits.
     fn pick_below_root(&self, at: u32, cfg: &MctsConfig) -> usize {
         let n = &self.edges[at as usize];
         let range = self.moves_of(at);
@@ -216,5 +248,93 @@ impl Search {
         g.remaining = remaining;
         g.phases_left = g.phases_left.saturating_sub(1).max(1);
         g.plan_phase();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use engine::{Move, State};
+
+    use super::*;
+    use crate::evaluator::Evaluation;
+    use crate::mcts::LeafBatch;
+
+    /// A made-up evaluation that depends on the position alone.
+    fn eval(position: &State, moves: &[Move], value_only: bool) -> Evaluation {
+        let h = position.hash();
+        let policy = if value_only {
+            Vec::new()
+        } else {
+            (0..moves.len() as u64)
+                .map(|i| 1.0 + ((h >> (i % 48)) & 15) as f32)
+                .collect()
+        };
+        Evaluation {
+            policy,
+            value: ((h % 2001) as f32 - 1000.0) / 1000.0,
+            wdl: None,
+            score: None,
+        }
+    }
+
+    /// Every expanded position below the root whose moves hold a visit.
+    fn expanded_below_root(s: &Search) -> Vec<u32> {
+        (1..s.edges.len() as u32)
+            .filter(|&e| s.expanded(e) && s.child_visits(e).count() > 0)
+            .collect()
+    }
+
+    #[test]
+    fn one_pass_puct_agrees_with_two_while_batches_interleave() {
+        let cfg = MctsConfig::for_play();
+        let mut rng = engine::Rng::new(5);
+        let root = "ataxx".parse::<engine::Game>().unwrap().startpos();
+        let mut s = Search::new(root);
+        s.start(4000, false, &cfg, &mut rng);
+        // Two "threads": each gathers a batch of 4 while the other's is out, as the play
+        // loop's threads do, so that collisions of one batch meet leaves the other expands.
+        let mut out: Vec<LeafBatch> = Vec::new();
+        let (mut broken_while_out, mut checked) = (0, 0);
+        for step in 0..3000 {
+            if out.len() == 2 || (step % 3 == 0 && !out.is_empty()) {
+                let b = out.remove(0);
+                let evals: Vec<Evaluation> = b
+                    .requests
+                    .iter()
+                    .map(|r| eval(&r.position, &r.moves, r.value_only))
+                    .collect();
+                s.apply_batch(b, &evals, &cfg, &mut rng);
+            }
+            for at in expanded_below_root(&s) {
+                let range = s.moves_of(at);
+                let sum: u32 = s.edges[range]
+                    .iter()
+                    .map(|e| e.visits + u32::from(e.in_flight))
+                    .sum();
+                let n = &s.edges[at as usize];
+                let holds = sum + 1 == n.visits + u32::from(n.in_flight);
+                if s.one_pass_at(at) {
+                    assert!(holds, "step {step}: one pass where its invariant fails");
+                    checked += 1;
+                } else if !holds {
+                    broken_while_out += 1;
+                }
+                assert_eq!(s.pick_puct(at, &cfg, false), s.pick_scan(at, &cfg, false));
+            }
+            if s.finished() {
+                break;
+            }
+            let b = s.gather(4, &cfg, &mut rng);
+            if !b.is_empty() {
+                out.push(b);
+            }
+        }
+        assert!(
+            checked > 1000,
+            "{checked} positions checked with no batch out"
+        );
+        // Another batch's collision at a leaf since expanded: the one pass would count it
+        // as a child's visit, which is why it waits for no batch to be out.
+        assert!(broken_while_out > 0, "the interleaving never met the case");
     }
 }
