@@ -51,18 +51,49 @@ pub fn outputs(
     assert!(slots.iter().all(|&s| usize::from(s) < count));
     match isa {
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 if dim == 4 => {
+        Isa::Avx512 if dim == 4 && z.len() <= MAX_RANK => {
             // SAFETY: this module is private to the crate, and its callers pass the
             // level of a `QuantNet`, which holds a supported one (see `simd::add`): Avx512
             // only when the CPU reports AVX-512 F/BW/VL and AVX2. Bounds asserted above.
             unsafe { outputs4_avx512(z, w, c, slots, out) }
         }
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 if dim == 4 => {
+        Isa::Avx2 if dim == 4 && z.len() <= MAX_RANK => {
             // SAFETY: as above; Avx2 only when the CPU reports AVX2.
             unsafe { outputs4_avx2(z, w, c, slots, out) }
         }
         _ => outputs_body(z, w, c, dim, slots, out),
+    }
+}
+
+/// The largest (padded) rank the x86 kernels take; larger ones, which no net uses, go
+/// through the body.
+#[cfg(target_arch = "x86_64")]
+const MAX_RANK: usize = 64;
+
+/// `z[k]` in each of the 4 lanes of rank `k` (`z.len() <= MAX_RANK`), the first
+/// `4·z.len()` entries: a vector of it multiplies 4 outputs of consecutive ranks.
+#[cfg(target_arch = "x86_64")]
+fn replicated(z: &[f32]) -> [f32; 4 * MAX_RANK] {
+    let mut zz = [0f32; 4 * MAX_RANK];
+    for (k, &zk) in z.iter().enumerate() {
+        zz[4 * k..4 * k + 4].fill(zk);
+    }
+    zz
+}
+
+/// The end of an x86 kernel for slot `s`: the four partial sums `p` of its 4 outputs
+/// added as the body adds them, then `c`, then the clamp, stored into `out`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn finish(p: [std::arch::x86_64::__m128; 4], c: &[f32], out: &mut [f32], s: usize) {
+    use std::arch::x86_64::*;
+    assert!(4 * s + 4 <= c.len().min(out.len()));
+    // SAFETY: SSE is part of x86_64; 4·s + 4 <= c.len() and out.len() (asserted).
+    unsafe {
+        let t = _mm_add_ps(_mm_add_ps(p[0], p[1]), _mm_add_ps(p[2], p[3]));
+        let v = _mm_add_ps(_mm_loadu_ps(c.as_ptr().add(4 * s)), t);
+        _mm_storeu_ps(out.as_mut_ptr().add(4 * s), _mm_max_ps(v, _mm_setzero_ps()));
     }
 }
 
@@ -92,30 +123,19 @@ fn outputs_body(z: &[f32], w: &[f32], c: &[f32], dim: usize, slots: &[u16], out:
 #[target_feature(enable = "avx2")]
 fn outputs4_avx2(z: &[f32], w: &[f32], c: &[f32], slots: &[u16], out: &mut [f32]) {
     use std::arch::x86_64::*;
-    const D: usize = 4;
-    let block = z.len() * D;
-    let mut zz = [0f32; 4 * 64];
-    if block > zz.len() {
-        return outputs_body(z, w, c, D, slots, out);
-    }
-    let zz = &mut zz[..block];
-    for (k, &zk) in z.iter().enumerate() {
-        zz[k * D..k * D + D].fill(zk);
-    }
+    assert!(z.len() <= MAX_RANK);
+    let block = z.len() * 4;
+    let zz = replicated(z);
     macro_rules! reduce_store {
         ($lo:expr, $hi:expr, $s:expr) => {{
-            let (lo, hi, s) = ($lo, $hi, usize::from($s));
-            let p0 = _mm256_castps256_ps128(lo);
-            let p1 = _mm256_extractf128_ps::<1>(lo);
-            let p2 = _mm256_castps256_ps128(hi);
-            let p3 = _mm256_extractf128_ps::<1>(hi);
-            let t = _mm_add_ps(_mm_add_ps(p0, p1), _mm_add_ps(p2, p3));
-            // SAFETY: s < count (asserted by `outputs`), so s·4 + 4 <= c.len() <=
-            // out.len().
-            unsafe {
-                let v = _mm_add_ps(_mm_loadu_ps(c.as_ptr().add(s * D)), t);
-                _mm_storeu_ps(out.as_mut_ptr().add(s * D), _mm_max_ps(v, _mm_setzero_ps()));
-            }
+            let (lo, hi) = ($lo, $hi);
+            let p = [
+                _mm256_castps256_ps128(lo),
+                _mm256_extractf128_ps::<1>(lo),
+                _mm256_castps256_ps128(hi),
+                _mm256_extractf128_ps::<1>(hi),
+            ];
+            finish(p, c, out, usize::from($s));
         }};
     }
     let pairs = slots.chunks_exact(2);
@@ -130,8 +150,8 @@ fn outputs4_avx2(z: &[f32], w: &[f32], c: &[f32], slots: &[u16], out: &mut [f32]
         );
         for m in (0..block).step_by(16) {
             // SAFETY: block is a multiple of 16 (4 ranks × 4 outputs), so m + 16 <=
-            // block = zz.len(); each slot's start + block <= w.len() (slots asserted
-            // below the count by `outputs`).
+            // block = 4·z.len() <= zz.len() (z.len() <= MAX_RANK, asserted); each slot's
+            // start + block <= w.len() (slots asserted below the count by `outputs`).
             unsafe {
                 let z0 = _mm256_loadu_ps(zz.as_ptr().add(m));
                 let z1 = _mm256_loadu_ps(zz.as_ptr().add(m + 8));
@@ -176,35 +196,19 @@ fn outputs4_avx2(z: &[f32], w: &[f32], c: &[f32], slots: &[u16], out: &mut [f32]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
 fn outputs4_avx512(z: &[f32], w: &[f32], c: &[f32], slots: &[u16], out: &mut [f32]) {
     use std::arch::x86_64::*;
-    const D: usize = 4;
-    let r4 = z.len();
-    let block = r4 * D;
-    // z[k] in each of the 4 lanes of rank k (a policy rank of at most 64: larger ones,
-    // which no net uses, go through the body).
-    let mut zz = [0f32; 4 * 64];
-    if block > zz.len() {
-        return outputs_body(z, w, c, D, slots, out);
-    }
-    let zz = &mut zz[..block];
-    for (k, &zk) in z.iter().enumerate() {
-        zz[k * D..k * D + D].fill(zk);
-    }
-    // The four partial sums of each output, added as the body adds them, then c, then
-    // the clamp, stored.
+    assert!(z.len() <= MAX_RANK);
+    let block = z.len() * 4;
+    let zz = replicated(z);
     macro_rules! reduce_store {
         ($sum:expr, $s:expr) => {{
-            let (sum, s) = ($sum, usize::from($s));
-            let p0 = _mm512_extractf32x4_ps::<0>(sum);
-            let p1 = _mm512_extractf32x4_ps::<1>(sum);
-            let p2 = _mm512_extractf32x4_ps::<2>(sum);
-            let p3 = _mm512_extractf32x4_ps::<3>(sum);
-            let t = _mm_add_ps(_mm_add_ps(p0, p1), _mm_add_ps(p2, p3));
-            // SAFETY: s < count (asserted by `outputs`), so s·4 + 4 <= c.len() <=
-            // out.len().
-            unsafe {
-                let v = _mm_add_ps(_mm_loadu_ps(c.as_ptr().add(s * D)), t);
-                _mm_storeu_ps(out.as_mut_ptr().add(s * D), _mm_max_ps(v, _mm_setzero_ps()));
-            }
+            let sum = $sum;
+            let p = [
+                _mm512_extractf32x4_ps::<0>(sum),
+                _mm512_extractf32x4_ps::<1>(sum),
+                _mm512_extractf32x4_ps::<2>(sum),
+                _mm512_extractf32x4_ps::<3>(sum),
+            ];
+            finish(p, c, out, usize::from($s));
         }};
     }
     let quads = slots.chunks_exact(4);
@@ -218,8 +222,9 @@ fn outputs4_avx512(z: &[f32], w: &[f32], c: &[f32], slots: &[u16], out: &mut [f3
             _mm512_setzero_ps(),
         );
         for m in (0..block).step_by(16) {
-            // SAFETY: m + 16 <= block = zz.len(); each slot's start + block <= w.len()
-            // (slots asserted below the count by `outputs`).
+            // SAFETY: m + 16 <= block = 4·z.len() <= zz.len() (z.len() <= MAX_RANK,
+            // asserted); each slot's start + block <= w.len() (slots asserted below the
+            // count by `outputs`).
             unsafe {
                 let zv = _mm512_loadu_ps(zz.as_ptr().add(m));
                 let wp = w.as_ptr().add(m);
