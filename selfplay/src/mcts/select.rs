@@ -9,7 +9,7 @@ use super::config::{MctsConfig, RootKind};
 use super::gumbel::Gumbel;
 use super::noise::{dirichlet, gumbel_noise};
 use super::search::Search;
-use super::tree::ROOT;
+use super::tree::{Edge, ROOT};
 
 impl Search {
     /// Noise and the Gumbel schedule, once the root has priors.
@@ -69,6 +69,16 @@ impl Search {
         self.pick_scan(at, cfg, forced)
     }
 
+    /// The mean value of the position edge `n` leads to, for its side to move (0 before
+    /// a visit): the first-play value's base.
+    fn parent_q(n: &Edge) -> f32 {
+        if n.visits > 0 {
+            -n.value_sum / n.visits as f32
+        } else {
+            0.0
+        }
+    }
+
     /// Whether [`Search::pick_puct`] takes one pass at the position edge `at` leads to.
     fn one_pass_at(&self, at: u32) -> bool {
         at != ROOT && self.batches_out == 0
@@ -79,11 +89,7 @@ impl Search {
     fn pick_scan(&self, at: u32, cfg: &MctsConfig, forced: bool) -> usize {
         let n = &self.edges[at as usize];
         let range = self.moves_of(at);
-        let parent_q = if n.visits > 0 {
-            -n.value_sum / n.visits as f32
-        } else {
-            0.0
-        };
+        let parent_q = Search::parent_q(n);
         let edges = &self.edges[range.clone()];
         // The prior mass already visited and the children's visits, over the visited.
         let (mut visited_mass, mut child_total, mut visited) = (0.0f32, 0u32, 0);
@@ -146,11 +152,7 @@ impl Search {
     fn pick_below_root(&self, at: u32, cfg: &MctsConfig) -> usize {
         let n = &self.edges[at as usize];
         let range = self.moves_of(at);
-        let parent_q = if n.visits > 0 {
-            -n.value_sum / n.visits as f32
-        } else {
-            0.0
-        };
+        let parent_q = Search::parent_q(n);
         let child_total = (n.visits + u32::from(n.in_flight)).saturating_sub(1);
         let edges = &self.edges[range.clone()];
         debug_assert_eq!(
