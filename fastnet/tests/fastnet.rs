@@ -348,8 +348,7 @@ fn an_epoch_trains_on_the_replay_share_drawn_afresh_each_time() {
 fn a_saved_net_loads_back_equal_and_bad_files_are_named() {
     let game: Game = "ataxx".parse().unwrap();
     let net = random_net(game, 64, 6);
-    let dir = std::env::temp_dir().join(format!("fastnet-io-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("fastnet-io", "");
     fastnet::io::save(
         &net,
         &dir,
@@ -381,7 +380,6 @@ fn a_saved_net_loads_back_equal_and_bad_files_are_named() {
     .unwrap();
     let e = fastnet::io::load(&dir).unwrap_err().to_string();
     assert!(e.contains("model.json") && e.contains("chess"), "{e}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -463,8 +461,7 @@ fn evaluate_into_gives_the_batch_calls_evaluations_in_place() {
 #[test]
 fn the_shard_cache_reads_what_a_fresh_read_reads() {
     use fastnet::data::{ShardCache, read_examples, shard_paths};
-    let dir = std::env::temp_dir().join(format!("flipzero-fastnet-cache-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("fastnet-cache", "");
     let cfg = selfplay::SelfplayConfig {
         game: "ataxx".into(),
         games: 6,
@@ -597,7 +594,7 @@ fn a_net_is_checked_by_its_outputs_as_it_is_read() {
     let game: Game = "ataxx".parse().unwrap();
     let good = random_net(game, 64, 8);
     fastnet::check::check_outputs(&good).unwrap();
-    let dir = std::env::temp_dir().join(format!("fastnet-check-{}", std::process::id()));
+    let dir = rundir::Scratch::temp("fastnet-check", "");
     let refused = |net: &FloatNet, want: &str| {
         let _ = std::fs::remove_dir_all(&dir);
         fastnet::io::save(net, &dir, serde_json::json!({}), selfplay::SearchKind::Mcts).unwrap();
@@ -639,7 +636,6 @@ fn a_net_is_checked_by_its_outputs_as_it_is_read() {
         e.contains("fastnet.safetensors") && e.contains("overflow the i16 accumulator"),
         "{e}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A folder of `model.json` and the quantised file alone plays identically: the i16
@@ -652,9 +648,7 @@ fn a_net_of_the_quantised_file_alone_plays_identically() {
     for (k, name) in GAMES.iter().enumerate() {
         let game: Game = name.parse().unwrap();
         let net = random_net(game, 64, 20 + k as u64);
-        let dir =
-            std::env::temp_dir().join(format!("fastnet-quant-only-{}-{k}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = rundir::Scratch::temp("fastnet-quant-only", &k.to_string());
         fastnet::io::save(
             &net,
             &dir,

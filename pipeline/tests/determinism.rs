@@ -53,8 +53,7 @@ fn timeless(csv: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn the_same_config_and_seed_give_the_same_run() {
-    let base = std::env::temp_dir().join(format!("pipeline-determinism-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let base = rundir::Scratch::temp("pipeline-determinism", "");
     let keep = std::env::var_os("KEEP").is_some();
     let mut tables = vec![];
     let mut weights = vec![];
@@ -94,8 +93,7 @@ fn the_same_config_and_seed_give_the_same_run() {
 /// generation's self-play, and the same config and seed give the same run, bit for bit.
 #[test]
 fn a_fast_net_run_trains_plays_and_repeats() {
-    let base = std::env::temp_dir().join(format!("pipeline-fast-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let base = rundir::Scratch::temp("pipeline-fast", "");
     let mut tables = vec![];
     let mut weights = vec![];
     for k in 0..2 {
@@ -145,7 +143,6 @@ fn a_fast_net_run_trains_plays_and_repeats() {
     assert_eq!(tables[0].len(), 1 + 3);
     assert_eq!(tables[0], tables[1]);
     assert!(weights[0] == weights[1], "the last networks differ");
-    let _ = std::fs::remove_dir_all(&base);
 }
 
 /// A short run's settings: generation 0 searches at `run.bootstrap_simulations` (its
@@ -153,8 +150,7 @@ fn a_fast_net_run_trains_plays_and_repeats() {
 /// false` every network is promoted without a match and the record says why.
 #[test]
 fn a_run_without_gating_promotes_every_network_after_a_cheaper_bootstrap() {
-    let dir = std::env::temp_dir().join(format!("pipeline-nogate-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("pipeline-nogate", "");
     let cfg = micro(&[
         "train.family=\"fast\"",
         "fastnet.epochs=1",
@@ -203,7 +199,6 @@ fn a_run_without_gating_promotes_every_network_after_a_cheaper_bootstrap() {
     }
     let best = std::fs::read_to_string(dir.join("models/best")).unwrap();
     assert_eq!(best.trim(), "gen-0002");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `run.final_net_hidden`: when the loop ends, one more generation, without self-play,
@@ -213,8 +208,7 @@ fn a_run_without_gating_promotes_every_network_after_a_cheaper_bootstrap() {
 /// final net, and ends with a new final net.
 #[test]
 fn a_run_ends_with_a_fresh_wider_net_on_all_its_positions() {
-    let dir = std::env::temp_dir().join(format!("pipeline-final-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("pipeline-final", "");
     let cfg = |generations: u32| {
         micro(&[
             &format!("run.generations={generations}"),
@@ -307,7 +301,6 @@ fn a_run_ends_with_a_fresh_wider_net_on_all_its_positions() {
     );
     assert!(log.contains(&said), "{said}\n{log}");
     assert_eq!(hidden(4), 64);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Retention (`run.keep_models`): a run of six generations keeping two removes the
@@ -318,8 +311,7 @@ fn a_run_ends_with_a_fresh_wider_net_on_all_its_positions() {
 /// what the new rule lets go. Without retention (`keep_models = 0`) every network stays.
 #[test]
 fn a_run_keeps_the_networks_its_retention_says() {
-    let dir = std::env::temp_dir().join(format!("pipeline-retention-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("pipeline-retention", "");
     let cfg = |extra: &[&str]| {
         let mut sets = vec![
             "train.family=\"fast\"",
@@ -477,7 +469,6 @@ fn a_run_keeps_the_networks_its_retention_says() {
     let _ = std::fs::remove_dir_all(&dir);
     run(&["run.generations=4", "run.keep_models=0"]);
     assert!((0..4).all(has_net));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Alpha-beta self-play in the loop (configs/nnue.toml's kind of run): generation 0 is
@@ -487,8 +478,7 @@ fn a_run_keeps_the_networks_its_retention_says() {
 #[test]
 fn an_alpha_beta_run_trains_value_nets_that_play_its_games() {
     use engine::search::{Limits, Searcher};
-    let dir = std::env::temp_dir().join(format!("pipeline-ab-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("pipeline-ab", "");
     let cfg = micro(&[
         "train.family=\"fast\"",
         "selfplay.search=\"alphabeta\"",
@@ -577,5 +567,4 @@ fn an_alpha_beta_run_trains_value_nets_that_play_its_games() {
         differ * 2 > checked,
         "{differ} of {checked} unlike the hand-written"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -14,6 +14,7 @@ pub mod host;
 pub mod layout;
 pub mod lease;
 pub mod lock;
+pub mod scratch;
 pub mod temps;
 
 pub use best::{BOOTSTRAP, BestError, current_best, is_model_name, promote};
@@ -30,4 +31,5 @@ pub use layout::{
 };
 pub use lease::{Lease, LeaseError, LeaseHolder, Taken};
 pub use lock::{FileLock, LockError, RunLock, lock_file, parse_holder, try_lock_file};
+pub use scratch::Scratch;
 pub use temps::{process_alive, remove_stale_temps};

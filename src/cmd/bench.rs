@@ -240,7 +240,8 @@ fn bench_search() -> anyhow::Result<()> {
 }
 
 fn bench_selfplay() -> anyhow::Result<()> {
-    let dir = std::env::temp_dir().join(format!("flipzero-bench-{}", std::process::id()));
+    // Removed when the benchmark ends, also when it fails.
+    let dir = rundir::Scratch::temp("bench", "");
     for (game, cost_us) in [
         ("ataxx", 0u64),
         ("ataxx", 500),
@@ -277,7 +278,6 @@ fn bench_selfplay() -> anyhow::Result<()> {
             100.0 * outside
         );
     }
-    let _ = rundir::remove_dir_if_exists(&dir);
     Ok(())
 }
 

@@ -364,7 +364,7 @@ fn run_without_newest_games(to: &Path) {
 
 #[test]
 fn browser_games_open_on_the_newest_generation_that_played_and_say_when_none_did() {
-    let copy = std::env::temp_dir().join(format!("flipzero-board-{}-nogames", std::process::id()));
+    let copy = rundir::Scratch::temp("board", "nogames");
     run_without_newest_games(&copy);
     let (_srv, driver, base) = serve_and_browser(&[&copy]);
     runtime().block_on(async {
@@ -379,7 +379,6 @@ fn browser_games_open_on_the_newest_generation_that_played_and_say_when_none_did
 
         c.close().await.unwrap();
     });
-    let _ = std::fs::remove_dir_all(&copy);
 }
 
 #[test]
@@ -424,8 +423,7 @@ fn browser_a_finished_run_is_not_polled_and_its_charts_fill_the_page() {
 /// The Elo panels of a run that rated nothing say why instead of drawing empty charts.
 #[test]
 fn browser_a_run_without_ratings_says_why() {
-    let copy = std::env::temp_dir().join(format!("flipzero-board-{}-noelo", std::process::id()));
-    let _ = std::fs::remove_dir_all(&copy);
+    let copy = rundir::Scratch::temp("board", "noelo");
     copy_dir(micro_run(), &copy);
     for e in std::fs::read_dir(copy.join("eval")).unwrap() {
         std::fs::remove_file(e.unwrap().path()).unwrap();
@@ -440,7 +438,6 @@ fn browser_a_run_without_ratings_says_why() {
         assert_eq!(note[2], false);
         c.close().await.unwrap();
     });
-    let _ = std::fs::remove_dir_all(&copy);
 }
 
 /// The game on the play board is kept in the page's address: a reload (or the link,

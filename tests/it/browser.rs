@@ -9,7 +9,7 @@
 //! without it these tests fail and say so, rather than pass without running.
 
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,7 +23,8 @@ use crate::serve::{RunCopy, Server, copy_dir, micro_run, shard_games};
 pub(crate) struct Driver {
     child: Child,
     port: u16,
-    profile: PathBuf,
+    /// Removed when dropped, after the browser is stopped (fields drop after `drop`).
+    profile: rundir::Scratch,
 }
 
 impl Driver {
@@ -55,9 +56,7 @@ impl Driver {
         // One profile per browser: tests run side by side.
         static BROWSERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = BROWSERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let profile =
-            std::env::temp_dir().join(format!("flipzero-chromium-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&profile);
+        let profile = rundir::Scratch::temp("chromium", &n.to_string());
         Driver {
             child,
             port,
@@ -96,7 +95,6 @@ impl Drop for Driver {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
     }
 }
 
@@ -166,8 +164,7 @@ const GEN1: [&str; 3] = [
 fn browser_dashboard_viewer_and_a_game_against_random() {
     let run = micro_run();
     // A copy of the run with generation 1 not yet published.
-    let live = std::env::temp_dir().join(format!("flipzero-browser-{}-live", std::process::id()));
-    let _ = std::fs::remove_dir_all(&live);
+    let live = rundir::Scratch::temp("browser", "live");
     copy_dir(run, &live);
     let held = live.join("held");
     std::fs::create_dir_all(&held).unwrap();
@@ -358,7 +355,6 @@ fn browser_dashboard_viewer_and_a_game_against_random() {
         }
         c.close().await.unwrap();
     });
-    let _ = std::fs::remove_dir_all(&live);
 }
 
 #[test]
@@ -503,9 +499,8 @@ fn browser_an_old_games_reply_never_lands_on_a_new_game() {
 
 /// A run of 132 generations (0 to 131): the evaluation records of the project's 2-hour run
 /// (docs/strength/run), which the dashboard reads as a real run's.
-fn run_131() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flipzero-browser-{}-131", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+fn run_131() -> rundir::Scratch {
+    let dir = rundir::Scratch::temp("browser", "131");
     std::fs::create_dir_all(&dir).unwrap();
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/strength/run");
     std::fs::copy(docs.join("config.toml"), dir.join("config.toml")).unwrap();

@@ -94,8 +94,7 @@ fn perft_works_for_every_family() {
 /// overrides either, and an override at fault is named as it was given.
 #[test]
 fn selfplay_lays_its_config_over_the_built_in_one() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-sp-cfg-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("cli-sp-cfg", "");
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("only-games.toml");
     std::fs::write(&cfg, "[selfplay]\ngames = 2\n").unwrap();
@@ -145,13 +144,11 @@ fn selfplay_lays_its_config_over_the_built_in_one() {
             "{err}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn selfplay_writes_shards_and_rejects_bad_config() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-sp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("cli-sp", "");
     let out = dir.join("data");
     let (ok, stdout, err) = flipzero(&[
         "selfplay",
@@ -331,7 +328,7 @@ fn gate_operating_characteristic_of_the_shipped_configs() {
 
 #[test]
 fn config_errors_name_the_file_or_the_override_at_fault() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-cfg-{}", std::process::id()));
+    let dir = rundir::Scratch::temp("cli-cfg", "");
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad-selfplay.toml");
     std::fs::write(&bad, "[selfplay]\nsimulations = 0\n[train]\nsteps = 10\n").unwrap();
@@ -399,7 +396,6 @@ fn config_errors_name_the_file_or_the_override_at_fault() {
             flipzero(&["gate", "--operating-characteristic", "--set", a, "--set", b]);
         assert!(ok && out.starts_with("elo -60 promote"), "{a} {b}: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -461,7 +457,7 @@ fn train_dry_run_describes_the_configured_network() {
 
 #[test]
 fn gating_and_anchoring_take_a_clock() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-clock-{}", std::process::id()));
+    let dir = rundir::Scratch::temp("cli-clock", "");
     let run = dir.to_string_lossy().to_string();
     let ladder = "anchor.ladder=[\"random\",\"ab\"]";
     // `ab` has no limit of its own: refused without a clock, accepted with one.
@@ -488,7 +484,6 @@ fn gating_and_anchoring_take_a_clock() {
         "gate.clock=\"time=0\"",
     ]);
     assert!(!ok && err.contains("bad clock `time=0`"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `infer --dump-input` writes the encoded planes `[1, planes, height, width]` as a
@@ -497,8 +492,7 @@ fn gating_and_anchoring_take_a_clock() {
 /// the position's encoding, and no temporary file is left beside it.
 #[test]
 fn infer_dumps_the_encoded_input_as_npy() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-dump-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("cli-dump", "");
     let model = dir.join("model");
     std::fs::create_dir_all(&model).unwrap();
     let game: engine::Game = "hexxagon".parse().unwrap();
@@ -542,7 +536,6 @@ fn infer_dumps_the_encoded_input_as_npy() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `ratings --pgn` rates match files: a timed match's players carry its clock (the same
@@ -550,7 +543,7 @@ fn infer_dumps_the_encoded_input_as_npy() {
 /// untimed one), and a file that cannot be rated is named with the game at fault.
 #[test]
 fn ratings_read_match_pgns_with_their_clocks() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-pgn-{}", std::process::id()));
+    let dir = rundir::Scratch::temp("cli-pgn", "");
     std::fs::create_dir_all(&dir).unwrap();
     let path = |n: &str| dir.join(n).to_string_lossy().to_string();
     let (timed, plain) = (path("timed.pgn"), path("plain.pgn"));
@@ -619,14 +612,13 @@ fn ratings_read_match_pgns_with_their_clocks() {
     );
     let (ok, _, err) = flipzero(&["ratings", "--pgn", &path("missing.pgn"), "--anchor", "ab2"]);
     assert!(!ok && err.contains("missing.pgn"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// One game pair (or two alike) measures no spread: `match` and `gate` print an
 /// unbounded interval, not "± 0" (the pairs of ab1 against itself all split 1–1).
 #[test]
 fn match_and_gate_give_no_interval_after_pairs_that_all_scored_the_same() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-one-pair-{}", std::process::id()));
+    let dir = rundir::Scratch::temp("cli-one-pair", "");
     std::fs::create_dir_all(&dir).unwrap();
     let pgn = dir.join("m.pgn").to_string_lossy().to_string();
     for games in ["2", "4"] {
@@ -663,14 +655,13 @@ fn match_and_gate_give_no_interval_after_pairs_that_all_scored_the_same() {
             "{out}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `ratings --anchor-elo` takes a number, negative ones too, but not NaN or an infinity,
 /// which made every rating NaN (exit 0).
 #[test]
 fn ratings_refuse_an_anchor_elo_that_is_not_a_finite_number() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-anchor-elo-{}", std::process::id()));
+    let dir = rundir::Scratch::temp("cli-anchor-elo", "");
     std::fs::create_dir_all(&dir).unwrap();
     let pgn = dir.join("two.pgn");
     std::fs::write(
@@ -710,7 +701,6 @@ fn ratings_refuse_an_anchor_elo_that_is_not_a_finite_number() {
         out.contains("anchored at a = -100") && !out.contains("NaN"),
         "{out}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `ratings` scales: the 3,000 players in 6,000 games (the dense fit was still
@@ -719,7 +709,7 @@ fn ratings_refuse_an_anchor_elo_that_is_not_a_finite_number() {
 /// (docs/benchmarks.md).
 #[test]
 fn ratings_of_thousands_of_players() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-many-{}", std::process::id()));
+    let dir = rundir::Scratch::temp("cli-many", "");
     std::fs::create_dir_all(&dir).unwrap();
     for (players, games) in [(3_000, 6_000), (12_000, 120_000)] {
         let pgn = dir
@@ -782,13 +772,11 @@ fn ratings_of_thousands_of_players() {
         let last = text.lines().last().unwrap_or("");
         assert!(last.contains("is estimated, not exact"), "{last}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn tune_runs_spsa_by_matches_and_writes_its_result() {
-    let dir = std::env::temp_dir().join(format!("flipzero-tune-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("tune", "");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("tune.json");
     let o = out.to_str().unwrap();
@@ -943,14 +931,12 @@ fn tune_runs_spsa_by_matches_and_writes_its_result() {
         "{err}"
     );
     assert!(!fresh.exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn import_makes_weights_a_model_that_answers_as_the_original() {
     let model = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/strength/gen-0131");
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-import-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("cli-import", "");
     let out = dir.join("net");
     let weights = format!("{model}/model.safetensors");
     let args = |game: &str| {
@@ -994,13 +980,11 @@ fn import_makes_weights_a_model_that_answers_as_the_original() {
     }
     let (ok, _, err) = run(&args("ataxx"));
     assert!(!ok && err.contains("already exists"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_new_run_is_refused_in_a_folder_that_holds_other_files() {
-    let dir = std::env::temp_dir().join(format!("flipzero-cli-foreign-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("cli-foreign", "");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("thesis.tex"), b"years of work").unwrap();
     for extra in [&[][..], &["--async", "--workers", "1"][..]] {
@@ -1024,5 +1008,4 @@ fn a_new_run_is_refused_in_a_folder_that_holds_other_files() {
             "{extra:?}: the run wrote into the folder"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -18,8 +18,7 @@ fn flipzero(args: &[&str]) -> (bool, String, String) {
 
 #[test]
 fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
-    let dir = std::env::temp_dir().join(format!("flipzero-fastnet-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("fastnet", "");
     let data = dir.join("data");
     let net = dir.join("net");
     let (d, n) = (data.to_str().unwrap(), net.to_str().unwrap());
@@ -263,7 +262,6 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
     let (ok, _, err) = flipzero(&["infer", "--model", n, "--position", "startpos"]);
     assert!(!ok && err.contains("flipzero-fastnet"), "{err}");
     assert!(!err.contains("  "), "a message in one piece: {err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The alpha-beta family: self-play by alpha-beta, a net trained on the value alone
@@ -272,8 +270,7 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
 /// players (which search with a policy) refuse it, naming the player that plays it.
 #[test]
 fn a_value_net_plays_by_alpha_beta_everywhere_and_is_refused_by_mcts() {
-    let dir = std::env::temp_dir().join(format!("flipzero-valuenet-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("valuenet", "");
     let (data, net) = (dir.join("data"), dir.join("net"));
     let (d, n) = (data.to_str().unwrap(), net.to_str().unwrap());
     let (ok, out, err) = flipzero(&[
@@ -388,5 +385,4 @@ fn a_value_net_plays_by_alpha_beta_everywhere_and_is_refused_by_mcts() {
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(mcts.join("model.json")).unwrap()).unwrap();
     assert_eq!(meta["search"], "mcts");
-    let _ = std::fs::remove_dir_all(&dir);
 }

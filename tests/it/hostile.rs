@@ -172,7 +172,6 @@ fn output_paths_are_written_not_replaced() {
         .unwrap();
     assert!(!out.status.success());
     assert!(text(&out).contains("is a directory"), "{}", text(&out));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The game ids of every row under `dir` (recursively), with their plies.
@@ -223,7 +222,6 @@ fn game_ids_are_unique_across_a_synchronous_run() {
     );
     let counter = std::fs::read_to_string(run.join("counters/next-game-id")).unwrap();
     assert_eq!(counter.trim(), "12");
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 /// Items 2 and 3: a worker restarted with the same host and PID (PID 1 of a fresh PID
@@ -356,7 +354,6 @@ fn special_files_are_refused_at_once() {
         "{}",
         text(&out)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Item 9: `models/best` cannot reach outside the run through a linked folder.
@@ -376,7 +373,6 @@ fn best_cannot_name_a_linked_folder() {
         .unwrap();
     assert!(!out.status.success());
     assert!(text(&out).contains("symbolic link"), "{}", text(&out));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Item 11: a full standard output is an error with exit status 1, not a panic.
@@ -439,7 +435,6 @@ fn a_full_standard_output_is_an_error_not_a_panic() {
     let out = finish(child, Duration::from_secs(10), "uai > /dev/full");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(!text(&out).contains("panicked"), "{}", text(&out));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Item 12 and part of 16: a deep `perft` runs off the command loop (`isready` is
@@ -516,7 +511,6 @@ fn refused_submits_and_bad_ladders_leave_nothing_behind() {
         .unwrap();
     assert!(!out.status.success());
     assert!(text(&out).contains("/nonexistent/engine"), "{}", text(&out));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Item 16: Ctrl-C during a match keeps the finished games: written to the PGN and
@@ -560,7 +554,6 @@ fn ctrl_c_during_a_match_keeps_the_finished_games() {
     assert!((1..200).contains(&games), "{games} games");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(&format!("games: {games}")), "{stdout}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Item 7: the roles of `run --async` die with it (`kill -9`), and a run held by roles
@@ -635,7 +628,6 @@ fn roles_die_with_their_async_run_and_refusals_name_holders() {
     wait_for(Duration::from_secs(20), "the roles to stop", || {
         kids.iter().all(|&k| !alive(k))
     });
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 /// Item 5: a corrupt newest checkpoint and a truncated batch summary do not stall the
@@ -676,5 +668,4 @@ fn corrupt_artifacts_do_not_stall_the_trainer() {
         run.join("models/gen-0000/checkpoints/corrupt-step-00000010")
             .is_dir()
     );
-    let _ = std::fs::remove_dir_all(&run);
 }

@@ -67,8 +67,7 @@ fn no_module_import_circles_in_any_crate() {
 /// A circle fails the check, whichever way it closes; a one-way import does not.
 #[test]
 fn the_checker_finds_circles() {
-    let dir = std::env::temp_dir().join(format!("flipzero-modules-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("modules", "");
     std::fs::create_dir_all(dir.join("p")).unwrap();
     let write = |f: &str, text: &str| std::fs::write(dir.join(f), text).unwrap();
     write(
@@ -103,7 +102,6 @@ fn the_checker_finds_circles() {
     let q = graph.find("p::q");
     let targets: BTreeSet<String> = graph.edges[q].keys().map(|&t| graph.name(t)).collect();
     assert_eq!(targets, BTreeSet::from(["p".to_string(), "c".to_string()]));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every crate of the workspace: (name, root file).

@@ -2,7 +2,7 @@
 //! crash-and-resume at each stage (an abort hook and a real SIGKILL), config errors.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -62,10 +62,8 @@ fn spawn_run(run: &Path, extra: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
-fn fresh(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flipzero-pipeline-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+fn fresh(name: &str) -> rundir::Scratch {
+    rundir::Scratch::temp("pipeline", name)
 }
 
 fn text(o: &Output) -> String {
@@ -250,7 +248,6 @@ fn micro_run_writes_every_artifact_and_resumes_as_a_no_op() {
     uai_plays_the_runs_best(&run);
     play_against_the_runs_best(&run);
     models_of_another_game_are_refused(&run);
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 /// An Ataxx network named in a Hexxagon match, gate, game or inference is an error that
@@ -386,7 +383,6 @@ fn a_second_run_on_one_directory_is_refused_until_the_first_dies() {
     let out = flipzero(&run, &["--force"]);
     assert!(out.status.success(), "{}", text(&out));
     check_run(&run);
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 /// The run's best network behind `flipzero uai` (option Model), as cuteataxx would use it.
@@ -478,7 +474,6 @@ fn sigkill_at_random_moments_then_resume() {
     let out = flipzero(&run, &[]);
     assert!(out.status.success(), "{}", text(&out));
     check_run(&run);
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]
@@ -519,7 +514,6 @@ fn a_different_config_is_refused_unless_forced() {
         let out = flipzero(&run, &["--set", "train.learning_rate=0.01", "--force"]);
         assert!(out.status.success(), "{}", text(&out));
     }
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]
@@ -560,7 +554,6 @@ fn config_errors_name_the_key() {
         text(&out)
     );
     let _ = std::fs::remove_file(&bad);
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]

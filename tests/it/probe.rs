@@ -67,7 +67,6 @@ fn a_stopped_trainer_resumes_its_candidate_after_new_batches() {
     let record =
         std::fs::read_to_string(run.join("models/gen-0000.partial/candidate.json")).unwrap();
     assert!(record.contains("\"batches\""), "{record}");
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 /// Outputs are checked before the work: a directory, a path that is an input of the
@@ -137,7 +136,6 @@ fn outputs_are_checked_before_the_match_and_never_overwrite_inputs() {
         text(&out)
     );
     assert_eq!(std::fs::read(model.join("model.bpk")).unwrap(), bpk);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--pgn /dev/stdout` with standard output redirected to a file: the summary and the
@@ -163,7 +161,6 @@ fn dev_stdout_redirected_to_a_file_keeps_everything() {
         all.trim_end().lines().last().unwrap().starts_with("score "),
         "{all}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Ctrl-C before any game finished leaves an existing PGN as it was.
@@ -202,7 +199,6 @@ fn a_match_stopped_before_any_game_keeps_the_old_pgn() {
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&pgn).unwrap(), "old games\n");
     assert!(text(&out).contains("left as it was"), "{}", text(&out));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A synchronous run whose verdict, training record or self-play summary was cut short,
@@ -236,7 +232,6 @@ fn corrupt_records_of_a_synchronous_run_are_set_aside_and_redone() {
     assert!(out.status.success(), "{}", text(&out));
     let log = std::fs::read_to_string(run.join("run.log")).unwrap();
     assert!(log.contains("does not load"), "{log}");
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 /// A game id counter set back below what the run used continues past it: no id twice.
@@ -251,5 +246,4 @@ fn a_counter_set_back_never_hands_out_an_id_twice() {
     // Each batch's ids lie in its own reserved range, and no id is in two batches.
     let games: u64 = all.iter().map(|(s, _)| s["games"].as_u64().unwrap()).sum();
     assert_eq!(crate::roles::check_game_ids(&all) as u64, games);
-    let _ = std::fs::remove_dir_all(&run);
 }

@@ -4,7 +4,7 @@
 //! own), a full disk, a candidate half-written by a killed trainer.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -50,10 +50,8 @@ pub(crate) const MICRO: &[&str] = &[
     "anchor.ladder=[\"random\"]",
 ];
 
-pub(crate) fn fresh(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flipzero-roles-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+pub(crate) fn fresh(name: &str) -> rundir::Scratch {
+    rundir::Scratch::temp("roles", name)
 }
 
 pub(crate) fn role(role: &str, run: &Path, extra: &[&str]) -> Command {
@@ -239,7 +237,6 @@ fn two_workers_a_trainer_and_a_gatekeeper_finish_a_run() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]
@@ -287,7 +284,6 @@ fn a_worker_stopped_mid_batch_publishes_only_its_finished_games() {
     let games = stopped[0].0["games"].as_u64().unwrap();
     assert!((3..24).contains(&games), "{games} games published");
     check_game_ids(&all);
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]
@@ -351,7 +347,6 @@ fn leases_refuse_a_live_holder_and_are_taken_over_when_stale() {
         let log = std::fs::read_to_string(run.join("run.log")).unwrap();
         assert!(log.contains("took over the lease"), "{log}");
     }
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 /// The roles have no end of the run to train its final net at (the synchronous loop's
@@ -470,7 +465,6 @@ fn a_worker_with_another_game_is_refused_naming_the_key_and_its_own_threads_are_
     let out = role("selfplay", &empty, &[]).output().unwrap();
     assert!(!out.status.success());
     assert!(text(&out).contains("--config"), "{}", text(&out));
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]
@@ -508,7 +502,6 @@ fn run_async_starts_the_roles_and_stops_them_when_the_run_is_done() {
         "a finished run resumes as a no-op: {}",
         text(&again)
     );
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]
@@ -548,7 +541,6 @@ fn a_worker_on_a_full_disk_stops_naming_the_error_and_published_batches_stay_who
         "some batches fit before the disk filled"
     );
     check_game_ids(&published);
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]
@@ -601,5 +593,4 @@ fn a_candidate_half_written_by_a_killed_trainer_is_never_gated() {
     });
     sigterm(&gate);
     finish(gate, Duration::from_secs(30), "the gatekeeper");
-    let _ = std::fs::remove_dir_all(&run);
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
@@ -15,10 +15,10 @@ use serde_json::{Value, json};
 
 /// A finished micro run (two generations), made once per test binary and shared.
 pub fn micro_run() -> &'static Path {
-    static RUN: OnceLock<PathBuf> = OnceLock::new();
+    // Never dropped (a static): the next run removes it, its process gone.
+    static RUN: OnceLock<rundir::Scratch> = OnceLock::new();
     RUN.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("flipzero-serve-{}-run", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = rundir::Scratch::temp("serve", "run");
         let out = Command::new(env!("CARGO_BIN_EXE_flipzero"))
             .arg("run")
             .arg("--run")
@@ -192,14 +192,12 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A copy of the micro run, for a test to change: removed when dropped.
-pub struct RunCopy(pub PathBuf);
+pub struct RunCopy(pub rundir::Scratch);
 
 impl RunCopy {
     /// A fresh copy named after `what`.
     pub fn new(what: &str) -> RunCopy {
-        let dir =
-            std::env::temp_dir().join(format!("flipzero-serve-{}-{what}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = rundir::Scratch::temp("serve", what);
         copy_dir(micro_run(), &dir);
         RunCopy(dir)
     }
@@ -214,12 +212,6 @@ impl RunCopy {
             .unwrap()
             .set_len(len / 2)
             .unwrap();
-    }
-}
-
-impl Drop for RunCopy {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -1064,8 +1056,7 @@ fn the_dashboard_polls_incrementally_and_an_unchanged_run_costs_no_body() {
 #[test]
 fn a_runs_status_follows_its_lock_holder() {
     let run = micro_run();
-    let dir = std::env::temp_dir().join(format!("flipzero-serve-status-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("serve-status", "");
     copy_dir(run, &dir);
     let srv = Server::start(&[&dir], &[]);
     let a = &srv.addr;
@@ -1155,7 +1146,6 @@ fn a_runs_status_follows_its_lock_holder() {
     assert!(!c.to_string().contains("secret-text"));
     drop(srv);
     let _ = std::fs::remove_file(&outside);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -229,7 +229,6 @@ fn a_run_submitted_to_slurm_gates_candidates_and_a_cancelled_task_loses_only_unf
     ] {
         assert!(run.join("slurm/logs").join(&name).is_file(), "{name}");
     }
-    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]
@@ -296,5 +295,4 @@ fn slurm_submit_refuses_bad_requests_by_name() {
         "{}",
         text(&out)
     );
-    let _ = std::fs::remove_dir_all(&run);
 }

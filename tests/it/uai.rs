@@ -2,7 +2,7 @@
 //! including engines that hang or crash.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -238,15 +238,28 @@ fn time_control_is_respected_with_small_increments() {
     s.send("quit");
 }
 
+/// An executable shell script in a fresh temporary folder, removed when dropped.
+pub(crate) struct Script {
+    path: std::path::PathBuf,
+    _dir: rundir::Scratch,
+}
+
+impl std::ops::Deref for Script {
+    type Target = std::path::PathBuf;
+    fn deref(&self) -> &std::path::PathBuf {
+        &self.path
+    }
+}
+
 /// Writes an executable shell script into a fresh temporary folder.
-pub(crate) fn script(name: &str, body: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("flipzero-test-{}-{name}", std::process::id()));
+pub(crate) fn script(name: &str, body: &str) -> Script {
+    let dir = rundir::Scratch::temp("test", name);
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
+    Script { path, _dir: dir }
 }
 
 pub(crate) fn run_match(args: &[&str]) -> (bool, String) {
@@ -288,7 +301,7 @@ fn forfeited_match(args: &[&str], score: &str) {
 
 #[test]
 fn matches_against_external_engines_forfeit_broken_ones() {
-    let dir = std::env::temp_dir().join(format!("flipzero-match-{}", std::process::id()));
+    let dir = rundir::Scratch::temp("match", "");
     std::fs::create_dir_all(&dir).unwrap();
     let pgn = dir.join("games.pgn");
     let pgn = pgn.to_str().unwrap();
@@ -549,9 +562,8 @@ fn a_line_that_is_not_utf8_is_reported_and_skipped() {
 }
 
 /// A fresh folder for a test's files.
-pub(crate) fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flipzero-uai-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
+pub(crate) fn temp(name: &str) -> rundir::Scratch {
+    let d = rundir::Scratch::temp("uai", name);
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -862,7 +874,6 @@ fn the_game_can_be_chosen_at_start() {
         !out.status.success() && err.contains("ataxx/assimilation"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -986,7 +997,7 @@ fn nboard_plays_othello_in_othellos_coordinates() {
 /// hangs, and what cannot work is refused before any game.
 #[test]
 fn matches_against_nboard_engines() {
-    let dir = std::env::temp_dir().join(format!("flipzero-nboard-match-{}", std::process::id()));
+    let dir = rundir::Scratch::temp("nboard-match", "");
     std::fs::create_dir_all(&dir).unwrap();
     let pgn = dir.join("games.pgn");
     let pgn = pgn.to_str().unwrap();

@@ -145,8 +145,7 @@ fn native_game(sims: u32, seed: u64) -> Vec<String> {
 #[test]
 fn browser_the_exported_player_plays_the_native_players_moves_offline() {
     let (sims, seed) = (32, 11);
-    let dir = std::env::temp_dir().join(format!("flipzero-web-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("web", "");
     export_bundle(&net(), &dir, sims, seed);
     let native = native_game(sims, seed);
     assert!(native.len() > 40, "{native:?}");
@@ -206,7 +205,6 @@ fn browser_the_exported_player_plays_the_native_players_moves_offline() {
         screenshot(&c, "web-player-phone.png").await;
         c.close().await.unwrap();
     });
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The shipped player's net (1024 hidden, 38 MB of float weights) exported for a phone:
@@ -217,8 +215,7 @@ fn browser_the_exported_player_plays_the_native_players_moves_offline() {
 fn browser_the_shipped_net_in_a_bundle_under_10_mb_loads_and_plays_on_a_phone() {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/strength/fast-quick/fresh1024");
     let (sims, seed) = (16, 3);
-    let dir = std::env::temp_dir().join(format!("flipzero-web-phone-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = rundir::Scratch::temp("web-phone", "");
     // An earlier (version 1) bundle in the folder: its float weights must not stay.
     std::fs::create_dir_all(dir.join("net")).unwrap();
     std::fs::write(
@@ -267,15 +264,13 @@ fn browser_the_shipped_net_in_a_bundle_under_10_mb_loads_and_plays_on_a_phone() 
         screenshot(&c, "tour-phone-bundle-390.png").await;
         c.close().await.unwrap();
     });
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `export --web` writes only into a new, empty or earlier bundle's folder, through no
 /// link, and says what is wrong with a model that is not a loadable fast net.
 #[test]
 fn export_web_refuses_foreign_folders_links_and_broken_nets() {
-    let base = std::env::temp_dir().join(format!("flipzero-web-refusals-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let base = rundir::Scratch::temp("web-refusals", "");
     std::fs::create_dir_all(&base).unwrap();
     let export = |model: &Path, out: &Path| {
         let o = Command::new(env!("CARGO_BIN_EXE_flipzero"))
@@ -352,5 +347,4 @@ fn export_web_refuses_foreign_folders_links_and_broken_nets() {
     let cnn = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/strength/gen-0131");
     let (ok, err) = export(&cnn, &base.join("out-cnn"));
     assert!(!ok && err.contains("is a CNN model"), "{err}");
-    let _ = std::fs::remove_dir_all(&base);
 }

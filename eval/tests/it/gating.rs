@@ -2,20 +2,18 @@
 //! promoted over an untrained one, and the reverse is rejected; promotion is atomic.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use eval::{GateConfig, GateMode, NetSource, PlayerSpec};
 use selfplay::{BuiltinEvaluator, SelfplayConfig};
 use train::{TrainConfig, TrainOptions};
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flipzero-gating-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp(name: &str) -> rundir::Scratch {
+    rundir::Scratch::temp("gating", name)
 }
 
 /// A tiny network trained for `steps` steps at `lr` on bootstrap self-play games.
-fn model(data: &Path, name: &str, steps: u64, lr: f64) -> PathBuf {
+fn model(data: &Path, name: &str, steps: u64, lr: f64) -> rundir::Scratch {
     let out = temp(name);
     let tc = TrainConfig {
         steps,
@@ -209,10 +207,6 @@ fn trained_net_is_promoted_over_untrained_and_not_the_reverse() {
         "{records:?}"
     );
     rundir::promote(&run, "gen-0001").unwrap();
-    let _ = std::fs::remove_dir_all(outside);
-    for d in [data, trained, untrained, run] {
-        let _ = std::fs::remove_dir_all(d);
-    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {

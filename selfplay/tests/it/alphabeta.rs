@@ -3,16 +3,14 @@
 //! rows that do not depend on the number of threads.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use engine::search::value_of_score;
 use engine::{Game, Move};
 use selfplay::{BuiltinEvaluator, Sample, SearchKind, SelfplayConfig, ShardStream, run_selfplay};
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flipzero-ab-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp(name: &str) -> rundir::Scratch {
+    rundir::Scratch::temp("ab", name)
 }
 
 fn ab(games: u64, threads: usize) -> SelfplayConfig {

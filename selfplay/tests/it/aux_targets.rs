@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use arrow::datatypes::Schema;
@@ -16,10 +16,8 @@ use parquet::file::properties::WriterProperties;
 use selfplay::data::{KEY_SCHEMA_VERSION, SCHEMA_VERSION};
 use selfplay::{BuiltinEvaluator, Sample, SelfplayConfig, ShardStream, read_shard, run_selfplay};
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flipzero-aux-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp(name: &str) -> rundir::Scratch {
+    rundir::Scratch::temp("aux", name)
 }
 
 fn small(game: &str) -> SelfplayConfig {

@@ -2,17 +2,15 @@
 //! targets, and a reader that skips broken files.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use engine::{Game, Move, State};
 use selfplay::{
     BuiltinEvaluator, RootKind, Sample, SelfplayConfig, ShardStream, read_shard, run_selfplay,
 };
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flipzero-sp-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp(name: &str) -> rundir::Scratch {
+    rundir::Scratch::temp("sp", name)
 }
 
 fn play(cfg: &SelfplayConfig, out: &Path) -> selfplay::SelfplayReport {
@@ -52,7 +50,8 @@ fn single_threaded_runs_are_byte_identical() {
         );
     }
     let other = SelfplayConfig { seed: 2, ..cfg };
-    let rc = play(&other, &temp("same-c"));
+    let c = temp("same-c");
+    let rc = play(&other, &c);
     assert_ne!(
         std::fs::read(&ra.files[0]).unwrap(),
         std::fs::read(&rc.files[0]).unwrap()

@@ -2,25 +2,24 @@
 //! `pip install -r bench/requirements.txt`), for every game family.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use engine::{Game, Rng, State};
+use rundir::Scratch;
 use selfplay::{BuiltinEvaluator, SelfplayConfig};
 use train::ndarray::{Array1, Array2, Axis};
 use train::net::{Head, encode_batch};
 use train::store::save_npy;
 use train::{TrainConfig, TrainOptions};
 
-pub(crate) fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flipzero-export-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+pub(crate) fn temp(name: &str) -> Scratch {
+    Scratch::temp("export", name)
 }
 
 /// A briefly trained tiny model (so BatchNorm statistics are not the defaults), in
 /// folders named after `test` so that tests running in parallel do not share them.
-fn model(game: &str, test: &str) -> PathBuf {
+fn model(game: &str, test: &str) -> Scratch {
     model_of(
         game,
         test,
@@ -76,7 +75,7 @@ pub(crate) fn architectures() -> Vec<TrainConfig> {
 }
 
 /// A model of `game` trained with `tc` on a little uniform self-play.
-pub(crate) fn model_of(game: &str, test: &str, tc: TrainConfig) -> PathBuf {
+pub(crate) fn model_of(game: &str, test: &str, tc: TrainConfig) -> Scratch {
     let tag = format!("{test}-{}", game.replace('/', "_"));
     let data = temp(&format!("data-{tag}"));
     let cfg = SelfplayConfig {
@@ -99,8 +98,8 @@ pub(crate) fn model_of(game: &str, test: &str, tc: TrainConfig) -> PathBuf {
     .unwrap();
     let out = temp(&format!("model-{tag}"));
     let opts = TrainOptions {
-        data: vec![data],
-        out: out.clone(),
+        data: vec![data.to_path_buf()],
+        out: out.to_path_buf(),
         resume: false,
         init: None,
         stop_after: None,
@@ -151,7 +150,7 @@ fn check(model_dir: &Path, case: &Path) {
 
 #[test]
 fn onnx_export_matches_burn_for_every_family() {
-    let mut cases: Vec<(&str, PathBuf)> = ["ataxx", "hexxagon", "othello", "annexation64"]
+    let mut cases: Vec<(&str, Scratch)> = ["ataxx", "hexxagon", "othello", "annexation64"]
         .into_iter()
         .map(|g| (g, model(g, "onnx")))
         .collect();
@@ -206,7 +205,7 @@ fn onnx_export_matches_burn_for_every_family() {
 
 #[test]
 fn fast_path_matches_burn_for_every_family() {
-    let mut cases: Vec<(&str, PathBuf)> = ["ataxx", "hexxagon", "othello", "annexation64"]
+    let mut cases: Vec<(&str, Scratch)> = ["ataxx", "hexxagon", "othello", "annexation64"]
         .into_iter()
         .map(|g| (g, model(g, "fast")))
         .collect();

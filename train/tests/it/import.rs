@@ -260,7 +260,6 @@ fn malformed_weights_are_refused_naming_the_file_and_the_tensor() {
     let out = work.join("out-good");
     import_weights(&file, ataxx, &out).unwrap();
     assert_eq!(tensors_of(&out), tensors_of(&dir));
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 /// A model folder written by other means (not through `import`) whose weights are finite
@@ -310,5 +309,4 @@ fn a_model_whose_outputs_cannot_be_used_is_refused_at_load() {
             .unwrap()
             .to_string(),
     );
-    let _ = std::fs::remove_dir_all(&bad);
 }

@@ -6,21 +6,21 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use engine::{Game, Side, State};
+use rundir::Scratch;
 use selfplay::{BuiltinEvaluator, NetEngine, Sample, SelfplayConfig, ShardStream};
 use train::data::{Batch, encode_sample, make_batch};
 use train::ndarray::{Axis, arr1};
 use train::net::{Head, PLANES};
 use train::{TrainConfig, TrainError, TrainOptions, train};
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flipzero-train-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp(name: &str) -> Scratch {
+    Scratch::temp("train", name)
 }
 
 /// A few hundred positions of bootstrap self-play for `game`, made once per test run.
 fn data(game: &str) -> PathBuf {
-    static DIRS: OnceLock<std::sync::Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    // Never dropped (a static): the next run removes them, their process gone.
+    static DIRS: OnceLock<std::sync::Mutex<HashMap<String, Scratch>>> = OnceLock::new();
     let dirs = DIRS.get_or_init(Default::default);
     let mut dirs = dirs.lock().unwrap();
     dirs.entry(game.to_string())
@@ -49,7 +49,7 @@ fn data(game: &str) -> PathBuf {
             .unwrap();
             out
         })
-        .clone()
+        .to_path_buf()
 }
 
 fn small_config(steps: u64) -> TrainConfig {
@@ -602,7 +602,7 @@ fn a_full_disk_stops_training_and_leaves_no_temporaries() {
     std::fs::create_dir_all(&out).unwrap();
     let mounted = std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=160k", "tmpfs"])
-        .arg(&out)
+        .arg(out.path())
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
@@ -621,7 +621,9 @@ fn a_full_disk_stops_training_and_leaves_no_temporaries() {
         }
     }
     let latest = out.join("checkpoints/latest").exists();
-    let _ = std::process::Command::new("umount").arg(&out).status();
+    let _ = std::process::Command::new("umount")
+        .arg(out.path())
+        .status();
     let e = result.unwrap_err().to_string();
     assert!(e.contains("No space left on device"), "{e}");
     assert!(left.is_empty(), "left behind: {left:?}");
