@@ -121,6 +121,7 @@ impl Search {
     /// Makes the position edge `top` leads to (at `state`) the root, keeping its subtree
     /// only.
     fn keep_subtree(&mut self, top: u32, state: State) {
+        self.resume = None;
         let mut spare = std::mem::take(&mut self.spare);
         self.positions = self.copy_subtree(top, &state, &mut spare);
         std::mem::swap(&mut self.edges, &mut spare.edges);

@@ -46,6 +46,15 @@ pub struct Search {
     /// Whether a value-only request lists the leaf's moves
     /// ([`Search::set_values_need_moves`]).
     pub(super) values_need_moves: bool,
+    /// Where the next descent starts, when the last batch given back was one leaf's
+    /// expansion (lazy expansion's second visit) and no other batch was out: that leaf's
+    /// position, its path in `resume_path`. A descent from the root would walk that path
+    /// again (PUCT picks from visits, values, virtual losses and priors, and an expansion
+    /// changes none of them above its leaf), so it goes on from the leaf instead. Never
+    /// with the Gumbel root, whose schedule each descent takes from.
+    pub(super) resume: Option<State>,
+    /// See `resume`: the edges from [`ROOT`] to the expanded leaf.
+    pub(super) resume_path: Vec<u32>,
 }
 
 impl Search {
@@ -82,6 +91,8 @@ impl Search {
             spare: Spare::default(),
             order: Vec::new(),
             values_need_moves: true,
+            resume: None,
+            resume_path: Vec::new(),
         }
     }
 
@@ -132,6 +143,7 @@ impl Search {
         self.in_flight = 0;
         self.batches_out = 0;
         self.gumbel = None;
+        self.resume = None;
         if self.expanded(ROOT) {
             self.prepare_root(cfg, rng);
         }

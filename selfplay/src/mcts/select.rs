@@ -254,7 +254,7 @@ impl Search {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use engine::{Move, State};
 
     use super::*;
@@ -262,7 +262,7 @@ mod tests {
     use crate::mcts::LeafBatch;
 
     /// A made-up evaluation that depends on the position alone.
-    fn eval(position: &State, moves: &[Move], value_only: bool) -> Evaluation {
+    pub(in crate::mcts) fn eval(position: &State, moves: &[Move], value_only: bool) -> Evaluation {
         let h = position.hash();
         let policy = if value_only {
             Vec::new()
