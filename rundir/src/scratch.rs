@@ -78,7 +78,7 @@ fn remove_dead(prefix: &str) {
         // a link planted under the prefix points to.
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
         if is_dir && pid.is_some_and(|p| !process_alive(p)) {
-            let _ = std::fs::remove_dir_all(e.path());
+            let _ = crate::remove_dir_if_exists(&e.path());
         }
     }
 }

@@ -333,7 +333,7 @@ impl Search {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcts::select::tests::eval;
+    use crate::mcts::select::tests::answer;
 
     /// A lazy search whose descents go on from the leaf the last batch expanded builds
     /// the same tree, simulation for simulation, as one whose every descent starts at
@@ -358,12 +358,7 @@ mod tests {
                         s.resume = None;
                     }
                     let b = s.gather(batch, &cfg, &mut rng);
-                    let evals: Vec<Evaluation> = b
-                        .requests
-                        .iter()
-                        .map(|r| eval(&r.position, &r.moves, r.value_only))
-                        .collect();
-                    s.apply_batch(b, &evals, &cfg, &mut rng);
+                    answer(&mut s, b, &cfg, &mut rng);
                 }
                 assert!(s.finished());
                 let tree: Vec<(u32, u32, u32, u16, u32)> = s

@@ -262,7 +262,7 @@ pub(super) mod tests {
     use crate::mcts::LeafBatch;
 
     /// A made-up evaluation that depends on the position alone.
-    pub(in crate::mcts) fn eval(position: &State, moves: &[Move], value_only: bool) -> Evaluation {
+    fn eval(position: &State, moves: &[Move], value_only: bool) -> Evaluation {
         let h = position.hash();
         let policy = if value_only {
             Vec::new()
@@ -277,6 +277,21 @@ pub(super) mod tests {
             wdl: None,
             score: None,
         }
+    }
+
+    /// Gives batch `b` back to `s` with made-up evaluations of its requests ([`eval`]).
+    pub(in crate::mcts) fn answer(
+        s: &mut Search,
+        b: LeafBatch,
+        cfg: &MctsConfig,
+        rng: &mut engine::Rng,
+    ) {
+        let evals: Vec<Evaluation> = b
+            .requests
+            .iter()
+            .map(|r| eval(&r.position, &r.moves, r.value_only))
+            .collect();
+        s.apply_batch(b, &evals, cfg, rng);
     }
 
     /// Every expanded position below the root whose moves hold a visit.
@@ -299,13 +314,7 @@ pub(super) mod tests {
         let (mut broken_while_out, mut checked) = (0, 0);
         for step in 0..3000 {
             if out.len() == 2 || (step % 3 == 0 && !out.is_empty()) {
-                let b = out.remove(0);
-                let evals: Vec<Evaluation> = b
-                    .requests
-                    .iter()
-                    .map(|r| eval(&r.position, &r.moves, r.value_only))
-                    .collect();
-                s.apply_batch(b, &evals, &cfg, &mut rng);
+                answer(&mut s, out.remove(0), &cfg, &mut rng);
             }
             for at in expanded_below_root(&s) {
                 let range = s.moves_of(at);
