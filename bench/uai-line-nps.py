@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Nodes a second of UAI engines over one game line, as in a game: the position after
+each ply, `go nodes N` from it, the engine's tree and caches kept from ply to ply (one
+process a run). The first engine plays the line (its own best moves, PLIES plies from
+the start); every other engine searches the same positions. Engines run in turn, ROUNDS
+times, so that a machine that gets busier or quieter moves every figure alike.
+
+    bench/uai-line-nps.py [--nodes 50000] [--plies 40] [--rounds 2] \\
+        'head=/tmp/flipzero-before uai;Model=docs/strength/fast-quick/best' \\
+        'new=target/release/flipzero uai;Model=docs/strength/fast-quick/best'
+
+An engine is NAME=COMMAND[;Option=value...]; COMMAND is run by sh (so `VAR=x cmd`
+works). Prints, per round and engine, the nodes and milliseconds summed over the plies
+from the last `info` line of each search that gives `nodes` and `time`, and their ratio.
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+
+NODES = re.compile(r" nodes (\d+)")
+TIME = re.compile(r" time (\d+)")
+
+
+def parse(spec):
+    name, _, rest = spec.partition("=")
+    cmd, *opts = rest.split(";")
+    if not name or not cmd:
+        sys.exit(f"uai-line-nps: expected NAME=COMMAND[;Option=value...], got {spec!r}")
+    options = []
+    for o in opts:
+        k, eq, v = o.partition("=")
+        if not eq:
+            sys.exit(f"uai-line-nps: expected Option=value, got {o!r} in {spec!r}")
+        options.append((k, v))
+    return name, cmd, options
+
+
+def run(cmd, options, nodes, plies, line):
+    """Searches the positions of `line` (or plays a line of `plies` when it is None);
+    returns (moves played, nodes, milliseconds)."""
+    p = subprocess.Popen(
+        ["sh", "-c", cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+
+    def send(s):
+        p.stdin.write(s + "\n")
+        p.stdin.flush()
+
+    def until(prefix):
+        while True:
+            out = p.stdout.readline()
+            if not out:
+                sys.exit(f"uai-line-nps: `{cmd}` ended before `{prefix}`")
+            out = out.strip()
+            yield out
+            if out.startswith(prefix):
+                return
+
+    send("uai")
+    for _ in until("uaiok"):
+        pass
+    for k, v in options:
+        send(f"setoption name {k} value {v}")
+    send("isready")
+    for _ in until("readyok"):
+        pass
+    moves, total_nodes, total_ms = [], 0, 0
+    count = len(line) if line is not None else plies
+    for i in range(count):
+        send("position startpos" + (" moves " + " ".join(moves) if moves else ""))
+        send(f"go nodes {nodes}")
+        last, best = None, None
+        for out in until("bestmove"):
+            if out.startswith("info") and NODES.search(out) and TIME.search(out):
+                last = out
+            if out.startswith("bestmove"):
+                best = out.split()[1]
+        if last is None:
+            sys.exit(f"uai-line-nps: `{cmd}` gave no nodes/time info at ply {i}")
+        total_nodes += int(NODES.search(last).group(1))
+        total_ms += int(TIME.search(last).group(1))
+        nxt = line[i] if line is not None else best
+        if nxt in ("0000", "(none)", None):
+            break
+        moves.append(nxt)
+    send("quit")
+    p.wait(timeout=30)
+    return moves, total_nodes, total_ms
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", type=int, default=50000)
+    ap.add_argument("--plies", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("engines", nargs="+")
+    a = ap.parse_args()
+    engines = [parse(s) for s in a.engines]
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print(f"cpu: {cpu}; go nodes {a.nodes}, {a.plies} plies")
+    line = None
+    for r in range(1, a.rounds + 1):
+        for name, cmd, options in engines:
+            moves, nodes, ms = run(cmd, options, a.nodes, a.plies, line)
+            if line is None:
+                line = moves
+            print(
+                f"round {r}  {name:<16} plies {len(moves):3}  nodes {nodes:9}  "
+                f"ms {ms:6}  nodes/s {nodes * 1000 // max(ms, 1):8}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
