@@ -11,13 +11,17 @@ times, so that a machine that gets busier or quieter moves every figure alike.
 
 An engine is NAME=COMMAND[;Option=value...]; COMMAND is run by sh (so `VAR=x cmd`
 works). Prints, per round and engine, the nodes and milliseconds summed over the plies
-from the last `info` line of each search that gives `nodes` and `time`, and their ratio.
+from the last `info` line of each search that gives `nodes` and `time`, and their ratio;
+then the wall-clock time from each `go` sent to its `bestmove` read, summed, and the
+nodes over it (what a game's clock sees: an engine's own time may leave out the work
+before its search, such as moving the tree to the new root).
 """
 
 import argparse
 import re
 import subprocess
 import sys
+import time
 
 NODES = re.compile(r" nodes (\d+)")
 TIME = re.compile(r" time (\d+)")
@@ -66,10 +70,11 @@ def run(cmd, options, nodes, plies, line):
     send("isready")
     for _ in until("readyok"):
         pass
-    moves, total_nodes, total_ms = [], 0, 0
+    moves, total_nodes, total_ms, total_wall = [], 0, 0, 0.0
     count = len(line) if line is not None else plies
     for i in range(count):
         send("position startpos" + (" moves " + " ".join(moves) if moves else ""))
+        t0 = time.perf_counter()
         send(f"go nodes {nodes}")
         last, best = None, None
         for out in until("bestmove"):
@@ -77,6 +82,7 @@ def run(cmd, options, nodes, plies, line):
                 last = out
             if out.startswith("bestmove"):
                 best = out.split()[1]
+        total_wall += time.perf_counter() - t0
         if last is None:
             sys.exit(f"uai-line-nps: `{cmd}` gave no nodes/time info at ply {i}")
         total_nodes += int(NODES.search(last).group(1))
@@ -87,7 +93,7 @@ def run(cmd, options, nodes, plies, line):
         moves.append(nxt)
     send("quit")
     p.wait(timeout=30)
-    return moves, total_nodes, total_ms
+    return moves, total_nodes, total_ms, total_wall
 
 
 def main():
@@ -108,12 +114,13 @@ def main():
     line = None
     for r in range(1, a.rounds + 1):
         for name, cmd, options in engines:
-            moves, nodes, ms = run(cmd, options, a.nodes, a.plies, line)
+            moves, nodes, ms, wall = run(cmd, options, a.nodes, a.plies, line)
             if line is None:
                 line = moves
             print(
                 f"round {r}  {name:<16} plies {len(moves):3}  nodes {nodes:9}  "
-                f"ms {ms:6}  nodes/s {nodes * 1000 // max(ms, 1):8}",
+                f"ms {ms:6}  nodes/s {nodes * 1000 // max(ms, 1):8}  "
+                f"wall ms {wall * 1000:6.0f}  nodes/wall s {nodes / max(wall, 1e-9):8.0f}",
                 flush=True,
             )
 

@@ -140,7 +140,6 @@ impl Search {
                 if e.visits + u32::from(e.in_flight) == 0 {
                     // The first descent through this move.
                     e.exact = terminal_value(&state).map_or(Exact::UNKNOWN, Exact::of);
-                    self.positions += 1;
                 }
                 at = next as u32;
                 batch.paths.push(at);

@@ -136,8 +136,10 @@ impl PlaySearch {
     /// Bounds the tree: a search ends (as if its time were up) once the tree holds
     /// `bytes` ([`Search::tree_bytes`]; the batches other threads have in flight then
     /// still come in, and the buffers may take up to twice that while they grow), and
-    /// one that starts with a kept tree of more than half of `bytes` starts a fresh tree
-    /// instead, giving the old one's memory back. A search with no other limit (`go
+    /// one that starts with a buffer of more than half of `bytes` compacts it (what
+    /// reroots left behind dropped, [`Search::compact`]), and starts a fresh tree if the
+    /// kept tree alone is still more than half, giving the old one's memory back. A
+    /// search with no other limit (`go
     /// infinite`) grows its tree by hundreds of megabytes a second: without a bound it
     /// would take all the memory. At most [`MAX_TREE_BYTES`] (a larger bound is taken as
     /// that).
@@ -192,7 +194,12 @@ impl PlaySearch {
             cfg.root = RootKind::Puct;
         }
         if self.search.tree_bytes() > self.tree_limit / 2 {
-            self.search.clear();
+            // What earlier reroots left behind goes first; the kept tree itself if that
+            // was not enough.
+            self.search.compact();
+            if self.search.tree_bytes() > self.tree_limit / 2 {
+                self.search.clear();
+            }
         }
         self.search
             .set_values_need_moves(evaluators.iter().any(|e| e.values_need_moves()));

@@ -15,8 +15,9 @@ pub struct Search {
     /// Every position's moves; edge [`ROOT`] leads to the root.
     pub(super) edges: Vec<Edge>,
     pub(super) root_state: State,
-    /// Positions the tree reached: the root and each move a descent went through.
-    pub(super) positions: usize,
+    /// `edges.len()` after the last compaction (or the fresh start): a reroot compacts
+    /// the tree once it is `COMPACT_GROWTH` times that ([`Search::advance`]).
+    pub(super) compacted: usize,
     pub(super) sims_target: u32,
     pub(super) sims_done: u32,
     pub(super) full: bool,
@@ -37,8 +38,8 @@ pub struct Search {
     pub(super) endgame: Option<Box<engine::search::Searcher>>,
     /// The last batch given back, emptied, for the next [`Search::gather`].
     pub(super) recycled: Option<LeafBatch>,
-    /// The buffers of the tree before the last [`Search::advance`] or
-    /// [`Search::reroot`], emptied: the next subtree is copied into them, so that a game's
+    /// The buffers of the tree before the last compaction ([`Search::compact`], or a
+    /// reroot's), emptied: the next compaction copies the tree into them, so that a game's
     /// trees reuse memory the process already has (fresh pages cost the kernel's zeroing).
     pub(super) spare: Spare,
     /// Scratch of [`Search::expand`]'s sort.
@@ -75,7 +76,7 @@ impl Search {
         Search {
             edges,
             root_state: root,
-            positions: 1,
+            compacted: 1,
             sims_target: 0,
             sims_done: 0,
             full: true,
@@ -109,12 +110,24 @@ impl Search {
         self.root_state
     }
 
-    /// Positions in the tree: the root and every move a descent went through.
+    /// Positions in the tree: the root and every move a descent went through (counted
+    /// by a walk of the tree).
     pub fn tree_size(&self) -> usize {
-        self.positions
+        let (mut n, mut stack) = (1, vec![ROOT]);
+        while let Some(e) = stack.pop() {
+            for i in self.moves_of(e) {
+                let c = &self.edges[i];
+                if c.visits + u32::from(c.in_flight) > 0 {
+                    n += 1;
+                    stack.push(i as u32);
+                }
+            }
+        }
+        n
     }
 
-    /// Bytes the tree's moves take.
+    /// Bytes of the tree's buffer: the moves of the positions it holds, and those of the
+    /// positions reroots left behind since the last compaction ([`Search::advance`]).
     pub fn tree_bytes(&self) -> usize {
         self.edges.len() * size_of::<Edge>()
     }
