@@ -274,20 +274,22 @@ fn run_mcts(
     stop: &AtomicBool,
     out: &Output,
 ) -> Result<Move, String> {
-    // Checked again here: a run directory's best model may have changed since.
+    // Resolved again here: a run directory's best model may have changed since.
     let model = match net {
         NetSource::Bootstrap => None,
-        NetSource::Path(p) => {
-            check_net(p, pos.game())?;
-            match resolve_net(p).map_err(|e| e.to_string())? {
-                ResolvedNet::Bootstrap => None,
-                ResolvedNet::Model(dir) => Some(dir),
-            }
-        }
+        NetSource::Path(p) => match resolve_net(p).map_err(|e| e.to_string())? {
+            ResolvedNet::Bootstrap => None,
+            ResolvedNet::Model(dir) => Some(dir),
+        },
     };
     let key = (model, net_engine, threads, params);
     if kept.as_ref().is_none_or(|k| k.key != key) {
         *kept = None;
+        // Checked (loaded) only when the player is built: the kept player searches with
+        // the weights it loaded, and a load a move took milliseconds of the clock.
+        if let NetSource::Path(p) = net {
+            check_net(p, pos.game())?;
+        }
         let evaluators =
             mcts_evaluators(net, pos.game(), threads, net_engine).map_err(|e| e.to_string())?;
         let preferred_batch = evaluators[0].preferred_batch();
