@@ -285,8 +285,8 @@ fn run_mcts(
     let key = (model, net_engine, threads, params);
     if kept.as_ref().is_none_or(|k| k.key != key) {
         *kept = None;
-        // Checked (loaded) only when the player is built: the kept player searches with
-        // the weights it loaded, and a load a move took milliseconds of the clock.
+        // Checked only when the player is built: the kept player searches with the
+        // weights it loaded (a check a move cost a tenth of a millisecond).
         if let NetSource::Path(p) = net {
             check_net(p, pos.game())?;
         }
