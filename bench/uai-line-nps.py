@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Nodes a second of UAI engines over one game line, as in a game: the position after
 each ply, `go nodes N` from it, the engine's tree and caches kept from ply to ply (one
-process a run). The first engine plays the line (its own best moves, PLIES plies from
-the start); every other engine searches the same positions. Engines run in turn, ROUNDS
-times, so that a machine that gets busier or quieter moves every figure alike.
+process a run). The line is played first by the `--line` engine (its own best moves,
+PLIES plies from the start, not measured), then every engine searches its positions.
+Give a third engine for the line: an engine whose own moves make the line keeps the
+largest subtrees from ply to ply (it predicted every move), and a larger tree is slower
+to search, so the line's author (and a copy of it) is measured on other work than the
+rest. Engines run in turn, ROUNDS times, so that a machine that gets busier or quieter
+moves every figure alike.
 
     bench/uai-line-nps.py [--nodes 50000] [--plies 40] [--rounds 2] \\
+        --line 'ab=target/release/flipzero uai' \\
         'head=/tmp/flipzero-before uai;Model=docs/strength/fast-quick/best' \\
         'new=target/release/flipzero uai;Model=docs/strength/fast-quick/best'
 
@@ -101,6 +106,7 @@ def main():
     ap.add_argument("--nodes", type=int, default=50000)
     ap.add_argument("--plies", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--line", required=True, help="the engine that plays the line, NAME=COMMAND[;...]")
     ap.add_argument("engines", nargs="+")
     a = ap.parse_args()
     engines = [parse(s) for s in a.engines]
@@ -111,12 +117,12 @@ def main():
     except (OSError, StopIteration):
         pass
     print(f"cpu: {cpu}; go nodes {a.nodes}, {a.plies} plies")
-    line = None
+    _, cmd, options = parse(a.line)
+    line, _, _, _ = run(cmd, options, a.nodes, a.plies, None)
+    print(f"line ({len(line)} plies): {' '.join(line)}")
     for r in range(1, a.rounds + 1):
         for name, cmd, options in engines:
             moves, nodes, ms, wall = run(cmd, options, a.nodes, a.plies, line)
-            if line is None:
-                line = moves
             print(
                 f"round {r}  {name:<16} plies {len(moves):3}  nodes {nodes:9}  "
                 f"ms {ms:6}  nodes/s {nodes * 1000 // max(ms, 1):8}  "
