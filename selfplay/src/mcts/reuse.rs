@@ -6,9 +6,10 @@ use super::search::Search;
 use super::tree::{Edge, MAX_SPARE_BYTES, NONE, ROOT, Spare};
 
 /// A reroot compacts the tree only once its buffer holds more than [`COMPACT_GROWTH`]
-/// times what the last compaction left, and times this (768 KB): a small tree is left in
-/// place.
-const COMPACT_FROM: usize = 1 << 15;
+/// times what the last compaction left, and times this (96 KB): a small tree is left in
+/// place. Small, for self-play's many games a thread (each holds its tree: a floor of
+/// 4 × 96 KB a game, where the copy before this held about twice its tree).
+const COMPACT_FROM: usize = 1 << 12;
 
 /// See [`COMPACT_FROM`]. Along a game's line of 40 plies at 50,000 simulations a ply
 /// (`bench/uai-line-nps.py`), compacting at 2× searched 238,071–240,875 nodes a
@@ -281,9 +282,9 @@ mod tests {
         let root = "ataxx".parse::<engine::Game>().unwrap().startpos();
         let (mut rng_a, mut rng_b) = (Rng::new(3), Rng::new(3));
         let (mut a, mut b) = (Search::new(root), Search::new(root));
-        for ply in 0..4 {
-            search(&mut a, 1000, &cfg, &mut rng_a);
-            search(&mut b, 1000, &cfg, &mut rng_b);
+        for ply in 0..3 {
+            search(&mut a, 300, &cfg, &mut rng_a);
+            search(&mut b, 300, &cfg, &mut rng_b);
             assert_eq!(dump(&a), dump(&b), "ply {ply}");
             let best = a.outcome(&cfg).best;
             assert_eq!(best, b.outcome(&cfg).best);
@@ -301,7 +302,7 @@ mod tests {
         }
         // Past `COMPACT_GROWTH` times what the last compaction left, the next reroot
         // compacts.
-        search(&mut a, 20_000, &cfg, &mut rng_a);
+        search(&mut a, 3_000, &cfg, &mut rng_a);
         assert!(a.edges.len() > COMPACT_GROWTH * a.compacted.max(COMPACT_FROM));
         let best = a.outcome(&cfg).best;
         a.advance(best, true);
