@@ -11,9 +11,10 @@ use super::tree::{Edge, MAX_SPARE_BYTES, NONE, ROOT, Spare};
 /// 4 × 96 KB a game, where the copy before this held about twice its tree).
 const COMPACT_FROM: usize = 1 << 12;
 
-/// See [`COMPACT_FROM`]. Along a game's line of 40 plies at 50,000 simulations a ply
-/// (`bench/uai-line-nps.py`), compacting at 2× searched 238,071–240,875 nodes a
-/// wall-clock second, at 4× 245,276–248,595, never 243,872–245,102.
+/// See [`COMPACT_FROM`]. Along the line of the engine's own moves (the most kept at each
+/// ply), 40 plies at 50,000 simulations a ply (`bench/uai-line-nps.py`), compacting at
+/// 2× searched 238,071–240,875 nodes a wall-clock second, at 4× 245,276–248,595, never
+/// 243,872–245,102.
 const COMPACT_GROWTH: usize = 4;
 
 impl Search {
