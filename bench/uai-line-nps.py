@@ -54,8 +54,11 @@ def run(cmd, options, nodes, plies, line):
     )
 
     def send(s):
-        p.stdin.write(s + "\n")
-        p.stdin.flush()
+        try:
+            p.stdin.write(s + "\n")
+            p.stdin.flush()
+        except BrokenPipeError:
+            sys.exit(f"uai-line-nps: `{cmd}` ended before `{s}`")
 
     def until(prefix):
         while True:
