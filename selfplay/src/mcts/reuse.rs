@@ -92,8 +92,7 @@ impl Search {
         }
         let mut children: Vec<(Move, u32)> = self.child_visits(at).collect();
         if at != ROOT {
-            let legal = state.legal_moves();
-            children.sort_by_key(|c| legal.iter().position(|&m| m == c.0));
+            in_legal_order(&mut children, &state, |c| c.0);
         }
         Some((self.edges[at as usize].visits, children))
     }
@@ -144,11 +143,9 @@ impl Search {
         } else {
             let e = self.edges[top as usize];
             self.edges[ROOT as usize] = Edge { in_flight: 0, ..e };
-            // A root's moves are in the order of its legal moves ([`Search::expand`]);
-            // each edge takes its own subtree along.
+            // Each edge takes its own subtree along.
             let range = self.moves_of(ROOT);
-            let legal = state.legal_moves();
-            self.edges[range].sort_by_key(|c| legal.iter().position(|&m| m == c.mv));
+            in_legal_order(&mut self.edges[range], &state, |c| c.mv);
         }
         self.resume = None;
         self.root_state = state;
@@ -200,13 +197,7 @@ impl Search {
             let first = edges.len() as u32;
             let c = &mut edges[copy as usize];
             (c.first, c.count) = (first, self.edges[old as usize].count);
-            let mut root_order = Vec::new();
-            if copy == ROOT {
-                let legal = state.legal_moves();
-                root_order.extend(range.clone());
-                root_order.sort_by_key(|&i| legal.iter().position(|&m| m == self.edges[i].mv));
-            }
-            for i in range.filter(|_| copy != ROOT).chain(root_order) {
+            for i in range {
                 let e = self.edges[i];
                 let slot = edges.len() as u32;
                 edges.push(Edge {
@@ -220,7 +211,20 @@ impl Search {
                 }
             }
         }
+        // Sorted once copied: each edge takes its own subtree along.
+        let root = &edges[ROOT as usize];
+        if root.first != NONE {
+            let run = root.first as usize..root.first as usize + usize::from(root.count);
+            in_legal_order(&mut edges[run], state, |c| c.mv);
+        }
     }
+}
+
+/// Sorts `moves` into the order of `state`'s legal moves, a root's order
+/// ([`Search::expand`]); `mv` gives an item's move.
+fn in_legal_order<T>(moves: &mut [T], state: &State, mv: impl Fn(&T) -> Move) {
+    let legal = state.legal_moves();
+    moves.sort_by_key(|x| legal.iter().position(|&m| m == mv(x)));
 }
 
 #[cfg(test)]
@@ -243,34 +247,25 @@ mod tests {
     /// The tree from the root, depth first: each visited position's moves with their
     /// statistics (bits), as the search reads them.
     fn dump(s: &Search) -> Vec<(Move, u32, u32, u32, Option<f32>, u16)> {
-        let (mut out, mut stack) = (Vec::new(), vec![ROOT]);
-        while let Some(e) = stack.pop() {
-            for i in s.moves_of(e) {
-                let c = &s.edges[i];
-                out.push((
+        s.reachable()
+            .into_iter()
+            .map(|i| {
+                let c = &s.edges[i as usize];
+                (
                     c.mv,
                     c.visits,
                     c.value_sum.to_bits(),
                     c.prior.to_bits(),
                     c.exact.get(),
                     c.count,
-                ));
-                if c.visits > 0 {
-                    stack.push(i as u32);
-                }
-            }
-        }
-        out
+                )
+            })
+            .collect()
     }
 
     /// Edges the tree reaches: the root's and every expanded position's moves.
     fn reachable(s: &Search) -> usize {
-        let (mut n, mut stack) = (1, vec![ROOT]);
-        while let Some(e) = stack.pop() {
-            n += s.moves_of(e).len();
-            stack.extend(s.moves_of(e).map(|i| i as u32));
-        }
-        n
+        1 + s.reachable().len()
     }
 
     /// A subtree kept in place (the rest of the old tree left in the buffer) holds what

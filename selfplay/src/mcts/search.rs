@@ -113,17 +113,26 @@ impl Search {
     /// Positions in the tree: the root and every move a descent went through (counted
     /// by a walk of the tree).
     pub fn tree_size(&self) -> usize {
-        let (mut n, mut stack) = (1, vec![ROOT]);
+        let reached = self
+            .reachable()
+            .into_iter()
+            .map(|i| &self.edges[i as usize]);
+        1 + reached
+            .filter(|c| c.visits + u32::from(c.in_flight) > 0)
+            .count()
+    }
+
+    /// The edges a walk from the root reaches (the root's own excepted), depth first: the
+    /// moves of every expanded position of the tree, and nothing a reroot left behind.
+    pub(super) fn reachable(&self) -> Vec<u32> {
+        let (mut out, mut stack) = (Vec::new(), vec![ROOT]);
         while let Some(e) = stack.pop() {
             for i in self.moves_of(e) {
-                let c = &self.edges[i];
-                if c.visits + u32::from(c.in_flight) > 0 {
-                    n += 1;
-                    stack.push(i as u32);
-                }
+                out.push(i as u32);
+                stack.push(i as u32);
             }
         }
-        n
+        out
     }
 
     /// Bytes of the tree's buffer: the moves of the positions it holds, and those of the
