@@ -8,7 +8,8 @@ use engine::{Move, Rng, State};
 use super::config::MctsConfig;
 use super::leaves::{LeafBatch, LeafKind, LeafRequest, PendingLeaf};
 use super::search::Search;
-use super::tree::{Edge, Exact, MAX_IN_FLIGHT, NONE, ROOT, terminal_value};
+use super::select::TAIL;
+use super::tree::{Exact, MAX_IN_FLIGHT, NONE, ROOT, terminal_value};
 use crate::evaluator::Evaluation;
 
 impl Search {
@@ -133,7 +134,11 @@ impl Search {
                 let next = if at == ROOT {
                     self.pick_root(cfg)
                 } else {
-                    self.pick_puct(at, cfg, false)
+                    match self.pick_puct(at, cfg, false) {
+                        // The tail's first move: made an edge, with the rest of the tail.
+                        TAIL => self.grow(at),
+                        next => next,
+                    }
                 };
                 let e = &mut self.edges[next];
                 state = state.after(e.mv);
@@ -295,7 +300,6 @@ impl Search {
     /// the search's outcome.
     fn expand(&mut self, at: u32, moves: &[Move], eval: &Evaluation) {
         debug_assert_eq!(moves.len(), eval.policy.len());
-        let first = self.edges.len() as u32;
         let sum: f32 = eval.policy.iter().sum::<f32>().max(1e-12);
         // A prior is not negative, so its bits order as its value; the index breaks ties.
         let mut order = std::mem::take(&mut self.order);
@@ -309,23 +313,14 @@ impl Search {
         if at != ROOT {
             order.sort_unstable();
         }
-        for &k in &order {
-            let i = k as u32 as usize;
-            self.edges.push(Edge {
-                prior: eval.policy[i] / sum,
-                value_sum: 0.0,
-                visits: 0,
-                first: NONE,
-                in_flight: 0,
-                count: 0,
-                mv: moves[i],
-                exact: Exact::UNKNOWN,
-            });
-        }
+        self.push_moves(
+            at,
+            order.iter().map(|&k| {
+                let i = k as u32 as usize;
+                (moves[i], eval.policy[i] / sum)
+            }),
+        );
         self.order = order;
-        let e = &mut self.edges[at as usize];
-        e.first = first;
-        e.count = u16::try_from(moves.len()).expect("fewer than 65,536 legal moves");
     }
 }
 

@@ -203,6 +203,10 @@ impl PlaySearch {
         }
         self.search
             .set_values_need_moves(evaluators.iter().any(|e| e.values_need_moves()));
+        // One thread gathering one leaf a batch gives each back before the next: its
+        // positions may keep tails.
+        self.search
+            .set_one_leaf(evaluators.len() == 1 && self.batch == 1);
         let reused_visits = self.search.visits_at(&[]).map_or(0, |(v, _)| v);
         let cache_before = self.cache.counts();
         self.search

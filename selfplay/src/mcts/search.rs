@@ -8,12 +8,18 @@ use engine::{Move, Rng, State, Symmetry};
 use super::config::MctsConfig;
 use super::gumbel::Gumbel;
 use super::leaves::LeafBatch;
-use super::tree::{Edge, NONE, ROOT, Spare, root_edge};
+use super::tree::{Edge, FULL_MOVES, NONE, ROOT, Spare, TailMove, root_edge};
 
 /// One game's search tree and the progress of the current search.
 pub struct Search {
     /// Every position's moves; edge [`ROOT`] leads to the root.
     pub(super) edges: Vec<Edge>,
+    /// The tails of the positions expanded with one ([`Edge::has_tail`]).
+    pub(super) tails: Vec<TailMove>,
+    /// Whether the search gives out one leaf at a time, and each back before the next
+    /// (one thread, batches of one): only then may a position keep a tail, since growing
+    /// it moves its edges, which no leaf in flight may hold ([`Search::set_one_leaf`]).
+    pub(super) one_leaf: bool,
     pub(super) root_state: State,
     /// `edges.len()` after the last compaction (or the fresh start): a reroot compacts
     /// the tree once it is `COMPACT_GROWTH` times that ([`Search::advance`]).
@@ -62,7 +68,7 @@ impl Search {
     /// A fresh tree rooted at `root`.
     pub fn new(root: State) -> Search {
         let symmetries = root.symmetries();
-        Search::with_buffers(root, symmetries, Vec::new())
+        Search::with_buffers(root, symmetries, Vec::new(), Vec::new())
     }
 
     /// A fresh tree rooted at `root` in `edges`' memory (emptied first).
@@ -70,11 +76,15 @@ impl Search {
         root: State,
         symmetries: Vec<Symmetry>,
         mut edges: Vec<Edge>,
+        mut tails: Vec<TailMove>,
     ) -> Search {
         edges.clear();
+        tails.clear();
         edges.push(root_edge(&root));
         Search {
             edges,
+            tails,
+            one_leaf: false,
             root_state: root,
             compacted: 1,
             sims_target: 0,
@@ -138,7 +148,96 @@ impl Search {
     /// Bytes of the tree's buffer: the moves of the positions it holds, and those of the
     /// positions reroots left behind since the last compaction ([`Search::advance`]).
     pub fn tree_bytes(&self) -> usize {
-        self.edges.len() * size_of::<Edge>()
+        self.edges.len() * size_of::<Edge>() + self.tails.len() * size_of::<TailMove>()
+    }
+
+    /// Whether leaves are given out one at a time, each given back before the next (one
+    /// thread, batches of one: the play loop's), so that positions expanded from now on
+    /// may keep their less probable moves in a tail ([`TailMove`]). Turned off, every
+    /// tail is grown into edges.
+    pub fn set_one_leaf(&mut self, on: bool) {
+        // Tails are made only while on: nothing to grow otherwise.
+        if !on && self.one_leaf {
+            let mut stack = vec![ROOT];
+            while let Some(e) = stack.pop() {
+                if self.edges[e as usize].has_tail {
+                    self.grow(e);
+                }
+                stack.extend(self.moves_of(e).map(|i| i as u32));
+            }
+        }
+        self.one_leaf = on;
+    }
+
+    /// The tail of the position edge `e` leads to, as a range of `tails` (empty without
+    /// one).
+    pub(super) fn tail_of(&self, e: u32) -> Range<usize> {
+        let n = &self.edges[e as usize];
+        if !n.has_tail {
+            return 0..0;
+        }
+        let header = &self.edges[n.first as usize + usize::from(n.count)];
+        header.first as usize..header.first as usize + usize::from(header.count)
+    }
+
+    /// Turns the tail of the position edge `at` leads to into edges: its moves are
+    /// copied to the end of the buffer, the tail's moves after them, in the same order
+    /// (each edge takes its subtree along); the old run, its header and the tail stay
+    /// behind until a compaction. Returns the index the tail's first move now has. Only
+    /// between leaves ([`Search::set_one_leaf`]): a path in flight through the old run
+    /// would be left pointing at it.
+    pub(super) fn grow(&mut self, at: u32) -> usize {
+        let (run, tail) = (self.moves_of(at), self.tail_of(at));
+        debug_assert!(!tail.is_empty(), "grow a position with a tail");
+        let first = self.edges.len();
+        self.edges.extend_from_within(run.clone());
+        let grown = self.edges.len();
+        for t in tail.clone() {
+            let TailMove { prior, mv } = self.tails[t];
+            self.edges.push(Edge::unvisited(mv, prior));
+        }
+        let e = &mut self.edges[at as usize];
+        e.first = first as u32;
+        e.count = u16::try_from(run.len() + tail.len()).expect("fewer than 65,536 moves");
+        e.has_tail = false;
+        grown
+    }
+
+    /// Expands the position edge `at` leads to with `moves` (below the root, most
+    /// probable first) and their `priors`: a tail for the less probable where
+    /// [`Search::one_leaf`] allows one.
+    pub(super) fn push_moves(
+        &mut self,
+        at: u32,
+        moves: impl ExactSizeIterator<Item = (Move, f32)>,
+    ) {
+        let first = self.edges.len() as u32;
+        let n = moves.len();
+        let full = if self.one_leaf && at != ROOT && n > FULL_MOVES + 1 {
+            FULL_MOVES
+        } else {
+            n
+        };
+        let tail_start = self.tails.len() as u32;
+        for (k, (mv, prior)) in moves.enumerate() {
+            if k < full {
+                self.edges.push(Edge::unvisited(mv, prior));
+            } else {
+                self.tails.push(TailMove { prior, mv });
+            }
+        }
+        if full < n {
+            // The header: where the tail is.
+            self.edges.push(Edge {
+                first: tail_start,
+                count: u16::try_from(n - full).expect("fewer than 65,536 moves"),
+                ..Edge::unvisited(Move::PASS, 0.0)
+            });
+        }
+        let e = &mut self.edges[at as usize];
+        e.first = first;
+        e.count = u16::try_from(full).expect("fewer than 65,536 legal moves");
+        e.has_tail = full < n;
     }
 
     /// The edges of the position edge `e` leads to: none before its expansion.
@@ -224,6 +323,7 @@ impl Search {
         self.edges[self.moves_of(e)]
             .iter()
             .map(|e| (e.mv, e.visits))
+            .chain(self.tails[self.tail_of(e)].iter().map(|t| (t.mv, 0)))
     }
 
     /// The root's mean value for its side to move (its exact value when proven).

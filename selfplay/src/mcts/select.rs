@@ -11,6 +11,9 @@ use super::noise::{dirichlet, gumbel_noise};
 use super::search::Search;
 use super::tree::{Edge, ROOT};
 
+/// What [`Search::pick_puct`] returns for the first move of a position's tail.
+pub(super) const TAIL: usize = usize::MAX;
+
 impl Search {
     /// Noise and the Gumbel schedule, once the root has priors.
     pub(super) fn prepare_root(&mut self, cfg: &MctsConfig, rng: &mut Rng) {
@@ -61,6 +64,8 @@ impl Search {
     /// instead of reading every move; in one pass where no other batch is out
     /// ([`Search::pick_below_root`]). The root's priors carry noise, and forced playouts
     /// visit out of order there: its scan reads every move.
+    ///
+    /// [`TAIL`] when that move is the first of the position's tail ([`Search::grow`]).
     pub(super) fn pick_puct(&self, at: u32, cfg: &MctsConfig, forced: bool) -> usize {
         if self.one_pass_at(at) {
             debug_assert!(!forced, "forced playouts are the root's");
@@ -88,6 +93,7 @@ impl Search {
     /// prior mass visited, then the scores.
     fn pick_scan(&self, at: u32, cfg: &MctsConfig, forced: bool) -> usize {
         let n = &self.edges[at as usize];
+        debug_assert!(!n.has_tail, "tails are kept only one leaf at a time");
         let range = self.moves_of(at);
         let parent_q = Search::parent_q(n);
         let edges = &self.edges[range.clone()];
@@ -167,8 +173,10 @@ impl Search {
         let mut visited_mass = 0.0f32;
         let mut best = 0;
         let mut best_score = f32::NEG_INFINITY;
+        let mut unvisited_met = false;
         for (i, e) in edges.iter().enumerate() {
             let Some((q, nv)) = Search::q_and_visits(e) else {
+                unvisited_met = true;
                 // The first move not visited, and the last that can win.
                 debug_assert!(
                     edges[i..]
@@ -197,6 +205,14 @@ impl Search {
             if score > best_score {
                 best_score = score;
                 best = i;
+            }
+        }
+        // Every edge visited: the first unvisited move is the tail's first, scored as the
+        // first unvisited edge is above (a move never searched is not proven).
+        if !unvisited_met && let Some(t) = self.tail_of(at).next() {
+            let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
+            if fpu + cfg.c_puct * self.tails[t].prior * sqrt_n > best_score {
+                return TAIL;
             }
         }
         range.start + best

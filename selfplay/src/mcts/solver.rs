@@ -31,7 +31,8 @@ impl Search {
             return false;
         }
         let mut best = f32::NEG_INFINITY;
-        let mut all = true;
+        // A tail's moves were never searched: not all proven.
+        let mut all = !self.edges[at as usize].has_tail;
         for e in &self.edges[range] {
             match Search::edge_proof(e) {
                 Some(p) if p >= 1.0 => {
