@@ -48,6 +48,11 @@ impl Search {
     /// Several batches may be in flight at once; give each back with
     /// [`Search::apply_batch`] before [`Search::outcome`] or [`Search::advance`].
     pub fn gather(&mut self, max: usize, cfg: &MctsConfig, rng: &mut Rng) -> LeafBatch {
+        // A tail grown under a leaf in flight would leave its path on the old run.
+        assert!(
+            !self.one_leaf || (max <= 1 && self.batches_out == 0),
+            "a search with tails gives out one leaf at a time (Search::set_one_leaf)"
+        );
         let mut batch = self.recycled.take().unwrap_or_default();
         if !self.expanded(ROOT) {
             if self.edges[ROOT as usize].in_flight == 0 {

@@ -193,6 +193,11 @@ impl PlaySearch {
         if limits.sims.is_none() {
             cfg.root = RootKind::Puct;
         }
+        // One thread gathering one leaf a batch gives each back before the next: its
+        // positions may keep tails. Before the tree's bound is checked, since turning
+        // tails off grows them.
+        self.search
+            .set_one_leaf(evaluators.len() == 1 && self.batch == 1);
         if self.search.tree_bytes() > self.tree_limit / 2 {
             // What earlier reroots left behind goes first; the kept tree itself if that
             // was not enough.
@@ -203,10 +208,6 @@ impl PlaySearch {
         }
         self.search
             .set_values_need_moves(evaluators.iter().any(|e| e.values_need_moves()));
-        // One thread gathering one leaf a batch gives each back before the next: its
-        // positions may keep tails.
-        self.search
-            .set_one_leaf(evaluators.len() == 1 && self.batch == 1);
         let reused_visits = self.search.visits_at(&[]).map_or(0, |(v, _)| v);
         let cache_before = self.cache.counts();
         self.search

@@ -214,7 +214,8 @@ impl Search {
             let as_edges = copy == ROOT;
             let c = &mut edges[copy as usize];
             c.first = first;
-            c.count = (range.len() + if as_edges { tail.len() } else { 0 }) as u16;
+            c.count = u16::try_from(range.len() + if as_edges { tail.len() } else { 0 })
+                .expect("fewer than 65,536 moves");
             c.has_tail = !as_edges && !tail.is_empty();
             for i in range {
                 let e = self.edges[i];
@@ -242,7 +243,7 @@ impl Search {
             } else {
                 edges.push(Edge {
                     first: tails.len() as u32,
-                    count: tail.len() as u16,
+                    count: u16::try_from(tail.len()).expect("fewer than 65,536 moves"),
                     ..Edge::unvisited(Move::PASS, 0.0)
                 });
                 tails.extend_from_slice(&self.tails[tail]);

@@ -183,6 +183,33 @@ fn a_search_without_limits_ends_when_its_tree_is_full() {
     );
 }
 
+/// A tree searched one leaf at a time keeps tails, which a search with batches grows
+/// into edges: the tree's bound is checked on the grown tree, so a kept tree within half
+/// the bound with its tails, and over it grown, is dropped before the search, not found
+/// full after its first simulation.
+#[test]
+fn a_tree_with_tails_is_bounded_as_the_search_after_it_holds_it() {
+    let root = "ataxx".parse::<Game>().unwrap().startpos();
+    let mut search = PlaySearch::new(root, play_cfg(), 1, 1);
+    let stop = AtomicBool::new(false);
+    search
+        .run(&mut evaluators(1, true), sims(3_000), &stop)
+        .unwrap();
+    let with_tails = search.tree().tree_bytes();
+    search.set_tree_limit(with_tails * 100 / 45);
+    search.set_batch(4);
+    assert!(search.set_position(&root));
+    let (_, stats) = search
+        .run(&mut evaluators(1, true), sims(200), &stop)
+        .unwrap();
+    assert!(!stats.tree_full, "{stats:?}");
+    assert_eq!(stats.simulations, 200);
+    assert_eq!(
+        stats.reused_visits, 0,
+        "dropped: grown, it was over half the bound"
+    );
+}
+
 #[test]
 fn no_evaluator_or_a_finished_game_is_an_error() {
     let game: Game = "ataxx".parse().unwrap();
