@@ -48,6 +48,20 @@ impl Search {
     /// Several batches may be in flight at once; give each back with
     /// [`Search::apply_batch`] before [`Search::outcome`] or [`Search::advance`].
     pub fn gather(&mut self, max: usize, cfg: &MctsConfig, rng: &mut Rng) -> LeafBatch {
+        self.gather_with(max, cfg, rng, |_| {})
+    }
+
+    /// [`Search::gather`], calling `leaf` with the position of each leaf a descent
+    /// reaches as soon as it is known: every request's, in order, and those of collisions
+    /// and of finished or solved games (the play loop prefetches its evaluation cache's
+    /// slot).
+    pub fn gather_with(
+        &mut self,
+        max: usize,
+        cfg: &MctsConfig,
+        rng: &mut Rng,
+        mut leaf: impl FnMut(&State),
+    ) -> LeafBatch {
         // A tail grown under a leaf in flight would leave its path on the old run.
         assert!(
             !self.one_leaf || (max <= 1 && self.batches_out == 0),
@@ -60,6 +74,7 @@ impl Search {
                 batch.paths.push(ROOT);
                 self.add_virtual_loss(&[ROOT]);
                 let root = self.root_state;
+                leaf(&root);
                 self.push_request(&root, &mut batch, start, LeafKind::Full, cfg, rng);
                 self.batches_out += 1;
             }
@@ -147,6 +162,10 @@ impl Search {
                 };
                 let e = &mut self.edges[next];
                 state = state.after(e.mv);
+                if e.first == NONE {
+                    // A leaf, as early as it is known.
+                    leaf(&state);
+                }
                 if e.visits + u32::from(e.in_flight) == 0 {
                     // The first descent through this move.
                     e.exact = terminal_value(&state).map_or(Exact::UNKNOWN, Exact::of);
@@ -333,6 +352,32 @@ impl Search {
 mod tests {
     use super::*;
     use crate::mcts::select::tests::answer;
+
+    /// `gather_with` shows its callback every leaf it asks an evaluation for, in order,
+    /// before the batch comes back.
+    #[test]
+    fn gather_with_shows_each_leaf_before_its_request() {
+        let cfg = crate::MctsConfig::for_play();
+        let root = "ataxx".parse::<engine::Game>().unwrap().startpos();
+        let mut rng = Rng::new(2);
+        let mut s = Search::new(root);
+        s.start(400, false, &cfg, &mut rng);
+        let mut requested = 0;
+        while !s.finished() {
+            let mut seen = Vec::new();
+            let b = s.gather_with(3, &cfg, &mut rng, |p| seen.push(*p));
+            let asked: Vec<State> = b.requests.iter().map(|r| r.position).collect();
+            // Each request's leaf was seen, in order (among collisions and finished games).
+            let mut rest = seen.iter();
+            assert!(
+                asked.iter().all(|a| rest.any(|p| p == a)),
+                "{seen:?} {asked:?}"
+            );
+            requested += asked.len();
+            answer(&mut s, b, &cfg, &mut rng);
+        }
+        assert!(requested > 300, "{requested}");
+    }
 
     /// A lazy search whose descents go on from the leaf the last batch expanded builds
     /// the same tree, simulation for simulation, as one whose every descent starts at

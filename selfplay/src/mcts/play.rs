@@ -285,7 +285,7 @@ impl Context<'_> {
                     search, rng, cache, ..
                 } = &mut *g;
                 let before = search.simulations();
-                let batch = search.gather(self.batch, self.cfg, rng);
+                let batch = search.gather_with(self.batch, self.cfg, rng, |s| cache.prefetch(s));
                 if batch.is_empty() && search.simulations() > before {
                     // Only finished games (or leaves the endgame solver proved) were met:
                     // scored already, no wait.
