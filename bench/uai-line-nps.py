@@ -20,6 +20,11 @@ from the last `info` line of each search that gives `nodes` and `time`, and thei
 then the wall-clock time from each `go` sent to its `bestmove` read, summed, and the
 nodes over it (what a game's clock sees: an engine's own time may leave out the work
 before its search, such as moving the tree to the new root).
+
+With --same, each round also says whether every engine searched as the first one did:
+the same best move and the same last `info` line, its timing fields (`time`, `nps`)
+left out, at every ply (flipzero's names its evaluations, reused visits and cache hits:
+two builds whose searches are the same bits agree on all of them).
 """
 
 import argparse
@@ -30,6 +35,7 @@ import time
 
 NODES = re.compile(r" nodes (\d+)")
 TIME = re.compile(r" time (\d+)")
+TIMING = re.compile(r" (time|nps) \d+")
 
 
 def parse(spec):
@@ -48,7 +54,8 @@ def parse(spec):
 
 def run(cmd, options, nodes, plies, line):
     """Searches the positions of `line` (or plays a line of `plies` when it is None);
-    returns (moves played, nodes, milliseconds)."""
+    returns (moves played, nodes, milliseconds, wall-clock seconds, and a trace: each
+    ply's best move and last info line without its timing)."""
     p = subprocess.Popen(
         ["sh", "-c", cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
@@ -78,7 +85,7 @@ def run(cmd, options, nodes, plies, line):
     send("isready")
     for _ in until("readyok"):
         pass
-    moves, total_nodes, total_ms, total_wall = [], 0, 0, 0.0
+    moves, total_nodes, total_ms, total_wall, trace = [], 0, 0, 0.0, []
     count = len(line) if line is not None else plies
     for i in range(count):
         send("position startpos" + (" moves " + " ".join(moves) if moves else ""))
@@ -95,13 +102,14 @@ def run(cmd, options, nodes, plies, line):
             sys.exit(f"uai-line-nps: `{cmd}` gave no nodes/time info at ply {i}")
         total_nodes += int(NODES.search(last).group(1))
         total_ms += int(TIME.search(last).group(1))
+        trace.append((best, TIMING.sub("", last)))
         nxt = line[i] if line is not None else best
         if nxt in ("0000", "(none)", None):
             break
         moves.append(nxt)
     send("quit")
     p.wait(timeout=30)
-    return moves, total_nodes, total_ms, total_wall
+    return moves, total_nodes, total_ms, total_wall, trace
 
 
 def main():
@@ -110,6 +118,7 @@ def main():
     ap.add_argument("--plies", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--line", required=True, help="the engine that plays the line, NAME=COMMAND[;...]")
+    ap.add_argument("--same", action="store_true", help="say whether each engine searched as the first")
     ap.add_argument("engines", nargs="+")
     a = ap.parse_args()
     engines = [parse(s) for s in a.engines]
@@ -121,17 +130,26 @@ def main():
         pass
     print(f"cpu: {cpu}; go nodes {a.nodes}, {a.plies} plies")
     _, cmd, options = parse(a.line)
-    line, _, _, _ = run(cmd, options, a.nodes, a.plies, None)
+    line = run(cmd, options, a.nodes, a.plies, None)[0]
     print(f"line ({len(line)} plies): {' '.join(line)}")
     for r in range(1, a.rounds + 1):
+        first = None
         for name, cmd, options in engines:
-            moves, nodes, ms, wall = run(cmd, options, a.nodes, a.plies, line)
+            moves, nodes, ms, wall, trace = run(cmd, options, a.nodes, a.plies, line)
             print(
                 f"round {r}  {name:<16} plies {len(moves):3}  nodes {nodes:9}  "
                 f"ms {ms:6}  nodes/s {nodes * 1000 // max(ms, 1):8}  "
                 f"wall ms {wall * 1000:6.0f}  nodes/wall s {nodes / max(wall, 1e-9):8.0f}",
                 flush=True,
             )
+            if a.same and first is None:
+                first = (name, trace)
+            elif a.same:
+                differ = [i for i, (x, y) in enumerate(zip(first[1], trace)) if x != y]
+                if len(trace) != len(first[1]):
+                    differ.append(min(len(trace), len(first[1])))
+                verdict = f"differs from {first[0]} at plies {differ}" if differ else f"the same searches as {first[0]}"
+                print(f"round {r}  {name:<16} {verdict}", flush=True)
 
 
 if __name__ == "__main__":
