@@ -34,7 +34,6 @@ impl EvalCache {
         (n > 0).then(|| (s.hash() % n) as usize)
     }
 
-    /// The held evaluation of `s`, counted as a lookup (and a hit).
     /// Asks the CPU to bring `s`'s slot into its caches, ahead of its lookup: a slot is
     /// a cache miss (the table is larger than the caches the tree leaves it).
     pub fn prefetch(&self, s: &State) {
@@ -50,6 +49,7 @@ impl EvalCache {
         let _ = s;
     }
 
+    /// The held evaluation of `s`, counted as a lookup (and a hit).
     fn lookup(&mut self, s: &State) -> Option<&Evaluation> {
         let i = self.slot(s)?;
         self.lookups += 1;

@@ -139,9 +139,8 @@ impl PlaySearch {
     /// one that starts with a buffer of more than half of `bytes` compacts it (what
     /// reroots left behind dropped, [`Search::compact`]), and starts a fresh tree if the
     /// kept tree alone is still more than half, giving the old one's memory back. A
-    /// search with no other limit (`go
-    /// infinite`) grows its tree by hundreds of megabytes a second: without a bound it
-    /// would take all the memory. At most [`MAX_TREE_BYTES`] (a larger bound is taken as
+    /// search with no other limit (`go infinite`) grows its tree by hundreds of megabytes
+    /// a second: without a bound it would take all the memory. At most [`MAX_TREE_BYTES`] (a larger bound is taken as
     /// that).
     pub fn set_tree_limit(&mut self, bytes: usize) {
         self.tree_limit = bytes.min(usize::try_from(MAX_TREE_BYTES).unwrap_or(usize::MAX));

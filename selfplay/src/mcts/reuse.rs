@@ -3,7 +3,7 @@
 use engine::{Move, State};
 
 use super::search::Search;
-use super::tree::{Edge, MAX_SPARE_BYTES, NONE, ROOT, Spare};
+use super::tree::{Edge, MAX_SPARE_BYTES, NONE, ROOT, Spare, TailMove};
 
 /// A reroot compacts the tree only once its buffer holds more than [`COMPACT_GROWTH`]
 /// times what the last compaction left, and times this (96 KB): a small tree is left in
@@ -235,17 +235,9 @@ impl Search {
                 continue;
             }
             if as_edges {
-                edges.extend(
-                    self.tails[tail]
-                        .iter()
-                        .map(|t| Edge::unvisited(t.mv, t.prior)),
-                );
+                edges.extend(self.tails[tail].iter().map(TailMove::edge));
             } else {
-                edges.push(Edge {
-                    first: tails.len() as u32,
-                    count: u16::try_from(tail.len()).expect("fewer than 65,536 moves"),
-                    ..Edge::unvisited(Move::PASS, 0.0)
-                });
+                edges.push(Edge::tail_header(tails.len(), tail.len()));
                 tails.extend_from_slice(&self.tails[tail]);
             }
         }
@@ -283,23 +275,12 @@ mod tests {
         }
     }
 
-    /// The tree from the root, depth first: each visited position's moves with their
-    /// statistics (bits), as the search reads them.
-    fn dump(s: &Search) -> Vec<(Move, u32, u32, u32, Option<f32>, u16)> {
-        s.reachable()
-            .into_iter()
-            .map(|i| {
-                let c = &s.edges[i as usize];
-                (
-                    c.mv,
-                    c.visits,
-                    c.value_sum.to_bits(),
-                    c.prior.to_bits(),
-                    c.exact.get(),
-                    c.count,
-                )
-            })
-            .collect()
+    /// The play-time settings, and two searches of the start position with random
+    /// sources of the same seed.
+    fn twins(seed: u64) -> (MctsConfig, (Search, Rng), (Search, Rng)) {
+        let root = "ataxx".parse::<engine::Game>().unwrap().startpos();
+        let one = || (Search::new(root), Rng::new(seed));
+        (MctsConfig::for_play(), one(), one())
     }
 
     /// Edges the tree reaches: the root's and every expanded position's moves.
@@ -307,17 +288,18 @@ mod tests {
         1 + s.reachable().len()
     }
 
-    /// Every expanded position's moves, depth first, tails included (as moves never
-    /// searched): what the search's choices depend on, whether a position keeps a tail
-    /// or not. The last field is the position's number of moves.
-    fn dump_with_tails(s: &Search) -> Vec<(Move, u32, u32, u32, Option<f32>, usize)> {
+    /// The tree from the root, depth first: every expanded position's moves with their
+    /// statistics (bits), as the search reads them, tails included (as moves never
+    /// searched), so that a tree with tails and one without compare. The last field is
+    /// the position's number of moves.
+    fn dump(s: &Search) -> Vec<(Move, u32, u32, u32, Option<f32>, usize)> {
         let (mut out, mut stack) = (Vec::new(), vec![ROOT]);
         while let Some(e) = stack.pop() {
             for i in s.moves_of(e) {
                 let c = &s.edges[i];
                 let moves = usize::from(c.count) + s.tail_of(i as u32).len();
-                let stats = (c.mv, c.visits, c.value_sum.to_bits(), c.prior.to_bits());
-                out.push((stats.0, stats.1, stats.2, stats.3, c.exact.get(), moves));
+                let (value, prior) = (c.value_sum.to_bits(), c.prior.to_bits());
+                out.push((c.mv, c.visits, value, prior, c.exact.get(), moves));
                 stack.push(i as u32);
             }
             for t in &s.tails[s.tail_of(e)] {
@@ -333,15 +315,12 @@ mod tests {
     /// under the memory.
     #[test]
     fn a_tree_with_tails_searches_as_one_without() {
-        let cfg = MctsConfig::for_play();
-        let root = "ataxx".parse::<engine::Game>().unwrap().startpos();
-        let (mut rng_a, mut rng_b) = (Rng::new(5), Rng::new(5));
-        let (mut a, mut b) = (Search::new(root), Search::new(root));
+        let (cfg, (mut a, mut rng_a), (mut b, mut rng_b)) = twins(5);
         a.set_one_leaf(true);
         for ply in 0..4 {
             search(&mut a, 3_000, &cfg, &mut rng_a);
             search(&mut b, 3_000, &cfg, &mut rng_b);
-            assert_eq!(dump_with_tails(&a), dump_with_tails(&b), "ply {ply}");
+            assert_eq!(dump(&a), dump(&b), "ply {ply}");
             assert_eq!(a.outcome(&cfg), b.outcome(&cfg), "ply {ply}");
             let expanded = a.reachable().into_iter().filter(|&e| a.expanded(e));
             let (tailed, grown) = expanded.fold((0, 0), |(t, g), e| {
@@ -370,7 +349,7 @@ mod tests {
                 b.compact();
                 assert!(a.tree_bytes() * 10 < b.tree_bytes() * 6, "compacted");
             }
-            assert_eq!(dump_with_tails(&a), dump_with_tails(&b), "ply {ply}");
+            assert_eq!(dump(&a), dump(&b), "ply {ply}");
             assert!(
                 !a.edges[ROOT as usize].has_tail,
                 "a root holds its moves as edges"
@@ -379,10 +358,10 @@ mod tests {
         // Turned off, every tail becomes edges.
         a.set_one_leaf(false);
         assert!(a.reachable().iter().all(|&e| !a.edges[e as usize].has_tail));
-        assert_eq!(dump_with_tails(&a), dump_with_tails(&b));
+        assert_eq!(dump(&a), dump(&b));
         search(&mut a, 1_000, &cfg, &mut rng_a);
         search(&mut b, 1_000, &cfg, &mut rng_b);
-        assert_eq!(dump_with_tails(&a), dump_with_tails(&b));
+        assert_eq!(dump(&a), dump(&b));
     }
 
     /// A subtree kept in place (the rest of the old tree left in the buffer) holds what
@@ -391,10 +370,7 @@ mod tests {
     /// left is compacted at the next reroot.
     #[test]
     fn a_subtree_kept_in_place_searches_as_a_copied_one() {
-        let cfg = MctsConfig::for_play();
-        let root = "ataxx".parse::<engine::Game>().unwrap().startpos();
-        let (mut rng_a, mut rng_b) = (Rng::new(3), Rng::new(3));
-        let (mut a, mut b) = (Search::new(root), Search::new(root));
+        let (cfg, (mut a, mut rng_a), (mut b, mut rng_b)) = twins(3);
         for ply in 0..3 {
             search(&mut a, 300, &cfg, &mut rng_a);
             search(&mut b, 300, &cfg, &mut rng_b);

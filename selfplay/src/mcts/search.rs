@@ -176,8 +176,7 @@ impl Search {
         if !n.has_tail {
             return 0..0;
         }
-        let header = &self.edges[n.first as usize + usize::from(n.count)];
-        header.first as usize..header.first as usize + usize::from(header.count)
+        self.edges[n.first as usize + usize::from(n.count)].tail()
     }
 
     /// Turns the tail of the position edge `at` leads to into edges: its moves are
@@ -192,10 +191,8 @@ impl Search {
         let first = self.edges.len();
         self.edges.extend_from_within(run.clone());
         let grown = self.edges.len();
-        for t in tail.clone() {
-            let TailMove { prior, mv } = self.tails[t];
-            self.edges.push(Edge::unvisited(mv, prior));
-        }
+        self.edges
+            .extend(self.tails[tail.clone()].iter().map(TailMove::edge));
         let e = &mut self.edges[at as usize];
         e.first = first as u32;
         e.count = u16::try_from(run.len() + tail.len()).expect("fewer than 65,536 moves");
@@ -218,7 +215,7 @@ impl Search {
         } else {
             n
         };
-        let tail_start = self.tails.len() as u32;
+        let tail_start = self.tails.len();
         for (k, (mv, prior)) in moves.enumerate() {
             if k < full {
                 self.edges.push(Edge::unvisited(mv, prior));
@@ -227,12 +224,7 @@ impl Search {
             }
         }
         if full < n {
-            // The header: where the tail is.
-            self.edges.push(Edge {
-                first: tail_start,
-                count: u16::try_from(n - full).expect("fewer than 65,536 moves"),
-                ..Edge::unvisited(Move::PASS, 0.0)
-            });
+            self.edges.push(Edge::tail_header(tail_start, n - full));
         }
         let e = &mut self.edges[at as usize];
         e.first = first;

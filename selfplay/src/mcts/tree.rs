@@ -109,6 +109,30 @@ pub(super) struct TailMove {
 
 const _: () = assert!(size_of::<TailMove>() == 8);
 
+impl TailMove {
+    /// The move as an edge, when its tail is grown.
+    pub(super) fn edge(&self) -> Edge {
+        Edge::unvisited(self.mv, self.prior)
+    }
+}
+
+impl Edge {
+    /// The header of a tail of `len` moves from `start` in `Search::tails`: the edge
+    /// after a position's edges when it has a tail ([`Edge::has_tail`]).
+    pub(super) fn tail_header(start: usize, len: usize) -> Edge {
+        Edge {
+            first: u32::try_from(start).expect("tails fit their u32 index"),
+            count: u16::try_from(len).expect("fewer than 65,536 moves"),
+            ..Edge::unvisited(Move::PASS, 0.0)
+        }
+    }
+
+    /// The tail a header ([`Edge::tail_header`]) gives, as a range of `Search::tails`.
+    pub(super) fn tail(&self) -> std::ops::Range<usize> {
+        self.first as usize..self.first as usize + usize::from(self.count)
+    }
+}
+
 /// The edges a position expanded with a tail starts with. With 4, a 600,000-simulation
 /// search from the start (`docs/strength/fast-quick/best`) holds its tree in 139 MB where
 /// whole runs take 302 MB (with 2: 184 MB; 8: 140 MB; 16: 171 MB).
