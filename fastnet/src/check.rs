@@ -12,7 +12,7 @@
 //!   the softmax one-hot).
 
 use crate::features::Layout;
-use crate::net::FloatNet;
+use crate::net::{FloatNet, PolicyKind, board_features};
 
 /// The largest policy logit (in absolute value) a check position may have.
 pub const LOGIT_LIMIT: f32 = 1e4;
@@ -32,7 +32,7 @@ pub fn check_outputs(net: &FloatNet) -> Result<(), String> {
     }
     let game = net.cfg.check().map_err(|e| e.to_string())?;
     let layout = Layout::new(game);
-    let (mut active, mut acc) = (Vec::new(), vec![0f32; net.cfg.hidden]);
+    let (mut active, mut acc, mut board) = (Vec::new(), vec![0f32; net.cfg.hidden], Vec::new());
     for (i, s) in game.check_positions().iter().enumerate() {
         let stm = s.side_to_move();
         let states = layout.cell_states(s);
@@ -46,7 +46,8 @@ pub fn check_outputs(net: &FloatNet) -> Result<(), String> {
             ));
         }
         let moves = s.legal_moves();
-        let logits = net.logits(&acc, &moves, layout.cells());
+        board_features(&layout, &active, &mut board);
+        let logits = net.logits(&acc, &board, &moves, layout.cells());
         if let Some((m, x)) = moves
             .iter()
             .zip(&logits)
@@ -68,6 +69,20 @@ pub fn check_outputs(net: &FloatNet) -> Result<(), String> {
 pub fn policy_bound(net: &FloatNet) -> f64 {
     let (h, r, d) = (net.cfg.hidden, net.cfg.policy_rank, net.cfg.policy_dim);
     let abs_sum = |w: &[f32]| w.iter().map(|x| f64::from(x.abs())).sum::<f64>();
+    if net.cfg.policy == PolicyKind::Board {
+        // Every board feature active at once bounds any position's sums.
+        let n = net.p_b.len();
+        let mut outs: Vec<f64> = net.p_b.iter().map(|b| f64::from(b.abs())).collect();
+        for row in net.p_w.chunks_exact(n.max(1)) {
+            for (o, w) in outs.iter_mut().zip(row) {
+                *o += f64::from(w.abs());
+            }
+        }
+        return outs.chunks(d.max(1)).fold(0.0, |worst, slot| {
+            let squares: f64 = slot.iter().map(|o| o * o).sum();
+            slot.iter().copied().fold(worst.max(squares), f64::max)
+        });
+    }
     let z: Vec<f64> = (0..r)
         .map(|k| abs_sum(&net.p_proj[k * h..(k + 1) * h]))
         .collect();

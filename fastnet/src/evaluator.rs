@@ -42,7 +42,7 @@ impl FastEvaluator {
     pub fn evaluate_one(&mut self, s: &State, moves: &[Move], policy: &mut Vec<f32>) -> f32 {
         self.net.side_lanes(s, &mut self.leaf);
         self.net
-            .policy_of(&self.leaf.lanes, moves, policy, &mut self.scratch);
+            .leaf_policy(&self.leaf, moves, policy, &mut self.scratch);
         self.net.value_of(&self.leaf.lanes)
     }
 }
@@ -80,6 +80,22 @@ impl Evaluator for FastEvaluator {
 
     fn values_need_moves(&self) -> bool {
         false
+    }
+
+    /// A `board` policy needs no accumulator: the policy alone costs a few thousand
+    /// additions, against the accumulator's refresh and the value.
+    fn policy_alone(&self) -> bool {
+        self.net.policy_reads_board()
+    }
+
+    fn policy_into(&mut self, state: &State, moves: &[Move], out: &mut Vec<f32>) {
+        if self.net.policy_reads_board() {
+            self.net.side_features(state, &mut self.leaf);
+            self.net
+                .board_policy(self.leaf.feats(), moves, out, &mut self.scratch);
+        } else {
+            self.evaluate_one(state, moves, out);
+        }
     }
 
     fn name(&self) -> String {

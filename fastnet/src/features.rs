@@ -216,6 +216,17 @@ impl Layout {
         }));
     }
 
+    /// The state of cell `c` in a position whose active features (one per tuple, in
+    /// tuple order, as [`Layout::active`] gives them) are `active`, from their
+    /// perspective; `None` for a cell index that is not on the board.
+    #[inline]
+    pub fn cell_state_in(&self, active: &[u32], c: usize) -> Option<CellState> {
+        let &(t, place) = self.of_cell.get(c)?.first()?;
+        let t = usize::from(t);
+        let idx = active[t] as usize - t * PER_TUPLE;
+        Some((idx / usize::from(place) % CELL_STATES) as CellState)
+    }
+
     /// The tuples cell `c` is in.
     #[inline]
     pub fn tuples_of(&self, c: usize) -> impl Iterator<Item = usize> + '_ {

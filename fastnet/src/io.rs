@@ -124,9 +124,17 @@ pub fn save(
             "l1.weight and l1.bias are round(w * {qa}) (i16), value.weight round(w * {qb}) \
              (i16); value = tanh(sum(clamp(acc, 0, {qa})^2 * value.weight) / ({qa}^2 * {qb}) \
              + value.bias), acc = l1.bias + the rows of the active features, of the side to \
-             move's perspective; the policy is in f32 on clamp(acc, 0, {qa}) / {qa}",
+             move's perspective; {policy}",
             qa = net.cfg.qa,
-            qb = net.cfg.qb
+            qb = net.cfg.qb,
+            policy = match net.cfg.policy {
+                crate::net::PolicyKind::Accumulator => format!(
+                    "the policy is in f32 on clamp(acc, 0, {qa}) / {qa}",
+                    qa = net.cfg.qa
+                ),
+                crate::net::PolicyKind::Board =>
+                    "the policy is in f32 on the board's cells".to_string(),
+            }
         ),
         trained,
         search,
@@ -153,30 +161,20 @@ pub fn quantised_file(net: &FloatNet) -> Result<Vec<u8>, Error> {
     let shapes = tensor_shapes(&net.cfg, &Layout::new(game));
     let q = crate::quant::QuantNet::new(net)?;
     let (l1_w, l1_b, v_w) = q.quantised();
-    let quant = vec![
-        ("l1.weight", shapes[0].1.clone(), "I16", i16_bytes(l1_w)),
-        ("l1.bias", shapes[1].1.clone(), "I16", i16_bytes(l1_b)),
-        ("value.weight", shapes[2].1.clone(), "I16", i16_bytes(v_w)),
-        ("value.bias", vec![1], "F32", f32_bytes(&[net.v_b])),
-        (
-            "policy.proj",
-            shapes[4].1.clone(),
-            "F32",
-            f32_bytes(&net.p_proj),
-        ),
-        (
-            "policy.weight",
-            shapes[5].1.clone(),
-            "F32",
-            f32_bytes(&net.p_w),
-        ),
-        (
-            "policy.bias",
-            shapes[6].1.clone(),
-            "F32",
-            f32_bytes(&net.p_b),
-        ),
-    ];
+    // The first three in i16, the rest as the float file has them.
+    let quant: Vec<_> = shapes
+        .iter()
+        .zip(net.tensors())
+        .map(|((name, shape), t)| {
+            let (dtype, bytes) = match *name {
+                "l1.weight" => ("I16", i16_bytes(l1_w)),
+                "l1.bias" => ("I16", i16_bytes(l1_b)),
+                "value.weight" => ("I16", i16_bytes(v_w)),
+                _ => ("F32", f32_bytes(t)),
+            };
+            (*name, shape.clone(), dtype, bytes)
+        })
+        .collect();
     Ok(safetensors(&quant))
 }
 
@@ -371,18 +369,7 @@ pub fn parse(
         }
         out.push(v);
     }
-    let mut it = out.into_iter();
-    let mut next = || it.next().expect("seven tensors");
-    let net = FloatNet {
-        cfg: meta.network.clone(),
-        l1_w: next(),
-        l1_b: next(),
-        v_w: next(),
-        v_b: next()[0],
-        p_proj: next(),
-        p_w: next(),
-        p_b: next(),
-    };
+    let net = FloatNet::from_tensors(meta.network.clone(), out);
     // What the searchers run is the quantised net, whose integer sums must not overflow.
     crate::quant::QuantNet::check_sums(&net).map_err(|e| bad(e.to_string()))?;
     crate::check::check_outputs(&net)

@@ -13,9 +13,15 @@
 //! The policy's "subnets" are Monty's: one small projection per from-slot (a jump's
 //! source; one shared slot for clones and placements) and per to-slot (the target cell),
 //! their dot product the move's score; a node evaluates only the subnets its legal moves
-//! name. The subnets read a shared low-rank projection `z` of the activations, so that a
-//! subnet costs `policy_dim × policy_rank` multiply-adds instead of
-//! `policy_dim × hidden` (the projection once per position).
+//! name. Two kinds of policy read different inputs ([`PolicyKind`]):
+//!
+//! - `accumulator` (above): the subnets read a shared low-rank projection `z` of the
+//!   activations, so that a subnet costs `policy_dim × policy_rank` multiply-adds instead
+//!   of `policy_dim × hidden` (the projection once per position);
+//! - `board`: Monty's own, each subnet a sparse layer over the cells,
+//!   `relu(c + Σ P[f])` over the board features `f` (a cell holding the side to move's
+//!   piece, the opponent's, or a blocker: `3 × cells` inputs), so that a policy costs a
+//!   few thousand additions and no accumulator ([`board_features`]).
 
 use engine::{Move, MoveKind, Rng};
 use serde::{Deserialize, Serialize};
@@ -34,8 +40,11 @@ pub struct FastNetConfig {
     pub hidden: usize,
     /// Width of each policy subnet's output.
     pub policy_dim: usize,
-    /// Width of the shared projection the policy subnets read.
+    /// Width of the shared projection the policy subnets read (`accumulator` policies).
     pub policy_rank: usize,
+    /// What the policy subnets read: `accumulator` (a file without the key) or `board`.
+    #[serde(default)]
+    pub policy: PolicyKind,
     /// Accumulator scale of the quantised net (h · qa in i16).
     pub qa: i16,
     /// Output-weight scale of the quantised net (w₂ · qb in i16).
@@ -43,6 +52,52 @@ pub struct FastNetConfig {
     /// |weight| bound kept by training on W₁, b₁ (so the i16 accumulator cannot
     /// overflow) and w₂ (so w₂ · qb and clamp(h)·w₂·qb fit an i16).
     pub clip: f32,
+}
+
+/// What a fast net's policy subnets read (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyKind {
+    /// A low-rank projection of the value's accumulator.
+    #[default]
+    Accumulator,
+    /// The board's cells, sparse (Monty's Ataxx policy).
+    Board,
+}
+
+impl std::str::FromStr for PolicyKind {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<PolicyKind, crate::Error> {
+        match s {
+            "accumulator" => Ok(PolicyKind::Accumulator),
+            "board" => Ok(PolicyKind::Board),
+            _ => Err(crate::Error::Format(format!(
+                "policy `{s}` (`accumulator` or `board`)"
+            ))),
+        }
+    }
+}
+
+/// The board features of a position, from the relative cell states of its active tuple
+/// features (`active`, as [`Layout::active`] gives them: own 1, the opponent's 2,
+/// blocked 3): `(state − 1) × cells + cell` for every cell that is not empty, in cell
+/// order, into `out`. What a `board` policy reads; the trainer and the searchers derive
+/// them from the same tuple features, so they cannot disagree.
+pub fn board_features(layout: &Layout, active: &[u32], out: &mut Vec<u16>) {
+    out.clear();
+    let cells = layout.cells();
+    for c in 0..cells {
+        if let Some(st) = layout.cell_state_in(active, c)
+            && st != 0
+        {
+            out.push(((usize::from(st) - 1) * cells + c) as u16);
+        }
+    }
+}
+
+/// Inputs of a `board` policy: three per cell index.
+pub fn board_inputs(cells: usize) -> usize {
+    3 * cells
 }
 
 /// The feature set this build knows.
@@ -60,6 +115,7 @@ impl FastNetConfig {
             hidden,
             policy_dim: 4,
             policy_rank: 32,
+            policy: PolicyKind::Accumulator,
             qa: 255,
             qb: 64,
             clip: bound.min(1.98),
@@ -138,9 +194,10 @@ pub struct FloatNet {
     pub v_w: Vec<f32>,
     /// b₂.
     pub v_b: f32,
-    /// B: `policy_rank × hidden`.
+    /// B: `policy_rank × hidden` (`accumulator` policies; empty for `board` ones).
     pub p_proj: Vec<f32>,
-    /// P: `subnets × policy_dim × policy_rank`.
+    /// P: `subnets × policy_dim × policy_rank` (`accumulator`), or
+    /// `board_inputs × subnets × policy_dim` (`board`: a row per board feature).
     pub p_w: Vec<f32>,
     /// c: `subnets × policy_dim`.
     pub p_b: Vec<f32>,
@@ -149,15 +206,26 @@ pub struct FloatNet {
 /// The named tensors of a net, in file order, with their shapes.
 pub fn tensor_shapes(cfg: &FastNetConfig, layout: &Layout) -> Vec<(&'static str, Vec<usize>)> {
     let s = subnets(layout.cells());
-    vec![
+    let mut t = vec![
         ("l1.weight", vec![layout.inputs(), cfg.hidden]),
         ("l1.bias", vec![cfg.hidden]),
         ("value.weight", vec![cfg.hidden]),
         ("value.bias", vec![1]),
-        ("policy.proj", vec![cfg.policy_rank, cfg.hidden]),
-        ("policy.weight", vec![s, cfg.policy_dim, cfg.policy_rank]),
-        ("policy.bias", vec![s, cfg.policy_dim]),
-    ]
+    ];
+    match cfg.policy {
+        PolicyKind::Accumulator => {
+            t.push(("policy.proj", vec![cfg.policy_rank, cfg.hidden]));
+            t.push(("policy.weight", vec![s, cfg.policy_dim, cfg.policy_rank]));
+        }
+        PolicyKind::Board => {
+            t.push((
+                "policy.cells",
+                vec![board_inputs(layout.cells()), s, cfg.policy_dim],
+            ));
+        }
+    }
+    t.push(("policy.bias", vec![s, cfg.policy_dim]));
+    t
 }
 
 impl FloatNet {
@@ -175,16 +243,26 @@ impl FloatNet {
         let h = cfg.hidden;
         let s = subnets(layout.cells());
         let t = (layout.tuples() as f32).sqrt();
+        let board = cfg.policy == PolicyKind::Board;
         let net = FloatNet {
             l1_w: uni(layout.inputs() * h, 0.5 / t),
             l1_b: uni(h, 0.1).iter().map(|b| b + 0.25).collect(),
             v_w: uni(h, 1.0 / (h as f32).sqrt()),
             v_b: 0.0,
-            p_proj: uni(cfg.policy_rank * h, 1.0 / (h as f32).sqrt()),
-            p_w: uni(
-                s * cfg.policy_dim * cfg.policy_rank,
-                1.0 / (cfg.policy_rank as f32).sqrt(),
-            ),
+            p_proj: if board {
+                Vec::new()
+            } else {
+                uni(cfg.policy_rank * h, 1.0 / (h as f32).sqrt())
+            },
+            // A board row is added once for each piece on the board (tens of them).
+            p_w: if board {
+                uni(board_inputs(layout.cells()) * s * cfg.policy_dim, 0.5 / t)
+            } else {
+                uni(
+                    s * cfg.policy_dim * cfg.policy_rank,
+                    1.0 / (cfg.policy_rank as f32).sqrt(),
+                )
+            },
             p_b: uni(s * cfg.policy_dim, 0.1)
                 .iter()
                 .map(|b| b + 0.1)
@@ -243,20 +321,50 @@ impl FloatNet {
         }
     }
 
-    /// The policy logits of `moves` (0 for the pass) from the side to move's accumulator.
-    pub fn logits(&self, acc: &[f32], moves: &[Move], cells: usize) -> Vec<f32> {
-        let a: Vec<f32> = acc.iter().map(|x| x.clamp(0.0, 1.0)).collect();
-        let z = self.project(&a);
+    /// Every subnet's outputs (before their ReLU) of a `board` policy on board features
+    /// `board`: the biases, then each feature's row added in turn (the order the
+    /// searchers add them in: the same bits).
+    pub fn board_outputs(&self, board: &[u16], out: &mut Vec<f32>) {
+        let n = self.p_b.len();
+        out.clear();
+        out.extend_from_slice(&self.p_b);
+        for &f in board {
+            let row = &self.p_w[usize::from(f) * n..(usize::from(f) + 1) * n];
+            for (o, w) in out.iter_mut().zip(row) {
+                *o += w;
+            }
+        }
+    }
+
+    /// The policy logits of `moves` (0 for the pass) from the side to move's accumulator
+    /// `acc` (an `accumulator` policy) or its board features `board` (a `board` one).
+    pub fn logits(&self, acc: &[f32], board: &[u16], moves: &[Move], cells: usize) -> Vec<f32> {
         let d = self.cfg.policy_dim;
         let mut ef = vec![0f32; d];
         let mut et = vec![0f32; d];
+        let mut outs = Vec::new();
+        let z = match self.cfg.policy {
+            PolicyKind::Accumulator => {
+                let a: Vec<f32> = acc.iter().map(|x| x.clamp(0.0, 1.0)).collect();
+                self.project(&a)
+            }
+            PolicyKind::Board => {
+                self.board_outputs(board, &mut outs);
+                Vec::new()
+            }
+        };
         moves
             .iter()
             .map(|&m| match move_slots(m, cells) {
                 None => 0.0,
                 Some((f, t)) => {
-                    self.subnet(f, &z, &mut ef);
-                    self.subnet(t, &z, &mut et);
+                    if self.cfg.policy == PolicyKind::Board {
+                        ef.copy_from_slice(&outs[f * d..(f + 1) * d]);
+                        et.copy_from_slice(&outs[t * d..(t + 1) * d]);
+                    } else {
+                        self.subnet(f, &z, &mut ef);
+                        self.subnet(t, &z, &mut et);
+                    }
                     ef.iter()
                         .zip(&et)
                         .map(|(x, y)| x.max(0.0) * y.max(0.0))
@@ -268,15 +376,77 @@ impl FloatNet {
 
     /// The tensors in [`tensor_shapes`] order.
     pub fn tensors(&self) -> Vec<&[f32]> {
-        vec![
+        let mut t: Vec<&[f32]> = vec![
             &self.l1_w,
             &self.l1_b,
             &self.v_w,
             std::slice::from_ref(&self.v_b),
-            &self.p_proj,
-            &self.p_w,
-            &self.p_b,
-        ]
+        ];
+        if self.cfg.policy == PolicyKind::Accumulator {
+            t.push(&self.p_proj);
+        }
+        t.push(&self.p_w);
+        t.push(&self.p_b);
+        t
+    }
+
+    /// [`FloatNet::tensors`], to change.
+    pub fn tensors_mut(&mut self) -> Vec<&mut [f32]> {
+        let mut t: Vec<&mut [f32]> = vec![
+            &mut self.l1_w,
+            &mut self.l1_b,
+            &mut self.v_w,
+            std::slice::from_mut(&mut self.v_b),
+        ];
+        if self.cfg.policy == PolicyKind::Accumulator {
+            t.push(&mut self.p_proj);
+        }
+        t.push(&mut self.p_w);
+        t.push(&mut self.p_b);
+        t
+    }
+
+    /// A net of `tensors` in [`tensor_shapes`] order (their lengths checked by the
+    /// caller).
+    pub fn from_tensors(cfg: FastNetConfig, tensors: Vec<Vec<f32>>) -> FloatNet {
+        let mut it = tensors.into_iter();
+        let mut next = || it.next().expect("a tensor of each shape");
+        let (l1_w, l1_b, v_w, v_b) = (next(), next(), next(), next()[0]);
+        let p_proj = match cfg.policy {
+            PolicyKind::Accumulator => next(),
+            PolicyKind::Board => Vec::new(),
+        };
+        FloatNet {
+            l1_w,
+            l1_b,
+            v_w,
+            v_b,
+            p_proj,
+            p_w: next(),
+            p_b: next(),
+            cfg,
+        }
+    }
+
+    /// The same accumulator and value head under a fresh policy head of kind `policy`
+    /// (seeded): how a policy of another kind is trained on a net's value.
+    pub fn with_fresh_policy(
+        &self,
+        policy: PolicyKind,
+        seed: u64,
+    ) -> Result<FloatNet, crate::Error> {
+        let cfg = FastNetConfig {
+            policy,
+            ..self.cfg.clone()
+        };
+        let fresh = FloatNet::init(cfg, seed)?;
+        Ok(FloatNet {
+            l1_w: self.l1_w.clone(),
+            l1_b: self.l1_b.clone(),
+            v_w: self.v_w.clone(),
+            v_b: self.v_b,
+            ..fresh
+        })
     }
 
     /// Keeps the clipped tensors inside ±clip (the trainer calls it after each step).

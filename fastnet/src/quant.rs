@@ -9,7 +9,7 @@
 use engine::{Change, Isa, Move, Side, State};
 
 use crate::features::{CellState, Layout, PER_TUPLE};
-use crate::net::{FastNetConfig, FloatNet, move_slots};
+use crate::net::{FastNetConfig, FloatNet, PolicyKind, board_features, move_slots};
 use crate::{simd, slots};
 
 /// The quantised weights and the layout of their game.
@@ -30,6 +30,8 @@ pub struct QuantNet {
     /// Every subnet's weights (`subnets·dim × rank`), stored by slot
     /// ([`slots::by_slot`]).
     p_w_slots: Vec<f32>,
+    /// A `board` policy's rows, one per board feature (`subnets·dim` each).
+    p_cells: Vec<f32>,
     p_b: Vec<f32>,
 }
 
@@ -73,6 +75,7 @@ impl QuantNet {
     pub fn new(net: &FloatNet) -> Result<QuantNet, crate::Error> {
         let game = QuantNet::check_sums(net)?;
         let cfg = net.cfg.clone();
+        let board = cfg.policy == PolicyKind::Board;
         Ok(QuantNet {
             layout: Layout::new(game),
             isa: Isa::current(),
@@ -80,13 +83,22 @@ impl QuantNet {
             l1_b: quantise(&net.l1_b, f32::from(cfg.qa)),
             v_w: quantise(&net.v_w, f32::from(cfg.qb)),
             v_b: net.v_b,
-            p_proj_t: transpose(&net.p_proj, cfg.policy_rank, cfg.hidden),
-            p_w_slots: slots::by_slot(
-                &net.p_w,
-                net.p_b.len() / cfg.policy_dim,
-                cfg.policy_dim,
-                cfg.policy_rank,
-            ),
+            p_proj_t: if board {
+                Vec::new()
+            } else {
+                transpose(&net.p_proj, cfg.policy_rank, cfg.hidden)
+            },
+            p_w_slots: if board {
+                Vec::new()
+            } else {
+                slots::by_slot(
+                    &net.p_w,
+                    net.p_b.len() / cfg.policy_dim,
+                    cfg.policy_dim,
+                    cfg.policy_rank,
+                )
+            },
+            p_cells: if board { net.p_w.clone() } else { Vec::new() },
             p_b: net.p_b.clone(),
             cfg,
         })
@@ -262,9 +274,78 @@ impl QuantNet {
         simd::add_rows(self.isa, &mut leaf.lanes, &self.l1_w, &leaf.feats);
     }
 
+    /// The side to move's active features of `s` alone, into `leaf.feats` (what a
+    /// `board` policy reads: no lanes).
+    pub fn side_features(&self, s: &State, leaf: &mut Leaf) {
+        self.layout
+            .active_of(s, s.side_to_move(), &mut leaf.states, &mut leaf.feats);
+    }
+
+    /// Whether the policy reads the board (its features), not the accumulator's lanes.
+    pub fn policy_reads_board(&self) -> bool {
+        self.cfg.policy == PolicyKind::Board
+    }
+
     /// Policy probabilities over `moves` (softmax of the logits; the pass alone gets 1).
     pub fn policy(&self, acc: &Accumulator, stm: Side, moves: &[Move], out: &mut Vec<f32>) {
-        self.policy_of(acc.lanes(stm), moves, out, &mut Scratch::default());
+        let mut sc = Scratch::default();
+        if self.policy_reads_board() {
+            let mut feats = Vec::new();
+            self.layout.active(&acc.states, stm, &mut feats);
+            self.board_policy(&feats, moves, out, &mut sc);
+        } else {
+            self.policy_of(acc.lanes(stm), moves, out, &mut sc);
+        }
+    }
+
+    /// The policy of a leaf whose [`QuantNet::side_lanes`] (or, for a `board` policy,
+    /// [`QuantNet::side_features`]) `leaf` holds.
+    pub fn leaf_policy(&self, leaf: &Leaf, moves: &[Move], out: &mut Vec<f32>, sc: &mut Scratch) {
+        if self.policy_reads_board() {
+            self.board_policy(&leaf.feats, moves, out, sc);
+        } else {
+            self.policy_of(&leaf.lanes, moves, out, sc);
+        }
+    }
+
+    /// A `board` policy over `moves` of the position whose active tuple features (side to
+    /// move's view) are `feats`: each subnet's output is its bias plus the rows of the
+    /// board features, every subnet at once (a row is `subnets × dim` floats, added in
+    /// long vectorised loops, the features in cell order as the float net adds them: the
+    /// same bits on every target).
+    pub fn board_policy(
+        &self,
+        feats: &[u32],
+        moves: &[Move],
+        out: &mut Vec<f32>,
+        sc: &mut Scratch,
+    ) {
+        out.clear();
+        board_features(&self.layout, feats, &mut sc.board);
+        let n = self.p_b.len();
+        sc.outs.clear();
+        sc.outs.extend_from_slice(&self.p_b);
+        for &f in &sc.board {
+            let row = &self.p_cells[usize::from(f) * n..(usize::from(f) + 1) * n];
+            for (o, w) in sc.outs.iter_mut().zip(row) {
+                *o += w;
+            }
+        }
+        for o in sc.outs.iter_mut() {
+            *o = o.max(0.0);
+        }
+        self.logits_into(moves, out, &sc.outs);
+        softmax(out);
+    }
+
+    /// The logits of `moves` from every used subnet's outputs (after their ReLU).
+    fn logits_into(&self, moves: &[Move], out: &mut Vec<f32>, outs: &[f32]) {
+        let d = self.cfg.policy_dim;
+        let cells = self.layout.cells();
+        out.extend(moves.iter().map(|&m| match move_slots(m, cells) {
+            None => 0.0,
+            Some((f, t)) => (0..d).map(|k| outs[f * d + k] * outs[t * d + k]).sum(),
+        }));
     }
 
     /// [`QuantNet::policy`] from the side to move's lanes, with reusable scratch.
@@ -310,11 +391,7 @@ impl QuantNet {
             &sc.slots,
             &mut sc.outs,
         );
-        let outs = &sc.outs;
-        out.extend(moves.iter().map(|&m| match move_slots(m, cells) {
-            None => 0.0,
-            Some((f, t)) => (0..d).map(|k| outs[f * d + k] * outs[t * d + k]).sum(),
-        }));
+        self.logits_into(moves, out, &sc.outs);
         softmax(out);
     }
 }
@@ -330,6 +407,12 @@ pub struct Leaf {
 }
 
 impl Leaf {
+    /// The active features of the last position given to [`QuantNet::side_lanes`] or
+    /// [`QuantNet::side_features`].
+    pub fn feats(&self) -> &[u32] {
+        &self.feats
+    }
+
     /// Buffers for positions of `net`'s game.
     pub fn new(net: &QuantNet) -> Leaf {
         Leaf {
@@ -350,6 +433,8 @@ pub struct Scratch {
     /// The slots the moves use: a mark per slot, and the list.
     used: Vec<bool>,
     slots: Vec<u16>,
+    /// A `board` policy's features.
+    board: Vec<u16>,
 }
 
 impl Accumulator {

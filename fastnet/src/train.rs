@@ -10,7 +10,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::data::Examples;
-use crate::net::FloatNet;
+use crate::features::Layout;
+use crate::net::{FloatNet, PolicyKind, board_features};
 
 /// Training settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -42,6 +43,20 @@ pub struct TrainConfig {
     /// 0: every epoch is the whole window.
     #[serde(default)]
     pub replay: f32,
+    /// What the policy of a fresh net reads: `accumulator` or `board` (see
+    /// [`crate::net::PolicyKind`]). Starting from a net (`--init`) whose policy is of the
+    /// other kind keeps its accumulator and value head and puts a fresh policy head of
+    /// this kind on them.
+    #[serde(default)]
+    pub policy: PolicyKind,
+    /// Whether the accumulator and the value head train (false: they are kept as they
+    /// are, and only the policy head learns; a new policy head on a trained net).
+    #[serde(default = "yes")]
+    pub train_value: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for TrainConfig {
@@ -57,6 +72,8 @@ impl Default for TrainConfig {
             seed: 1,
             hidden: 256,
             replay: 0.0,
+            policy: PolicyKind::Accumulator,
+            train_value: true,
         }
     }
 }
@@ -125,6 +142,18 @@ impl Grads {
         }
     }
 
+    /// The gradients in [`FloatNet::tensors`] order, W₁'s left out (its rows are
+    /// gathered from `rows`).
+    fn tensors(&self, policy: PolicyKind) -> Vec<&[f32]> {
+        let mut t: Vec<&[f32]> = vec![&self.l1_b, &self.v_w, std::slice::from_ref(&self.v_b)];
+        if policy == PolicyKind::Accumulator {
+            t.push(&self.p_proj);
+        }
+        t.push(&self.p_w);
+        t.push(&self.p_b);
+        t
+    }
+
     fn merge(mut self, o: Grads) -> Grads {
         let add = |a: &mut [f32], b: &[f32]| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
         add(&mut self.v_w, &o.v_w);
@@ -142,15 +171,25 @@ impl Grads {
 
 /// Forward and backward of one position; adds its gradients into `g` (scaled by
 /// `scale`), and its losses. With `backward` false only the losses.
-fn position(
-    net: &FloatNet,
-    ex: &Examples,
-    i: usize,
+/// What a pass over a position computes: the net's game's layout, the policy loss's
+/// weight, whether the accumulator and the value head train, the gradients' scale and
+/// whether there are gradients at all.
+struct Pass<'a> {
+    layout: &'a Layout,
     policy_weight: f32,
+    train_value: bool,
     scale: f32,
     backward: bool,
-    g: &mut Grads,
-) {
+}
+
+fn position(net: &FloatNet, ex: &Examples, i: usize, pass: &Pass, g: &mut Grads) {
+    let Pass {
+        layout,
+        policy_weight,
+        scale,
+        backward,
+        ..
+    } = *pass;
     let (h, d) = (net.cfg.hidden, net.cfg.policy_dim);
     let mut acc = vec![0f32; h];
     net.accumulate(ex.features_of(i), &mut acc);
@@ -161,7 +200,7 @@ fn position(
     let err = v - ex.value[i];
     g.loss.value += f64::from(err * err);
     let mut dacc = vec![0f32; h];
-    if backward {
+    if backward && pass.train_value {
         let dout = 2.0 * err * (1.0 - v * v) * scale;
         g.v_b += dout;
         for k in 0..h {
@@ -177,8 +216,17 @@ fn position(
     let (s, e) = (s as usize, e as usize);
     if e > s && !(backward && policy_weight == 0.0) {
         g.with_policy += 1;
-        // The subnets this position names, each once.
-        let z = net.project(&a);
+        let board_policy = net.cfg.policy == PolicyKind::Board;
+        // The subnets this position names, each once (a board policy: every subnet's
+        // outputs, at the subnet's own place).
+        let (z, mut board, mut all) = (Vec::new(), Vec::new(), Vec::new());
+        let z = if board_policy {
+            board_features(layout, ex.features_of(i), &mut board);
+            net.board_outputs(&board, &mut all);
+            z
+        } else {
+            net.project(&a)
+        };
         let mut slot_of: Vec<(u16, usize)> = Vec::new();
         let mut outs: Vec<f32> = Vec::new();
         let index = |k: u16, outs: &mut Vec<f32>, slot_of: &mut Vec<(u16, usize)>| -> usize {
@@ -187,7 +235,12 @@ fn position(
             }
             let j = outs.len();
             outs.resize(j + d, 0.0);
-            net.subnet(usize::from(k), &z, &mut outs[j..j + d]);
+            if board_policy {
+                let k = usize::from(k);
+                outs[j..j + d].copy_from_slice(&all[k * d..(k + 1) * d]);
+            } else {
+                net.subnet(usize::from(k), &z, &mut outs[j..j + d]);
+            }
             slot_of.push((k, j));
             j
         };
@@ -233,38 +286,25 @@ fn position(
                     }
                 }
             }
-            let rank = net.cfg.policy_rank;
-            let mut dz = vec![0f32; rank];
-            for &(k, j) in &slot_of {
-                let k = usize::from(k);
-                for r in 0..d {
-                    let go = dout[j + r];
-                    if go == 0.0 {
-                        continue;
+            if board_policy {
+                // Each output's gradient goes to its bias and to its column of every
+                // board feature's row.
+                let n = net.p_b.len();
+                for &(k, j) in &slot_of {
+                    let k = usize::from(k);
+                    for r in 0..d {
+                        let go = dout[j + r];
+                        if go == 0.0 {
+                            continue;
+                        }
+                        g.p_b[k * d + r] += go;
+                        for &f in &board {
+                            g.p_w[usize::from(f) * n + k * d + r] += go;
+                        }
                     }
-                    g.p_b[k * d + r] += go;
-                    let row = (k * d + r) * rank;
-                    let w = &net.p_w[row..row + rank];
-                    let gw = &mut g.p_w[row..row + rank];
-                    for c in 0..rank {
-                        gw[c] += go * z[c];
-                        dz[c] += go * w[c];
-                    }
                 }
-            }
-            let mut da = vec![0f32; h];
-            for (r, &gz) in dz.iter().enumerate() {
-                let b = &net.p_proj[r * h..(r + 1) * h];
-                let gb = &mut g.p_proj[r * h..(r + 1) * h];
-                for c in 0..h {
-                    gb[c] += gz * a[c];
-                    da[c] += gz * b[c];
-                }
-            }
-            for k in 0..h {
-                if acc[k] > 0.0 && acc[k] < 1.0 {
-                    dacc[k] += da[k];
-                }
+            } else {
+                projection_backward(net, &slot_of, &dout, &z, &a, &acc, g, &mut dacc);
             }
         }
     }
@@ -272,18 +312,76 @@ fn position(
         for (b, x) in g.l1_b.iter_mut().zip(&dacc) {
             *b += x;
         }
-        g.rows.push((i, dacc));
+        if pass.train_value {
+            g.rows.push((i, dacc));
+        }
+    }
+}
+
+/// The backward pass of an `accumulator` policy: from the used subnets' output
+/// gradients `dout` (at `slot_of`'s places) to P, c, B and the accumulator's gradient.
+#[allow(clippy::too_many_arguments)]
+fn projection_backward(
+    net: &FloatNet,
+    slot_of: &[(u16, usize)],
+    dout: &[f32],
+    z: &[f32],
+    a: &[f32],
+    acc: &[f32],
+    g: &mut Grads,
+    dacc: &mut [f32],
+) {
+    let (h, d, rank) = (net.cfg.hidden, net.cfg.policy_dim, net.cfg.policy_rank);
+    let mut dz = vec![0f32; rank];
+    for &(k, j) in slot_of {
+        let k = usize::from(k);
+        for r in 0..d {
+            let go = dout[j + r];
+            if go == 0.0 {
+                continue;
+            }
+            g.p_b[k * d + r] += go;
+            let row = (k * d + r) * rank;
+            let w = &net.p_w[row..row + rank];
+            let gw = &mut g.p_w[row..row + rank];
+            for c in 0..rank {
+                gw[c] += go * z[c];
+                dz[c] += go * w[c];
+            }
+        }
+    }
+    let mut da = vec![0f32; h];
+    for (r, &gz) in dz.iter().enumerate() {
+        let b = &net.p_proj[r * h..(r + 1) * h];
+        let gb = &mut g.p_proj[r * h..(r + 1) * h];
+        for c in 0..h {
+            gb[c] += gz * a[c];
+            da[c] += gz * b[c];
+        }
+    }
+    for k in 0..h {
+        if acc[k] > 0.0 && acc[k] < 1.0 {
+            dacc[k] += da[k];
+        }
     }
 }
 
 /// The losses of `net` over examples `which`.
 pub fn losses(net: &FloatNet, ex: &Examples, which: &[usize], policy_weight: f32) -> Losses {
+    let layout = layout_of(net);
+    let pass = Pass {
+        layout: &layout,
+        policy_weight,
+        train_value: false,
+        scale: 0.0,
+        backward: false,
+    };
     let g = which
         .par_chunks(256)
         .map(|chunk| {
             let mut g = Grads::default();
             for &i in chunk {
-                position(net, ex, i, policy_weight, 0.0, false, &mut g);
+                position(net, ex, i, &pass, &mut g);
             }
             g
         })
@@ -301,7 +399,7 @@ pub fn gradients(
     batch: &[usize],
     policy_weight: f32,
 ) -> Vec<Vec<f32>> {
-    let g = batch_grads(net, ex, batch, policy_weight);
+    let g = batch_grads(net, ex, batch, policy_weight, true);
     let mut l1 = vec![0f32; net.l1_w.len()];
     let h = net.cfg.hidden;
     for (i, dacc) in &g.rows {
@@ -310,21 +408,45 @@ pub fn gradients(
             row.iter_mut().zip(dacc).for_each(|(x, y)| *x += y);
         }
     }
-    vec![l1, g.l1_b, g.v_w, vec![g.v_b], g.p_proj, g.p_w, g.p_b]
+    std::iter::once(l1)
+        .chain(g.tensors(net.cfg.policy).into_iter().map(<[f32]>::to_vec))
+        .collect()
+}
+
+/// The layout of `net`'s game (a net that is trained has passed its checks).
+fn layout_of(net: &FloatNet) -> Layout {
+    Layout::new(
+        net.cfg
+            .check()
+            .expect("a net being trained is of a known game"),
+    )
 }
 
 /// Parts a batch's gradient is summed in: a fixed count, and merged in order, so that
 /// the sums (and so a run) are the same bit for bit whatever the threads.
 const PARTS: usize = 16;
 
-fn batch_grads(net: &FloatNet, ex: &Examples, batch: &[usize], policy_weight: f32) -> Grads {
-    let scale = 1.0 / batch.len().max(1) as f32;
+fn batch_grads(
+    net: &FloatNet,
+    ex: &Examples,
+    batch: &[usize],
+    policy_weight: f32,
+    train_value: bool,
+) -> Grads {
+    let layout = layout_of(net);
+    let pass = Pass {
+        layout: &layout,
+        policy_weight,
+        train_value,
+        scale: 1.0 / batch.len().max(1) as f32,
+        backward: true,
+    };
     let parts: Vec<Grads> = batch
         .par_chunks(batch.len().div_ceil(PARTS).max(1))
         .map(|chunk| {
             let mut g = Grads::zero(net);
             for &i in chunk {
-                position(net, ex, i, policy_weight, scale, true, &mut g);
+                position(net, ex, i, &pass, &mut g);
             }
             g
         })
@@ -355,7 +477,8 @@ impl Adam {
         }
     }
 
-    /// One step on `batch` at step size `lr`; returns the batch's losses.
+    /// One step on `batch` at step size `lr`; returns the batch's losses. With
+    /// `train_value` false, W₁, b₁ and the value head are left as they are.
     pub fn step(
         &mut self,
         net: &mut FloatNet,
@@ -363,8 +486,9 @@ impl Adam {
         batch: &[usize],
         lr: f32,
         policy_weight: f32,
+        train_value: bool,
     ) -> Losses {
-        let g = batch_grads(net, ex, batch, policy_weight);
+        let g = batch_grads(net, ex, batch, policy_weight, train_value);
         self.step += 1;
         let t = self.step as i32;
         let c1 = 1.0 - B1.powi(t);
@@ -396,17 +520,15 @@ impl Adam {
             let r = *f as usize * h..(*f as usize + 1) * h;
             upd(&mut net.l1_w[r.clone()], gr, &mut m0[r.clone()], &mut v0[r]);
         }
-        upd(&mut net.l1_b, &g.l1_b, &mut self.m[1], &mut self.v[1]);
-        upd(&mut net.v_w, &g.v_w, &mut self.m[2], &mut self.v[2]);
-        upd(
-            std::slice::from_mut(&mut net.v_b),
-            &[g.v_b],
-            &mut self.m[3],
-            &mut self.v[3],
-        );
-        upd(&mut net.p_proj, &g.p_proj, &mut self.m[4], &mut self.v[4]);
-        upd(&mut net.p_w, &g.p_w, &mut self.m[5], &mut self.v[5]);
-        upd(&mut net.p_b, &g.p_b, &mut self.m[6], &mut self.v[6]);
+        // The rest in `tensors` order: b₁, w₂, b₂ (the value's), then the policy's.
+        let grads = g.tensors(net.cfg.policy);
+        let mut tensors = net.tensors_mut();
+        for (k, (w, gr)) in tensors.iter_mut().skip(1).zip(grads).enumerate() {
+            if k < 3 && !train_value {
+                continue;
+            }
+            upd(w, gr, &mut self.m[k + 1], &mut self.v[k + 1]);
+        }
         net.clip();
         g.loss.per(batch.len(), g.with_policy)
     }
@@ -473,7 +595,7 @@ pub fn train(
         let mut batches = 0;
         let epoch_fit = &fit[..per_epoch.map_or(fit.len(), |n| n.min(fit.len()))];
         for batch in epoch_fit.chunks(cfg.batch_size.max(1)) {
-            sum += adam.step(net, ex, batch, lr, cfg.policy_weight);
+            sum += adam.step(net, ex, batch, lr, cfg.policy_weight, cfg.train_value);
             batches += 1;
         }
         let m = EpochMetrics {
@@ -490,8 +612,8 @@ pub fn train(
 }
 
 impl TrainConfig {
-    /// These settings with `key=value` overrides (numbers, `true`/`false`); an unknown
-    /// key or a value of the wrong type is an error naming it.
+    /// These settings with `key=value` overrides (numbers, `true`/`false`, words); an
+    /// unknown key or a value of the wrong type is an error naming it.
     pub fn with_sets(&self, sets: &[String]) -> Result<TrainConfig, crate::Error> {
         let mut v = serde_json::to_value(self).expect("plain values");
         for s in sets {
@@ -510,9 +632,12 @@ impl TrainConfig {
                         .join(", ")
                 )));
             }
-            v[k] = serde_json::from_str(val.trim()).map_err(|_| {
-                crate::Error::Format(format!("`{s}`: the value is not a number or boolean"))
-            })?;
+            // A number or a boolean, else a word (`policy=board`).
+            v[k] = serde_json::from_str(val.trim())
+                .unwrap_or_else(|_| serde_json::Value::String(val.trim().to_string()));
+            if let Err(e) = serde_json::from_value::<TrainConfig>(v.clone()) {
+                return Err(crate::Error::Format(format!("`{s}`: {e}")));
+            }
         }
         let cfg: TrainConfig = serde_json::from_value(v)
             .map_err(|e| crate::Error::Format(format!("fast-net training settings: {e}")))?;
@@ -610,7 +735,10 @@ pub fn train_to_dir(
         per_epoch.map_or("all".to_string(), |n| format!("at most {n}")),
         cfg.batch_size
     ));
-    let shape = crate::FastNetConfig::for_game(game, cfg.hidden);
+    let shape = crate::FastNetConfig {
+        policy: cfg.policy,
+        ..crate::FastNetConfig::for_game(game, cfg.hidden)
+    };
     let mut net = match job.init {
         None => FloatNet::init(shape, cfg.seed)?,
         Some(dir) => {
@@ -623,7 +751,12 @@ pub fn train_to_dir(
                 )));
             }
             let (net, _) = crate::io::load(dir)?;
-            if net.cfg != shape {
+            // A policy of the other kind is replaced, the rest must be these settings'.
+            let theirs_shape = crate::FastNetConfig {
+                policy: net.cfg.policy,
+                ..shape.clone()
+            };
+            if net.cfg != theirs_shape {
                 // Every setting that differs, by name.
                 let (theirs, ours) = (
                     serde_json::to_value(&net.cfg).expect("plain values"),
@@ -643,7 +776,15 @@ pub fn train_to_dir(
                 )));
             }
             progress(&format!("starting from {}", dir.display()));
-            net
+            if net.cfg.policy == cfg.policy {
+                net
+            } else {
+                progress(&format!(
+                    "its accumulator and value head under a fresh {:?} policy",
+                    cfg.policy
+                ));
+                net.with_fresh_policy(cfg.policy, cfg.seed)?
+            }
         }
     };
     // The columns `loss`, `policy_loss` and `value_loss` are named as the CNN trainer's

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use engine::{Game, Isa, Rng, State};
 use fastnet::data::Examples;
 use fastnet::features::Layout;
+use fastnet::net::PolicyKind;
 use fastnet::{FastNetConfig, FloatNet, QuantNet};
 
 const GAMES: &[&str] = &[
@@ -20,7 +21,15 @@ const GAMES: &[&str] = &[
 ];
 
 fn random_net(game: Game, hidden: usize, seed: u64) -> FloatNet {
-    let mut net = FloatNet::init(FastNetConfig::for_game(game, hidden), seed).unwrap();
+    random_net_of(game, hidden, seed, PolicyKind::Accumulator)
+}
+
+fn random_net_of(game: Game, hidden: usize, seed: u64, policy: PolicyKind) -> FloatNet {
+    let cfg = FastNetConfig {
+        policy,
+        ..FastNetConfig::for_game(game, hidden)
+    };
+    let mut net = FloatNet::init(cfg, seed).unwrap();
     // Wider weights than a fresh net's, so that lanes cross SCReLU's bounds both ways.
     let mut r = Rng::new(seed ^ 77);
     for w in net.l1_w.iter_mut().chain(net.v_w.iter_mut()) {
@@ -128,7 +137,7 @@ fn the_quantised_value_and_policy_stay_close_to_the_float_reference() {
                 sum_v += f64::from(dv);
                 n += 1;
                 let moves = s.legal_moves();
-                let mut logits = net.logits(&acc_f, &moves, cells);
+                let mut logits = net.logits(&acc_f, &[], &moves, cells);
                 fastnet::quant::softmax(&mut logits);
                 q.policy(&acc, stm, &moves, &mut policy);
                 for (a, b) in logits.iter().zip(&policy) {
@@ -191,15 +200,9 @@ fn examples(game: Game, positions: usize, seed: u64) -> Examples {
 
 /// Parameter `k` of tensor `t` ([`FloatNet::tensors`] order).
 fn param(n: &mut FloatNet, t: usize, k: usize) -> &mut f32 {
-    match t {
-        0 => &mut n.l1_w[k],
-        1 => &mut n.l1_b[k],
-        2 => &mut n.v_w[k],
-        3 => &mut n.v_b,
-        4 => &mut n.p_proj[k],
-        5 => &mut n.p_w[k],
-        _ => &mut n.p_b[k],
-    }
+    let mut tensors = n.tensors_mut();
+    let t = tensors.swap_remove(t);
+    &mut t[k]
 }
 
 fn mean_loss(net: &FloatNet, ex: &Examples, batch: &[usize]) -> f64 {
@@ -211,8 +214,21 @@ fn mean_loss(net: &FloatNet, ex: &Examples, batch: &[usize]) -> f64 {
 
 #[test]
 fn gradients_equal_finite_differences_of_the_loss() {
+    gradients_are_finite_differences(PolicyKind::Accumulator);
+}
+
+#[test]
+fn a_board_policys_gradients_equal_finite_differences_of_the_loss() {
+    gradients_are_finite_differences(PolicyKind::Board);
+}
+
+fn gradients_are_finite_differences(policy: PolicyKind) {
     let game: Game = "ataxx".parse().unwrap();
-    let mut net = FloatNet::init(FastNetConfig::for_game(game, 32), 4).unwrap();
+    let cfg = FastNetConfig {
+        policy,
+        ..FastNetConfig::for_game(game, 32)
+    };
+    let mut net = FloatNet::init(cfg, 4).unwrap();
     // Accumulator lanes inside (0, 1) mostly, some outside: the kinks are where
     // finite differences are wrong, so the probes avoid lanes near them.
     let ex = examples(game, 24, 9);
@@ -258,7 +274,7 @@ fn gradients_equal_finite_differences_of_the_loss() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 84);
+    assert_eq!(checked, 12 * net.tensors().len());
 }
 
 #[test]
@@ -721,4 +737,179 @@ fn a_net_of_the_quantised_file_alone_plays_identically() {
         assert_eq!(fastnet::io::load(&dir).unwrap().0, net);
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// A `board` policy reads the cells: its features are the side to move's view of every
+/// occupied or blocked cell, read back from the tuple features, and the searchers'
+/// policy is the float reference's softmax bit for bit (every build, every game family).
+#[test]
+fn a_board_policy_reads_the_cells_and_plays_the_float_nets_policy_bit_for_bit() {
+    for name in ["ataxx", "hexxagon", "othello", "annexation132"] {
+        let game: Game = name.parse().unwrap();
+        let net = random_net_of(game, 64, 12, PolicyKind::Board);
+        let layout = Layout::new(game);
+        let cells = layout.cells();
+        let builds: Vec<QuantNet> = Isa::available()
+            .into_iter()
+            .map(|isa| QuantNet::new(&net).unwrap().with_isa(isa))
+            .collect();
+        let (mut feats, mut board, mut policy) = (Vec::new(), Vec::new(), Vec::new());
+        let mut positions = 0;
+        random_game(game, 3, |s, _| {
+            if s.is_game_over() {
+                return;
+            }
+            let stm = s.side_to_move();
+            layout.active(&layout.cell_states(s), stm, &mut feats);
+            fastnet::net::board_features(&layout, &feats, &mut board);
+            // Straight from the position.
+            let mut want = Vec::new();
+            for kind in 0..3u16 {
+                for c in game.cells() {
+                    let is = match (s.piece_at(c), kind) {
+                        (Some(p), 0) => p == stm,
+                        (Some(p), 1) => p != stm,
+                        (None, 2) => s.is_blocked(c),
+                        _ => false,
+                    };
+                    if is {
+                        want.push((usize::from(kind) * cells + c) as u16);
+                    }
+                }
+            }
+            want.sort_by_key(|f| (usize::from(*f) % cells, *f));
+            assert_eq!(board, want, "{name}: {}", s.text());
+            let moves = s.legal_moves();
+            let mut logits = net.logits(&[], &board, &moves, cells);
+            fastnet::quant::softmax(&mut logits);
+            for q in &builds {
+                q.policy(&q.accumulator(s), stm, &moves, &mut policy);
+                let bits = |p: &[f32]| p.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&policy), bits(&logits), "{name}: {}", s.text());
+            }
+            positions += 1;
+        });
+        assert!(positions > 20, "{name}: {positions}");
+    }
+}
+
+/// The policy alone (what a search asks of an expansion whose value it holds) is the
+/// whole evaluation's policy bit for bit, for both kinds of policy; only a `board`
+/// policy says it is cheaper alone.
+#[test]
+fn the_policy_alone_is_the_whole_evaluations_policy() {
+    use selfplay::Evaluator;
+    for policy in [PolicyKind::Accumulator, PolicyKind::Board] {
+        for name in ["ataxx", "othello"] {
+            let game: Game = name.parse().unwrap();
+            let q = Arc::new(QuantNet::new(&random_net_of(game, 64, 13, policy)).unwrap());
+            let mut e = fastnet::FastEvaluator::new(q, "fast");
+            assert_eq!(e.policy_alone(), policy == PolicyKind::Board);
+            let (mut whole, mut alone) = (selfplay::Evaluation::default(), Vec::new());
+            let mut n = 0;
+            random_game(game, 8, |s, _| {
+                let moves = s.legal_moves();
+                if moves.is_empty() {
+                    return;
+                }
+                e.evaluate_into(s, &moves, false, &mut whole);
+                e.policy_into(s, &moves, &mut alone);
+                assert_eq!(alone, whole.policy, "{name} {policy:?}");
+                assert_eq!(alone.len(), moves.len());
+                n += 1;
+            });
+            assert!(n > 20);
+        }
+    }
+}
+
+/// A `board` policy trained on a trained net's frozen value: the value's tensors are
+/// left as they were, bit for bit, the policy's loss falls, and the net saves, loads
+/// back equal and is refused when its description names the other kind.
+#[test]
+fn a_board_policy_trains_on_a_frozen_value_and_saves() {
+    let game: Game = "ataxx".parse().unwrap();
+    let mut ex = examples(game, 400, 31);
+    // A learnable target: moves to the board's right-hand columns preferred.
+    for i in 0..ex.len() {
+        let (a, b) = ex.moves[i];
+        let (a, b) = (a as usize, b as usize);
+        let w: Vec<f32> = ex.slots[a..b]
+            .iter()
+            .map(|&(_, t)| ((usize::from(t) - 50) % 7) as f32)
+            .map(|c| (c * 0.7).exp())
+            .collect();
+        let sum: f32 = w.iter().sum();
+        for (t, w) in ex.target[a..b].iter_mut().zip(w) {
+            *t = w / sum;
+        }
+    }
+    let base = random_net(game, 64, 14);
+    let mut net = base.with_fresh_policy(PolicyKind::Board, 3).unwrap();
+    assert_eq!(net.cfg.policy, PolicyKind::Board);
+    assert!(net.p_proj.is_empty());
+    let all: Vec<usize> = (0..ex.len()).collect();
+    let before = fastnet::train::losses(&net, &ex, &all, 1.0);
+    let cfg = fastnet::train::TrainConfig {
+        epochs: 20,
+        batch_size: 32,
+        lr: 1e-2,
+        holdout_every: 0,
+        train_value: false,
+        ..Default::default()
+    };
+    fastnet::train::train(&mut net, &ex, &cfg, None, |_, _| {});
+    let after = fastnet::train::losses(&net, &ex, &all, 1.0);
+    assert_eq!(net.tensors()[..4], base.tensors()[..4], "the value moved");
+    assert_eq!(after.value, before.value);
+    // The least cross-entropy there is: the targets' entropy.
+    let entropy = all
+        .iter()
+        .map(|&i| {
+            let (a, b) = ex.moves[i];
+            ex.target[a as usize..b as usize]
+                .iter()
+                .map(|&t| -f64::from(t) * f64::from(t).ln())
+                .sum::<f64>()
+        })
+        .sum::<f64>()
+        / all.len() as f64;
+    eprintln!(
+        "policy loss {} -> {}, entropy {entropy}",
+        before.policy, after.policy
+    );
+    assert!(
+        after.policy - entropy < 0.15 * (before.policy - entropy),
+        "policy loss {} -> {} (entropy {entropy})",
+        before.policy,
+        after.policy
+    );
+    let dir = rundir::Scratch::temp("fastnet-board", "");
+    fastnet::io::save(
+        &net,
+        &dir,
+        serde_json::json!({}),
+        selfplay::SearchKind::Mcts,
+    )
+    .unwrap();
+    let (back, meta) = fastnet::io::load(&dir).unwrap();
+    assert_eq!(back, net);
+    assert_eq!(meta.network.policy, PolicyKind::Board);
+    let m = dir.join("model.json");
+    let text = std::fs::read_to_string(&m).unwrap();
+    assert!(text.contains("\"policy\": \"board\""), "{text}");
+    std::fs::write(
+        &m,
+        text.replace("\"policy\": \"board\"", "\"policy\": \"accumulator\""),
+    )
+    .unwrap();
+    let e = fastnet::io::load(&dir).unwrap_err().to_string();
+    assert!(e.contains("`policy.cells` is not a tensor"), "{e}");
+    std::fs::write(
+        &m,
+        text.replace("\"policy\": \"board\"", "\"policy\": \"cells\""),
+    )
+    .unwrap();
+    let e = fastnet::io::load(&dir).unwrap_err().to_string();
+    assert!(e.contains("model.json") && e.contains("cells"), "{e}");
 }

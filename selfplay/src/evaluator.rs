@@ -54,6 +54,25 @@ pub trait Evaluator: Send {
         *out = evals.pop().expect("an evaluation for the position");
     }
 
+    /// Whether [`Evaluator::policy_into`] gives a position's policy alone at less cost
+    /// than a whole evaluation (false by default): the play-time search then asks a
+    /// leaf's expansion for its policy alone where its evaluation cache holds the leaf's
+    /// value.
+    fn policy_alone(&self) -> bool {
+        false
+    }
+
+    /// The policy of `state` over `moves` alone into `out` (reusing its memory), as
+    /// [`Evaluator::evaluate_into`] would give it. By default a whole evaluation's.
+    fn policy_into(&mut self, state: &State, moves: &[Move], out: &mut Vec<f32>) {
+        let mut e = Evaluation {
+            policy: std::mem::take(out),
+            ..Evaluation::default()
+        };
+        self.evaluate_into(state, moves, false, &mut e);
+        *out = e.policy;
+    }
+
     /// Whether [`Evaluator::evaluate_values`] needs the positions' legal moves (true by
     /// default, where it is [`Evaluator::evaluate`]); an evaluator that says false is
     /// given empty move lists there, and a search spares itself listing them. Such an

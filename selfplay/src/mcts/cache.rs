@@ -86,6 +86,20 @@ impl EvalCache {
         true
     }
 
+    /// Copies the held value of `s` (of any evaluation of it, a value alone or a whole
+    /// one) into `out`, its policy left as it is; whether there was one. Not counted as
+    /// a lookup: it follows [`EvalCache::get_into`]'s, for a request that held value
+    /// does not answer whole.
+    pub fn value_into(&self, s: &State, out: &mut Evaluation) -> bool {
+        match self.slot(s).and_then(|i| self.slots[i].as_ref()) {
+            Some((held, e)) if held == s => {
+                (out.value, out.wdl, out.score) = (e.value, e.wdl, e.score);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Keeps the evaluation of `s`, in the memory of the one it replaces (a value alone,
     /// with an empty policy, does not replace a whole evaluation of the same position).
     pub fn put(&mut self, s: State, e: &Evaluation) {

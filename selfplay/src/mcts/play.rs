@@ -266,8 +266,11 @@ impl Context<'_> {
         let mut states: Vec<State> = Vec::with_capacity(self.batch);
         let mut moves: Vec<Vec<Move>> = Vec::with_capacity(self.batch);
         let mut value_only: Vec<bool> = Vec::with_capacity(self.batch);
-        // The requests the cache did not answer, by index.
+        // The requests the cache did not answer, by index; and those it answered with a
+        // value alone where the evaluator gives a policy alone for less.
         let mut misses: Vec<usize> = Vec::with_capacity(self.batch);
+        let mut policies: Vec<usize> = Vec::with_capacity(self.batch);
+        let policy_alone = evaluator.policy_alone();
         let mut evals: Vec<Evaluation> = Vec::with_capacity(self.batch);
         loop {
             // Three clock readings a batch: its start (which the stop rule reads too),
@@ -292,17 +295,23 @@ impl Context<'_> {
                     continue;
                 }
                 misses.clear();
+                policies.clear();
                 for (i, r) in batch.requests.iter().enumerate() {
                     if evals.len() == i {
                         evals.push(Evaluation::default());
                     }
                     // A value alone (lazy expansion's) does not answer a request for a
-                    // policy.
+                    // policy; it spares its evaluation the value where the evaluator can.
                     if !cache.get_into(&r.position, r.value_only, r.moves.len(), &mut evals[i]) {
-                        misses.push(i);
+                        if policy_alone && cache.value_into(&r.position, &mut evals[i]) {
+                            policies.push(i);
+                        } else {
+                            misses.push(i);
+                        }
                     }
                 }
-                (batch, if misses.is_empty() { None } else { now() })
+                let calls = misses.len() + policies.len();
+                (batch, if calls == 0 { None } else { now() })
             };
             if batch.is_empty() {
                 // Every simulation left is in flight on another thread, or the root
@@ -310,6 +319,10 @@ impl Context<'_> {
                 lock().stats.waits += 1;
                 std::thread::sleep(Duration::from_micros(20));
                 continue;
+            }
+            for &i in &policies {
+                let r = &batch.requests[i];
+                evaluator.policy_into(&r.state, &r.moves, &mut evals[i].policy);
             }
             if let [i] = misses[..] {
                 let r = &batch.requests[i];
@@ -332,17 +345,18 @@ impl Context<'_> {
                     batch.requests[i].moves = m;
                 }
             }
-            let done = if misses.is_empty() { None } else { now() };
+            let calls = misses.len() + policies.len();
+            let done = if calls == 0 { None } else { now() };
             let mut g = lock();
-            if !misses.is_empty() {
-                g.stats.evaluations += misses.len() as u64;
+            if calls > 0 {
+                g.stats.evaluations += calls as u64;
                 g.stats.batches += 1;
                 if let (Some(a), Some(b), Some(c)) = (gathering, evaluating, done) {
                     g.stats.eval_time += c - b;
                     g.last_batch = c - a;
                 }
             }
-            for &i in &misses {
+            for &i in misses.iter().chain(&policies) {
                 g.cache.put(batch.requests[i].position, &evals[i]);
             }
             let n = batch.requests.len();

@@ -358,3 +358,88 @@ fn value_requests_carry_moves_only_for_evaluators_that_need_them() {
     let (_, mixed) = run(&[false, true], 4);
     assert!(mixed[0] > 100 && mixed[1] == 0, "two threads: {mixed:?}");
 }
+
+/// [`HashRandom`] as a fast net is: a value alone without the moves, and (where
+/// `.1`) a policy alone where asked, counting those calls.
+struct PolicyAlone(std::sync::Arc<std::sync::atomic::AtomicU64>, bool);
+
+impl Evaluator for PolicyAlone {
+    fn evaluate(&mut self, states: &[State], moves: &[Vec<Move>]) -> Vec<selfplay::Evaluation> {
+        HashRandom.evaluate(states, moves)
+    }
+
+    fn evaluate_values(
+        &mut self,
+        states: &[State],
+        moves: &[Vec<Move>],
+    ) -> Vec<selfplay::Evaluation> {
+        let mut e = HashRandom.evaluate(states, moves);
+        e.iter_mut().for_each(|e| e.policy.clear());
+        e
+    }
+
+    fn values_need_moves(&self) -> bool {
+        false
+    }
+
+    fn policy_alone(&self) -> bool {
+        self.1
+    }
+
+    fn policy_into(&mut self, state: &State, moves: &[Move], out: &mut Vec<f32>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let e = HashRandom.evaluate(std::slice::from_ref(state), &[moves.to_vec()]);
+        out.clone_from(&e[0].policy);
+    }
+
+    fn name(&self) -> String {
+        "policy-alone".into()
+    }
+}
+
+/// An expansion whose value the evaluation cache holds asks the evaluator for the policy
+/// alone, where it says that is cheaper; the search is the one that whole evaluations
+/// make (the same value, the same policy), over tree reuse, with batches of one leaf and
+/// of several.
+#[test]
+fn an_expansion_asks_for_the_policy_alone_and_searches_the_same() {
+    let game: Game = "ataxx".parse().unwrap();
+    let cfg = MctsConfig {
+        // A transformed position's random value is another: the cache's would differ.
+        symmetry: false,
+        // The player's: a leaf's first visit asks for its value, its second expands it.
+        lazy_expansion: true,
+        ..play_cfg()
+    };
+    for batch in [1, 8] {
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let run = |alone: bool| {
+            let mut s = game.startpos();
+            let mut search = PlaySearch::new(s, cfg.clone(), batch, 3);
+            let mut evs: Vec<Box<dyn Evaluator>> =
+                vec![Box::new(PolicyAlone(calls.clone(), alone))];
+            let stop = AtomicBool::new(false);
+            let mut seen = vec![];
+            for _ in 0..4 {
+                let (out, stats) = search.run(&mut evs, sims(2_000), &stop).unwrap();
+                let (_, children) = search.tree().visits_at(&[]).unwrap();
+                seen.push((out.best, children, stats.evaluations, stats.reused_visits));
+                s = s.after(out.best);
+                assert!(search.set_position(&s));
+            }
+            seen
+        };
+        let whole = run(false);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 0);
+        let alone = run(true);
+        let asked = calls.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(alone, whole, "batch {batch}");
+        // Expansions are a third of the evaluations here (observed 33%), and they find
+        // their value held (the first visit put it there).
+        let evaluations: u64 = whole.iter().map(|w| w.2).sum();
+        assert!(
+            asked * 4 > evaluations,
+            "batch {batch}: {asked} policies alone of {evaluations} evaluations"
+        );
+    }
+}
