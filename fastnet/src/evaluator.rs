@@ -90,9 +90,8 @@ impl Evaluator for FastEvaluator {
 
     fn policy_into(&mut self, state: &State, moves: &[Move], out: &mut Vec<f32>) {
         if self.net.policy_reads_board() {
-            self.net.side_features(state, &mut self.leaf);
             self.net
-                .board_policy(self.leaf.feats(), moves, out, &mut self.scratch);
+                .board_policy_of(state, moves, out, &mut self.scratch);
         } else {
             self.evaluate_one(state, moves, out);
         }

@@ -185,6 +185,24 @@ impl Layout {
         states: &mut Vec<CellState>,
         out: &mut Vec<u32>,
     ) {
+        self.relative_states(s, persp, states);
+        out.clear();
+        out.extend(self.tuple_cells.iter().enumerate().map(|(t, cs)| {
+            let d = |k: usize| u32::from(states[usize::from(cs[k])]);
+            (t * PER_TUPLE) as u32 + d(0) + 4 * d(1) + 16 * d(2) + 64 * d(3)
+        }));
+    }
+
+    /// Whether cell index `c` is on the board (in a tuple).
+    #[inline]
+    pub fn on_board(&self, c: usize) -> bool {
+        self.of_cell.get(c).is_some_and(|t| !t.is_empty())
+    }
+
+    /// The cells of position `s` from `persp`'s view (own 1, the opponent's 2, blocked or
+    /// off the board 3) into `states`, [`Layout::cells`] + 1 long (the last a wall, where
+    /// the tuples' off-board cells point).
+    pub fn relative_states(&self, s: &State, persp: Side, states: &mut Vec<CellState>) {
         states.resize(self.cells + 1, WALL);
         match s {
             State::Ataxx(p) => {
@@ -209,11 +227,6 @@ impl Layout {
             }
         }
         states[self.cells] = WALL;
-        out.clear();
-        out.extend(self.tuple_cells.iter().enumerate().map(|(t, cs)| {
-            let d = |k: usize| u32::from(states[usize::from(cs[k])]);
-            (t * PER_TUPLE) as u32 + d(0) + 4 * d(1) + 16 * d(2) + 64 * d(3)
-        }));
     }
 
     /// The state of cell `c` in a position whose active features (one per tuple, in

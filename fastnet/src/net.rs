@@ -23,10 +23,10 @@
 //!   piece, the opponent's, or a blocker: `3 × cells` inputs), so that a policy costs a
 //!   few thousand additions and no accumulator ([`board_features`]).
 
-use engine::{Move, MoveKind, Rng};
+use engine::{Move, MoveKind, Rng, State};
 use serde::{Deserialize, Serialize};
 
-use crate::features::Layout;
+use crate::features::{CellState, Layout};
 
 /// The fast net's description, written to `model.json` (see docs/export.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,7 +43,9 @@ pub struct FastNetConfig {
     /// Width of the shared projection the policy subnets read (`accumulator` policies).
     pub policy_rank: usize,
     /// What the policy subnets read: `accumulator` (a file without the key) or `board`.
-    #[serde(default)]
+    /// Written only for `board`, so that an accumulator net's `model.json` reads in
+    /// builds from before the key.
+    #[serde(default, skip_serializing_if = "PolicyKind::is_accumulator")]
     pub policy: PolicyKind,
     /// Accumulator scale of the quantised net (h · qa in i16).
     pub qa: i16,
@@ -63,6 +65,12 @@ pub enum PolicyKind {
     Accumulator,
     /// The board's cells, sparse (Monty's Ataxx policy).
     Board,
+}
+
+impl PolicyKind {
+    fn is_accumulator(&self) -> bool {
+        *self == PolicyKind::Accumulator
+    }
 }
 
 impl std::str::FromStr for PolicyKind {
@@ -90,6 +98,25 @@ pub fn board_features(layout: &Layout, active: &[u32], out: &mut Vec<u16>) {
         if let Some(st) = layout.cell_state_in(active, c)
             && st != 0
         {
+            out.push(((usize::from(st) - 1) * cells + c) as u16);
+        }
+    }
+}
+
+/// [`board_features`] of position `s` straight from its cells (the side to move's view;
+/// `states` is scratch): the same features in the same order, without the tuples (what
+/// an expansion asks, which needs no accumulator).
+pub fn board_features_of(
+    layout: &Layout,
+    s: &State,
+    states: &mut Vec<CellState>,
+    out: &mut Vec<u16>,
+) {
+    layout.relative_states(s, s.side_to_move(), states);
+    out.clear();
+    let cells = layout.cells();
+    for (c, &st) in states[..cells].iter().enumerate() {
+        if st != 0 && layout.on_board(c) {
             out.push(((usize::from(st) - 1) * cells + c) as u16);
         }
     }

@@ -9,7 +9,9 @@
 use engine::{Change, Isa, Move, Side, State};
 
 use crate::features::{CellState, Layout, PER_TUPLE};
-use crate::net::{FastNetConfig, FloatNet, PolicyKind, board_features, move_slots};
+use crate::net::{
+    FastNetConfig, FloatNet, PolicyKind, board_features, board_features_of, move_slots,
+};
 use crate::{simd, slots};
 
 /// The quantised weights and the layout of their game.
@@ -274,13 +276,6 @@ impl QuantNet {
         simd::add_rows(self.isa, &mut leaf.lanes, &self.l1_w, &leaf.feats);
     }
 
-    /// The side to move's active features of `s` alone, into `leaf.feats` (what a
-    /// `board` policy reads: no lanes).
-    pub fn side_features(&self, s: &State, leaf: &mut Leaf) {
-        self.layout
-            .active_of(s, s.side_to_move(), &mut leaf.states, &mut leaf.feats);
-    }
-
     /// Whether the policy reads the board (its features), not the accumulator's lanes.
     pub fn policy_reads_board(&self) -> bool {
         self.cfg.policy == PolicyKind::Board
@@ -298,8 +293,7 @@ impl QuantNet {
         }
     }
 
-    /// The policy of a leaf whose [`QuantNet::side_lanes`] (or, for a `board` policy,
-    /// [`QuantNet::side_features`]) `leaf` holds.
+    /// The policy of a leaf whose [`QuantNet::side_lanes`] `leaf` holds.
     pub fn leaf_policy(&self, leaf: &Leaf, moves: &[Move], out: &mut Vec<f32>, sc: &mut Scratch) {
         if self.policy_reads_board() {
             self.board_policy(&leaf.feats, moves, out, sc);
@@ -320,8 +314,20 @@ impl QuantNet {
         out: &mut Vec<f32>,
         sc: &mut Scratch,
     ) {
-        out.clear();
         board_features(&self.layout, feats, &mut sc.board);
+        self.board_rows(moves, out, sc);
+    }
+
+    /// [`QuantNet::board_policy`] of position `s`, its board features read straight from
+    /// its cells ([`board_features_of`]: the same features, no tuples).
+    pub fn board_policy_of(&self, s: &State, moves: &[Move], out: &mut Vec<f32>, sc: &mut Scratch) {
+        board_features_of(&self.layout, s, &mut sc.states, &mut sc.board);
+        self.board_rows(moves, out, sc);
+    }
+
+    /// The board policy of the features in `sc.board`.
+    fn board_rows(&self, moves: &[Move], out: &mut Vec<f32>, sc: &mut Scratch) {
+        out.clear();
         let n = self.p_b.len();
         sc.outs.clear();
         sc.outs.extend_from_slice(&self.p_b);
@@ -407,12 +413,6 @@ pub struct Leaf {
 }
 
 impl Leaf {
-    /// The active features of the last position given to [`QuantNet::side_lanes`] or
-    /// [`QuantNet::side_features`].
-    pub fn feats(&self) -> &[u32] {
-        &self.feats
-    }
-
     /// Buffers for positions of `net`'s game.
     pub fn new(net: &QuantNet) -> Leaf {
         Leaf {
@@ -433,8 +433,9 @@ pub struct Scratch {
     /// The slots the moves use: a mark per slot, and the list.
     used: Vec<bool>,
     slots: Vec<u16>,
-    /// A `board` policy's features.
+    /// A `board` policy's features, and the cells they are read from.
     board: Vec<u16>,
+    states: Vec<CellState>,
 }
 
 impl Accumulator {

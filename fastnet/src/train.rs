@@ -529,7 +529,10 @@ impl Adam {
             }
             upd(w, gr, &mut self.m[k + 1], &mut self.v[k + 1]);
         }
-        net.clip();
+        // The clip bounds what training moves; frozen weights stay as they came.
+        if train_value {
+            net.clip();
+        }
         g.loss.per(batch.len(), g.with_policy)
     }
 }
@@ -740,6 +743,13 @@ pub fn train_to_dir(
         ..crate::FastNetConfig::for_game(game, cfg.hidden)
     };
     let mut net = match job.init {
+        None if !cfg.train_value => {
+            return Err(crate::Error::Format(
+                "train_value = false keeps the accumulator and value head of the net training \
+                 starts from: name one (--init); a fresh net's would stay random"
+                    .into(),
+            ));
+        }
         None => FloatNet::init(shape, cfg.seed)?,
         Some(dir) => {
             if crate::io::weights_file(dir) == crate::io::QUANT {

@@ -779,6 +779,10 @@ fn a_board_policy_reads_the_cells_and_plays_the_float_nets_policy_bit_for_bit() 
             }
             want.sort_by_key(|f| (usize::from(*f) % cells, *f));
             assert_eq!(board, want, "{name}: {}", s.text());
+            // And straight from the cells, as an expansion reads them.
+            let mut direct = Vec::new();
+            fastnet::net::board_features_of(&layout, s, &mut Vec::new(), &mut direct);
+            assert_eq!(direct, want, "{name}: {}", s.text());
             let moves = s.legal_moves();
             let mut logits = net.logits(&[], &board, &moves, cells);
             fastnet::quant::softmax(&mut logits);

@@ -208,6 +208,20 @@ fn a_fast_net_trains_reloads_plays_both_searchers_and_plays_self_play() {
             && err.contains("unknown field `epoch`, expected one of `epochs`"),
         "{err}"
     );
+    // A policy of no known kind, and a frozen value with nothing to freeze.
+    let train = [
+        "train", "--net", "fast", "--data", d, "--out", n, "--game", "ataxx",
+    ];
+    let (ok, _, err) = flipzero(&[&train[..], &["--set", "fastnet.policy=cells"]].concat());
+    assert!(
+        !ok && err.contains("unknown variant `cells`, expected `accumulator` or `board`"),
+        "{err}"
+    );
+    let (ok, _, err) = flipzero(&[&train[..], &["--set", "fastnet.train_value=false"]].concat());
+    assert!(
+        !ok && err.contains("train_value = false") && err.contains("--init"),
+        "{err}"
+    );
     // A fast-net player on a folder that holds no model.
     let (ok, _, err) = flipzero(&[
         "match",
