@@ -456,14 +456,17 @@ impl FloatNet {
     }
 
     /// The same accumulator and value head under a fresh policy head of kind `policy`
-    /// (seeded): how a policy of another kind is trained on a net's value.
+    /// with `policy_dim`-wide subnets (seeded): how a policy of another kind is trained
+    /// on a net's value.
     pub fn with_fresh_policy(
         &self,
         policy: PolicyKind,
+        policy_dim: usize,
         seed: u64,
     ) -> Result<FloatNet, crate::Error> {
         let cfg = FastNetConfig {
             policy,
+            policy_dim,
             ..self.cfg.clone()
         };
         let fresh = FloatNet::init(cfg, seed)?;

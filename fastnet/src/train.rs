@@ -49,6 +49,9 @@ pub struct TrainConfig {
     /// this kind on them.
     #[serde(default)]
     pub policy: PolicyKind,
+    /// Width of each policy subnet's output (a fresh policy head's; 4, Monty's).
+    #[serde(default = "four")]
+    pub policy_dim: usize,
     /// Whether the accumulator and the value head train (false: they are kept as they
     /// are, and only the policy head learns; a new policy head on a trained net).
     #[serde(default = "yes")]
@@ -57,6 +60,10 @@ pub struct TrainConfig {
 
 fn yes() -> bool {
     true
+}
+
+fn four() -> usize {
+    4
 }
 
 impl Default for TrainConfig {
@@ -73,6 +80,7 @@ impl Default for TrainConfig {
             hidden: 256,
             replay: 0.0,
             policy: PolicyKind::Accumulator,
+            policy_dim: 4,
             train_value: true,
         }
     }
@@ -667,6 +675,12 @@ impl TrainConfig {
                 "replay must be a number of 0 or more".into(),
             ));
         }
+        if !(1..=64).contains(&cfg.policy_dim) {
+            return Err(crate::Error::Format(format!(
+                "policy_dim = {}: 1 to 64",
+                cfg.policy_dim
+            )));
+        }
         if !(cfg.policy_weight >= 0.0 && cfg.policy_weight.is_finite()) {
             return Err(crate::Error::Format(
                 "policy_weight must be a number of 0 or more".into(),
@@ -740,6 +754,7 @@ pub fn train_to_dir(
     ));
     let shape = crate::FastNetConfig {
         policy: cfg.policy,
+        policy_dim: cfg.policy_dim,
         ..crate::FastNetConfig::for_game(game, cfg.hidden)
     };
     let mut net = match job.init {
@@ -764,6 +779,7 @@ pub fn train_to_dir(
             // A policy of the other kind is replaced, the rest must be these settings'.
             let theirs_shape = crate::FastNetConfig {
                 policy: net.cfg.policy,
+                policy_dim: net.cfg.policy_dim,
                 ..shape.clone()
             };
             if net.cfg != theirs_shape {
@@ -786,14 +802,14 @@ pub fn train_to_dir(
                 )));
             }
             progress(&format!("starting from {}", dir.display()));
-            if net.cfg.policy == cfg.policy {
+            if (net.cfg.policy, net.cfg.policy_dim) == (cfg.policy, cfg.policy_dim) {
                 net
             } else {
                 progress(&format!(
-                    "its accumulator and value head under a fresh {:?} policy",
-                    cfg.policy
+                    "its accumulator and value head under a fresh {:?} policy of {}-wide subnets",
+                    cfg.policy, cfg.policy_dim
                 ));
-                net.with_fresh_policy(cfg.policy, cfg.seed)?
+                net.with_fresh_policy(cfg.policy, cfg.policy_dim, cfg.seed)?
             }
         }
     };

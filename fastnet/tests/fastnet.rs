@@ -849,7 +849,7 @@ fn a_board_policy_trains_on_a_frozen_value_and_saves() {
         }
     }
     let base = random_net(game, 64, 14);
-    let mut net = base.with_fresh_policy(PolicyKind::Board, 3).unwrap();
+    let mut net = base.with_fresh_policy(PolicyKind::Board, 4, 3).unwrap();
     assert_eq!(net.cfg.policy, PolicyKind::Board);
     assert!(net.p_proj.is_empty());
     let all: Vec<usize> = (0..ex.len()).collect();
