@@ -41,8 +41,13 @@ impl FastEvaluator {
     /// One position: its policy over `moves` into `policy`, and its value.
     pub fn evaluate_one(&mut self, s: &State, moves: &[Move], policy: &mut Vec<f32>) -> f32 {
         self.net.side_lanes(s, &mut self.leaf);
-        self.net
-            .leaf_policy(&self.leaf, moves, policy, &mut self.scratch);
+        if self.net.policy_reads_board() {
+            self.net
+                .board_policy_of(s, moves, policy, &mut self.scratch);
+        } else {
+            self.net
+                .policy_of(&self.leaf.lanes, moves, policy, &mut self.scratch);
+        }
         self.net.value_of(&self.leaf.lanes)
     }
 }

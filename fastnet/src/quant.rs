@@ -293,15 +293,6 @@ impl QuantNet {
         }
     }
 
-    /// The policy of a leaf whose [`QuantNet::side_lanes`] `leaf` holds.
-    pub fn leaf_policy(&self, leaf: &Leaf, moves: &[Move], out: &mut Vec<f32>, sc: &mut Scratch) {
-        if self.policy_reads_board() {
-            self.board_policy(&leaf.feats, moves, out, sc);
-        } else {
-            self.policy_of(&leaf.lanes, moves, out, sc);
-        }
-    }
-
     /// A `board` policy over `moves` of the position whose active tuple features (side to
     /// move's view) are `feats`: each subnet's output is its bias plus the rows of the
     /// board features, every subnet at once (a row is `subnets × dim` floats, added in

@@ -227,11 +227,11 @@ fn position(net: &FloatNet, ex: &Examples, i: usize, pass: &Pass, g: &mut Grads)
         let board_policy = net.cfg.policy == PolicyKind::Board;
         // The subnets this position names, each once (a board policy: every subnet's
         // outputs, at the subnet's own place).
-        let (z, mut board, mut all) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut board, mut all) = (Vec::new(), Vec::new());
         let z = if board_policy {
             board_features(layout, ex.features_of(i), &mut board);
             net.board_outputs(&board, &mut all);
-            z
+            Vec::new()
         } else {
             net.project(&a)
         };
@@ -294,25 +294,36 @@ fn position(net: &FloatNet, ex: &Examples, i: usize, pass: &Pass, g: &mut Grads)
                     }
                 }
             }
-            if board_policy {
-                // Each output's gradient goes to its bias and to its column of every
-                // board feature's row.
-                let n = net.p_b.len();
-                for &(k, j) in &slot_of {
-                    let k = usize::from(k);
-                    for r in 0..d {
-                        let go = dout[j + r];
-                        if go == 0.0 {
-                            continue;
-                        }
-                        g.p_b[k * d + r] += go;
+            // Each used output's gradient: to its bias and its weights (a board
+            // policy's: its column of every board feature's row; an accumulator
+            // policy's: its row of P, and on through z).
+            let (n, rank) = (net.p_b.len(), net.cfg.policy_rank);
+            let mut dz = vec![0f32; if board_policy { 0 } else { rank }];
+            for &(k, j) in &slot_of {
+                let k = usize::from(k);
+                for r in 0..d {
+                    let go = dout[j + r];
+                    if go == 0.0 {
+                        continue;
+                    }
+                    let o = k * d + r;
+                    g.p_b[o] += go;
+                    if board_policy {
                         for &f in &board {
-                            g.p_w[usize::from(f) * n + k * d + r] += go;
+                            g.p_w[usize::from(f) * n + o] += go;
+                        }
+                    } else {
+                        let w = &net.p_w[o * rank..(o + 1) * rank];
+                        let gw = &mut g.p_w[o * rank..(o + 1) * rank];
+                        for c in 0..rank {
+                            gw[c] += go * z[c];
+                            dz[c] += go * w[c];
                         }
                     }
                 }
-            } else {
-                projection_backward(net, &slot_of, &dout, &z, &a, &acc, g, &mut dacc);
+            }
+            if !board_policy {
+                projection_backward(net, &dz, &a, &acc, pass.train_value, g, &mut dacc);
             }
         }
     }
@@ -326,48 +337,32 @@ fn position(net: &FloatNet, ex: &Examples, i: usize, pass: &Pass, g: &mut Grads)
     }
 }
 
-/// The backward pass of an `accumulator` policy: from the used subnets' output
-/// gradients `dout` (at `slot_of`'s places) to P, c, B and the accumulator's gradient.
-#[allow(clippy::too_many_arguments)]
+/// The backward pass of an `accumulator` policy's projection `z = B a`: `dz` to B, and
+/// (where the accumulator trains) on to the accumulator's gradient `dacc`.
 fn projection_backward(
     net: &FloatNet,
-    slot_of: &[(u16, usize)],
-    dout: &[f32],
-    z: &[f32],
+    dz: &[f32],
     a: &[f32],
     acc: &[f32],
+    train_value: bool,
     g: &mut Grads,
     dacc: &mut [f32],
 ) {
-    let (h, d, rank) = (net.cfg.hidden, net.cfg.policy_dim, net.cfg.policy_rank);
-    let mut dz = vec![0f32; rank];
-    for &(k, j) in slot_of {
-        let k = usize::from(k);
-        for r in 0..d {
-            let go = dout[j + r];
-            if go == 0.0 {
-                continue;
-            }
-            g.p_b[k * d + r] += go;
-            let row = (k * d + r) * rank;
-            let w = &net.p_w[row..row + rank];
-            let gw = &mut g.p_w[row..row + rank];
-            for c in 0..rank {
-                gw[c] += go * z[c];
-                dz[c] += go * w[c];
-            }
-        }
-    }
-    let mut da = vec![0f32; h];
+    let h = net.cfg.hidden;
+    let mut da = vec![0f32; if train_value { h } else { 0 }];
     for (r, &gz) in dz.iter().enumerate() {
-        let b = &net.p_proj[r * h..(r + 1) * h];
         let gb = &mut g.p_proj[r * h..(r + 1) * h];
         for c in 0..h {
             gb[c] += gz * a[c];
-            da[c] += gz * b[c];
+        }
+        if train_value {
+            let b = &net.p_proj[r * h..(r + 1) * h];
+            for c in 0..h {
+                da[c] += gz * b[c];
+            }
         }
     }
-    for k in 0..h {
+    for k in 0..da.len() {
         if acc[k] > 0.0 && acc[k] < 1.0 {
             dacc[k] += da[k];
         }

@@ -277,6 +277,18 @@ fn gradients_are_finite_differences(policy: PolicyKind) {
     assert_eq!(checked, 12 * net.tensors().len());
 }
 
+/// Trains `net` on all of `ex`; its losses over all of `ex` before and after.
+fn fit(
+    net: &mut FloatNet,
+    ex: &Examples,
+    cfg: &fastnet::train::TrainConfig,
+) -> (fastnet::train::Losses, fastnet::train::Losses) {
+    let all: Vec<usize> = (0..ex.len()).collect();
+    let before = fastnet::train::losses(net, ex, &all, 1.0);
+    fastnet::train::train(net, ex, cfg, None, |_, _| {});
+    (before, fastnet::train::losses(net, ex, &all, 1.0))
+}
+
 #[test]
 fn training_lowers_the_losses_on_learnable_targets() {
     let game: Game = "ataxx".parse().unwrap();
@@ -303,8 +315,6 @@ fn training_lowers_the_losses_on_learnable_targets() {
         ex.value[i] = (own as f32 / 20.0).tanh();
     }
     let mut net = FloatNet::init(FastNetConfig::for_game(game, 64), 5).unwrap();
-    let all: Vec<usize> = (0..ex.len()).collect();
-    let before = fastnet::train::losses(&net, &ex, &all, 1.0);
     let cfg = fastnet::train::TrainConfig {
         epochs: 30,
         batch_size: 64,
@@ -312,8 +322,7 @@ fn training_lowers_the_losses_on_learnable_targets() {
         holdout_every: 0,
         ..Default::default()
     };
-    fastnet::train::train(&mut net, &ex, &cfg, None, |_, _| {});
-    let after = fastnet::train::losses(&net, &ex, &all, 1.0);
+    let (before, after) = fit(&mut net, &ex, &cfg);
     assert!(
         after.value < before.value * 0.3,
         "value loss {} -> {}",
@@ -852,8 +861,6 @@ fn a_board_policy_trains_on_a_frozen_value_and_saves() {
     let mut net = base.with_fresh_policy(PolicyKind::Board, 4, 3).unwrap();
     assert_eq!(net.cfg.policy, PolicyKind::Board);
     assert!(net.p_proj.is_empty());
-    let all: Vec<usize> = (0..ex.len()).collect();
-    let before = fastnet::train::losses(&net, &ex, &all, 1.0);
     let cfg = fastnet::train::TrainConfig {
         epochs: 20,
         batch_size: 32,
@@ -862,8 +869,8 @@ fn a_board_policy_trains_on_a_frozen_value_and_saves() {
         train_value: false,
         ..Default::default()
     };
-    fastnet::train::train(&mut net, &ex, &cfg, None, |_, _| {});
-    let after = fastnet::train::losses(&net, &ex, &all, 1.0);
+    let (before, after) = fit(&mut net, &ex, &cfg);
+    let all: Vec<usize> = (0..ex.len()).collect();
     assert_eq!(net.tensors()[..4], base.tensors()[..4], "the value moved");
     assert_eq!(after.value, before.value);
     // The least cross-entropy there is: the targets' entropy.

@@ -279,6 +279,16 @@ fn the_evaluation_cache_changes_no_search_and_is_hit() {
     assert!(hits > 0 && lookups > hits, "{hits} of {lookups}");
 }
 
+/// [`HashRandom`]'s values alone, as an evaluator that needs no moves for them gives them
+/// (a policy here would be cached, and answer the leaf's expansion later).
+fn values_alone(states: &[State], moves: &[Vec<Move>]) -> Vec<selfplay::Evaluation> {
+    let mut out = HashRandom.evaluate_values(states, moves);
+    for e in &mut out {
+        e.policy.clear();
+    }
+    out
+}
+
 /// `HashRandom`, its values alone without policies, that says whether it needs moves for
 /// them, and counts the value-only positions it was given with and without moves.
 struct Recording {
@@ -300,13 +310,7 @@ impl Evaluator for Recording {
         for m in moves {
             seen[usize::from(m.is_empty())] += 1;
         }
-        // Values alone, as an evaluator that needs no moves for them gives them (a
-        // policy here would be cached, and answer the leaf's expansion later).
-        let mut out = HashRandom.evaluate_values(states, moves);
-        for e in &mut out {
-            e.policy.clear();
-        }
-        out
+        values_alone(states, moves)
     }
 
     fn values_need_moves(&self) -> bool {
@@ -373,9 +377,7 @@ impl Evaluator for PolicyAlone {
         states: &[State],
         moves: &[Vec<Move>],
     ) -> Vec<selfplay::Evaluation> {
-        let mut e = HashRandom.evaluate(states, moves);
-        e.iter_mut().for_each(|e| e.policy.clear());
-        e
+        values_alone(states, moves)
     }
 
     fn values_need_moves(&self) -> bool {
