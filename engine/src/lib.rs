@@ -31,6 +31,7 @@ pub mod bench;
 mod bitboard;
 pub mod boards;
 pub mod clock;
+mod fastmod;
 mod fen;
 pub mod flank;
 mod game;
@@ -40,6 +41,7 @@ mod movegen;
 mod outcome;
 mod perft;
 mod position;
+mod prefetch;
 mod rng;
 mod rules;
 pub mod search;
@@ -47,6 +49,7 @@ pub mod uai;
 mod zobrist;
 
 pub use bitboard::{BitIter, Bitboard};
+pub use fastmod::{fastmod, fastmod_magic};
 pub use fen::{FenError, MoveError, shown};
 pub use game::{
     CellSet, Change, GAME_NAMES, Game, GameMoveError, PositionError, State, StateUndo, Symmetry,
@@ -62,6 +65,7 @@ pub use perft::{
 pub use position::{
     IllegalMove, MAX_MOVES, Move, MoveDelta, MoveDisplay, MoveKind, MoveList, Position, Undo,
 };
+pub use prefetch::prefetch;
 pub use rng::{Rng, fnv1a, splitmix64};
 pub use rules::{DEFAULT_HALFMOVE_LIMIT, Rules, UnknownGame, Variant};
 

@@ -35,6 +35,6 @@ pub mod time;
 mod tree;
 
 pub use config::{MctsConfig, RootKind};
-pub use leaves::{LeafBatch, LeafRequest};
+pub use leaves::{Descent, LeafBatch, LeafRequest};
 pub use outcome::{RootLine, SearchOutcome};
 pub use search::Search;

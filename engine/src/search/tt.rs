@@ -3,7 +3,7 @@
 //! A store replaces the same position's entry, or else the bucket's least useful one:
 //! the shallowest, counting an entry from an earlier search as eight plies shallower.
 
-use crate::Move;
+use crate::{Move, fastmod, fastmod_magic};
 
 /// What a stored score bounds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -75,7 +75,7 @@ const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
 /// The table.
 pub(super) struct Table {
     buckets: Vec<Bucket>,
-    /// `super::fastmod`'s constant for `buckets.len()`.
+    /// [`crate::fastmod`]'s constant for `buckets.len()`.
     magic: u128,
     /// The current search's generation (six bits).
     generation: u8,
@@ -113,16 +113,7 @@ impl Table {
     /// Asks the CPU to bring the bucket of `key` into its caches.
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let bucket: *const Bucket = &self.buckets[self.index(key)];
-            // SAFETY: a prefetch reads nothing that the program sees and never faults;
-            // the address is that of an element of the table anyway.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(bucket.cast()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        crate::prefetch(&self.buckets[self.index(key)]);
     }
 
     /// The entry of `key`, if the table holds one.
@@ -204,49 +195,9 @@ impl Entry {
     }
 }
 
-/// The constant of [`fastmod`] for divisor `d` (> 0): ⌈2¹²⁸ / d⌉ (mod 2¹²⁸).
-pub(super) fn fastmod_magic(d: u64) -> u128 {
-    (u128::MAX / u128::from(d)).wrapping_add(1)
-}
-
-/// `a % d` by multiplications (Lemire, Kaser and Kurz, "Faster remainder by direct
-/// computation", 2019: exact for every 64-bit `a` and `d` with a 128-bit constant).
-#[inline(always)]
-pub(super) fn fastmod(a: u64, magic: u128, d: u64) -> u64 {
-    let low = magic.wrapping_mul(u128::from(a));
-    let bottom = ((low & u128::from(u64::MAX)) * u128::from(d)) >> 64;
-    let top = (low >> 64) * u128::from(d);
-    ((bottom + top) >> 64) as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fastmod_is_the_remainder() {
-        let mut rng = crate::Rng::new(1);
-        for d in [
-            1,
-            2,
-            3,
-            7,
-            1024,
-            699_050,
-            u32::MAX as u64,
-            u64::MAX - 1,
-            u64::MAX,
-        ] {
-            let m = fastmod_magic(d);
-            for a in [0, 1, d - 1, d, d.wrapping_add(1), u64::MAX, u64::MAX - 1] {
-                assert_eq!(fastmod(a, m, d), a % d, "{a} % {d}");
-            }
-            for _ in 0..10_000 {
-                let a = rng.next_u64();
-                assert_eq!(fastmod(a, m, d), a % d, "{a} % {d}");
-            }
-        }
-    }
 
     #[test]
     fn stores_and_finds_and_replaces_the_least_useful() {

@@ -313,6 +313,8 @@ fn run_mcts(
     if let Some(st) = k.player.last_stats() {
         let ms = st.elapsed.as_millis().max(1);
         out.say(&Reply::Info(Info {
+            depth: Some(st.depth.round() as u64),
+            seldepth: Some(st.seldepth.into()),
             nodes: Some(st.simulations.into()),
             nps: Some(saturating(u128::from(st.simulations) * 1000 / ms)),
             time: Some(saturating(ms)),

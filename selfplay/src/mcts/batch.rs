@@ -6,7 +6,7 @@
 use engine::{Move, Rng, State};
 
 use super::config::MctsConfig;
-use super::leaves::{LeafBatch, LeafKind, LeafRequest, PendingLeaf};
+use super::leaves::{Descent, LeafBatch, LeafKind, LeafRequest, PendingLeaf};
 use super::search::Search;
 use super::select::TAIL;
 use super::tree::{Exact, MAX_IN_FLIGHT, NONE, ROOT, terminal_value};
@@ -48,7 +48,7 @@ impl Search {
     /// Several batches may be in flight at once; give each back with
     /// [`Search::apply_batch`] before [`Search::outcome`] or [`Search::advance`].
     pub fn gather(&mut self, max: usize, cfg: &MctsConfig, rng: &mut Rng) -> LeafBatch {
-        self.gather_with(max, cfg, rng, |_| {})
+        self.gather_with(max, cfg, rng, &mut |_: &State| {})
     }
 
     /// [`Search::gather`], calling `leaf` with the position of each leaf a descent
@@ -60,7 +60,7 @@ impl Search {
         max: usize,
         cfg: &MctsConfig,
         rng: &mut Rng,
-        mut leaf: impl FnMut(&State),
+        descent: &mut impl Descent,
     ) -> LeafBatch {
         // A tail grown under a leaf in flight would leave its path on the old run.
         assert!(
@@ -74,7 +74,7 @@ impl Search {
                 batch.paths.push(ROOT);
                 self.add_virtual_loss(&[ROOT]);
                 let root = self.root_state;
-                leaf(&root);
+                descent.leaf(&root);
                 self.push_request(&root, &mut batch, start, LeafKind::Full, cfg, rng);
                 self.batches_out += 1;
             }
@@ -128,10 +128,41 @@ impl Search {
                         break;
                     }
                     if !first_visit {
-                        // Lazy expansion's second visit: the policy, no simulation.
+                        // Lazy expansion's second visit: the policy, no simulation; at
+                        // once where the caller gives it (and no other leaf is out).
+                        if self.one_leaf && self.batches_out == 0 && self.gumbel.is_none() {
+                            let first = batch.moves.len();
+                            state.for_each_legal(|m| batch.moves.push(m));
+                            let buffer = batch.spare_moves.pop().unwrap_or_default();
+                            let moves = &batch.moves[first..];
+                            let req = self.leaf_request(&state, moves, false, buffer, cfg, rng);
+                            if let Some(eval) = descent.expand_now(&req) {
+                                self.remove_virtual_loss(&batch.paths[start..]);
+                                self.expand(at, &batch.moves[first..], eval);
+                                batch.moves.truncate(first);
+                                let mut buffer = req.moves;
+                                buffer.clear();
+                                batch.spare_moves.push(buffer);
+                                // Below the leaf, as from the root (resume's reason).
+                                continue;
+                            }
+                            let path = (start as u32, batch.paths.len() as u32);
+                            let moves = (first as u32, batch.moves.len() as u32);
+                            batch.requests.push(req);
+                            let kind = LeafKind::Expand;
+                            batch.leaves.push(PendingLeaf { path, moves, kind });
+                        } else {
+                            self.push_request(
+                                &state,
+                                &mut batch,
+                                start,
+                                LeafKind::Expand,
+                                cfg,
+                                rng,
+                            );
+                        }
                         misses -= 1;
                         self.unschedule(batch.paths[start + 1] as usize);
-                        self.push_request(&state, &mut batch, start, LeafKind::Expand, cfg, rng);
                         break;
                     }
                     if let Some(v) = self.solve_endgame(&state, cfg, &mut may_solve) {
@@ -164,7 +195,7 @@ impl Search {
                 state = state.after(e.mv);
                 if e.first == NONE {
                     // A leaf, as early as it is known.
-                    leaf(&state);
+                    descent.leaf(&state);
                 }
                 if e.visits + u32::from(e.in_flight) == 0 {
                     // The first descent through this move.
@@ -193,7 +224,7 @@ impl Search {
         let path = &batch.paths[start..];
         self.backup(path, v);
         self.prove_path(path);
-        self.sims_done += 1;
+        self.simulated(path.len());
         batch.paths.truncate(start);
     }
 
@@ -221,39 +252,53 @@ impl Search {
         rng: &mut Rng,
     ) {
         let value_only = kind == LeafKind::Value;
-        let state = *state;
         let first = batch.moves.len();
         // A value alone expands nothing: its moves are listed only for an evaluator
         // that needs them.
         if !value_only || self.values_need_moves {
             state.for_each_legal(|m| batch.moves.push(m));
         }
+        let buffer = batch.spare_moves.pop().unwrap_or_default();
         let moves = &batch.moves[first..];
-        let mut request_moves = batch.spare_moves.pop().unwrap_or_default();
-        let req = if cfg.symmetry && self.symmetries.len() > 1 {
-            let sym = &self.symmetries[rng.below(self.symmetries.len() as u64) as usize];
-            request_moves.extend(moves.iter().map(|&m| sym.apply(m)));
-            LeafRequest {
-                state: state.transform(sym),
-                moves: request_moves,
-                position: state,
-                value_only,
-            }
-        } else {
-            request_moves.extend_from_slice(moves);
-            LeafRequest {
-                state,
-                moves: request_moves,
-                position: state,
-                value_only,
-            }
-        };
+        let req = self.leaf_request(state, moves, value_only, buffer, cfg, rng);
         batch.requests.push(req);
         batch.leaves.push(PendingLeaf {
             path: (start as u32, batch.paths.len() as u32),
             moves: (first as u32, batch.moves.len() as u32),
             kind,
         });
+    }
+
+    /// The request of leaf `state` with its `moves` (in the tree's order), in a random
+    /// symmetry where the configuration asks for one; its moves in `buffer` (empty).
+    fn leaf_request(
+        &self,
+        state: &State,
+        moves: &[Move],
+        value_only: bool,
+        mut buffer: Vec<Move>,
+        cfg: &MctsConfig,
+        rng: &mut Rng,
+    ) -> LeafRequest {
+        let state = *state;
+        if cfg.symmetry && self.symmetries.len() > 1 {
+            let sym = &self.symmetries[rng.below(self.symmetries.len() as u64) as usize];
+            buffer.extend(moves.iter().map(|&m| sym.apply(m)));
+            LeafRequest {
+                state: state.transform(sym),
+                moves: buffer,
+                position: state,
+                value_only,
+            }
+        } else {
+            buffer.extend_from_slice(moves);
+            LeafRequest {
+                state,
+                moves: buffer,
+                position: state,
+                value_only,
+            }
+        }
     }
 
     /// Gives back a batch from [`Search::gather`] with the evaluations of its requests
@@ -282,7 +327,7 @@ impl Search {
             if leaf.kind == LeafKind::Value {
                 self.in_flight = self.in_flight.saturating_sub(1);
                 self.backup(path, eval.value);
-                self.sims_done += 1;
+                self.simulated(path.len());
                 continue;
             }
             let (m0, m1) = leaf.moves;
@@ -302,7 +347,7 @@ impl Search {
             }
             self.in_flight = self.in_flight.saturating_sub(1);
             self.backup(path, eval.value);
-            self.sims_done += 1;
+            self.simulated(path.len());
         }
         self.resume = None;
         if let [leaf] = &batch.leaves[..]
@@ -351,7 +396,7 @@ impl Search {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcts::select::tests::answer;
+    use crate::mcts::select::tests::{answer, eval};
 
     /// `gather_with` shows its callback every leaf it asks an evaluation for, in order,
     /// before the batch comes back.
@@ -365,7 +410,7 @@ mod tests {
         let mut requested = 0;
         while !s.finished() {
             let mut seen = Vec::new();
-            let b = s.gather_with(3, &cfg, &mut rng, |p| seen.push(*p));
+            let b = s.gather_with(3, &cfg, &mut rng, &mut |p: &State| seen.push(*p));
             let asked: Vec<State> = b.requests.iter().map(|r| r.position).collect();
             // Each request's leaf was seen, in order (among collisions and finished games).
             let mut rest = seen.iter();
@@ -379,29 +424,64 @@ mod tests {
         assert!(requested > 300, "{requested}");
     }
 
-    /// A lazy search whose descents go on from the leaf the last batch expanded builds
-    /// the same tree, simulation for simulation, as one whose every descent starts at
-    /// the root; batches of one leaf (the play loop's) and of three.
+    /// The made-up evaluation of [`answer`], given at once to a descent that asks.
+    struct AtOnce {
+        eval: Evaluation,
+        expanded: u32,
+    }
+
+    impl Descent for AtOnce {
+        fn leaf(&mut self, _: &State) {}
+
+        fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
+            assert!(!r.value_only);
+            self.eval = eval(&r.position, &r.moves, false);
+            self.expanded += 1;
+            Some(&self.eval)
+        }
+    }
+
+    /// A lazy search whose descents go on from the leaf the last batch expanded, or whose
+    /// descents expand that leaf at once and go on ([`Descent::expand_now`]), builds the
+    /// same tree, simulation for simulation, as one whose every descent starts at the
+    /// root; batches of one leaf (the play loop's, with tails and without) and of three.
     #[test]
     fn a_descent_after_an_expansion_goes_on_as_one_from_the_root() {
+        #[derive(Clone, Copy, PartialEq, Debug)]
+        enum Mode {
+            Root,
+            Resume,
+            AtOnce,
+        }
         let cfg = crate::MctsConfig::for_play();
         assert!(cfg.lazy_expansion);
         let root = "ataxx".parse::<engine::Game>().unwrap().startpos();
-        for batch in [1, 3] {
-            let run = |resume: bool| {
+        for (batch, one_leaf) in [(1, true), (1, false), (3, false)] {
+            let run = |mode: Mode| {
                 let mut rng = Rng::new(9);
                 let mut s = Search::new(root);
+                s.set_one_leaf(one_leaf);
                 s.start(5000, false, &cfg, &mut rng);
-                let mut resumed = 0;
+                let (mut resumed, mut at_once) = (
+                    0,
+                    AtOnce {
+                        eval: Evaluation::default(),
+                        expanded: 0,
+                    },
+                );
                 for _ in 0..20_000 {
                     if s.finished() {
                         break;
                     }
                     resumed += u32::from(s.resume.is_some());
-                    if !resume {
+                    if mode == Mode::Root {
                         s.resume = None;
                     }
-                    let b = s.gather(batch, &cfg, &mut rng);
+                    let b = if mode == Mode::AtOnce {
+                        s.gather_with(batch, &cfg, &mut rng, &mut at_once)
+                    } else {
+                        s.gather(batch, &cfg, &mut rng)
+                    };
                     answer(&mut s, b, &cfg, &mut rng);
                 }
                 assert!(s.finished());
@@ -418,16 +498,23 @@ mod tests {
                         )
                     })
                     .collect();
-                (tree, resumed)
+                (tree, resumed, at_once.expanded)
             };
-            let (resumed_tree, resumed) = run(true);
-            let (rooted_tree, _) = run(false);
-            assert_eq!(resumed_tree, rooted_tree, "batch {batch}");
+            let (rooted_tree, ..) = run(Mode::Root);
+            let (resumed_tree, resumed, _) = run(Mode::Resume);
+            assert_eq!(resumed_tree, rooted_tree, "batch {batch}, tails {one_leaf}");
+            let (at_once_tree, _, expanded) = run(Mode::AtOnce);
+            assert_eq!(at_once_tree, rooted_tree, "batch {batch}, tails {one_leaf}");
             // A batch of three is seldom one expansion alone: only batches of one resume
-            // often.
-            eprintln!("batch {batch}: {resumed} descents resumed");
+            // often; and only a search of one leaf at a time expands at once.
+            eprintln!("batch {batch}, tails {one_leaf}: {resumed} resumed, {expanded} at once");
             if batch == 1 {
                 assert!(resumed > 2000, "{resumed} descents resumed");
+            }
+            if one_leaf {
+                assert!(expanded > 2000, "{expanded} expanded at once");
+            } else {
+                assert_eq!(expanded, 0);
             }
         }
     }

@@ -3,6 +3,7 @@
 //! board) or a position of an earlier tree that was not kept costs no evaluator call.
 
 use engine::State;
+use engine::{fastmod, fastmod_magic};
 
 use crate::evaluator::Evaluation;
 
@@ -15,6 +16,8 @@ pub const DEFAULT_CACHE_ENTRIES: usize = 1 << 16;
 /// so a hash collision costs an evaluation, never a wrong one.
 pub struct EvalCache {
     slots: Vec<Option<(State, Evaluation)>>,
+    /// [`fastmod`]'s constant for the number of slots.
+    magic: u128,
     hits: u64,
     lookups: u64,
 }
@@ -24,6 +27,7 @@ impl EvalCache {
     pub fn new(entries: usize) -> EvalCache {
         EvalCache {
             slots: (0..entries).map(|_| None).collect(),
+            magic: fastmod_magic(entries.max(1) as u64),
             hits: 0,
             lookups: 0,
         }
@@ -31,22 +35,17 @@ impl EvalCache {
 
     fn slot(&self, s: &State) -> Option<usize> {
         let n = self.slots.len() as u64;
-        (n > 0).then(|| (s.hash() % n) as usize)
+        // The remainder by multiplications: a 64-bit division takes tens of cycles, and
+        // a leaf's slot is computed up to four times (prefetch, lookups, store).
+        (n > 0).then(|| fastmod(s.hash(), self.magic, n) as usize)
     }
 
     /// Asks the CPU to bring `s`'s slot into its caches, ahead of its lookup: a slot is
     /// a cache miss (the table is larger than the caches the tree leaves it).
     pub fn prefetch(&self, s: &State) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(i) = self.slot(s) {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let slot: *const Option<(State, Evaluation)> = &self.slots[i];
-            // SAFETY: a prefetch reads nothing the program sees and never faults; the
-            // address is that of an element of the table anyway.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(slot.cast()) };
+            engine::prefetch(&self.slots[i]);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = s;
     }
 
     /// The held evaluation of `s`, counted as a lookup (and a hit).

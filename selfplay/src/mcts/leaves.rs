@@ -2,6 +2,8 @@
 
 use engine::{Move, State};
 
+use crate::evaluator::Evaluation;
+
 /// A position for the evaluator, already mapped by the symmetry chosen for it.
 #[derive(Clone, Debug)]
 pub struct LeafRequest {
@@ -80,5 +82,31 @@ impl LeafBatch {
 
     pub(super) fn path(&self, leaf: &PendingLeaf) -> &[u32] {
         &self.paths[leaf.path.0 as usize..leaf.path.1 as usize]
+    }
+}
+
+/// What a descent tells its caller on the way ([`Search::gather_with`](super::Search)).
+/// A closure of a position is one that only sees the leaves.
+pub trait Descent {
+    /// A leaf the descent reached, as soon as it is known: every request's, in order, and
+    /// those of collisions and of finished or solved games (the play loop prefetches its
+    /// evaluation cache's slot).
+    fn leaf(&mut self, position: &State);
+
+    /// The evaluation of `request`, lazy expansion's second visit, if the caller gives
+    /// it at once (its policy is read): the leaf is then expanded and the descent goes on
+    /// below it. Asked only of a search that gives out one leaf at a time with none out,
+    /// which would otherwise hand the request out and go on from that leaf at the next
+    /// descent: the same tree, without a round trip through the caller's loop (Monty
+    /// expands the same way). `None` (the default): the request is handed out.
+    fn expand_now(&mut self, request: &LeafRequest) -> Option<&Evaluation> {
+        let _ = request;
+        None
+    }
+}
+
+impl<F: FnMut(&State)> Descent for F {
+    fn leaf(&mut self, position: &State) {
+        self(position);
     }
 }

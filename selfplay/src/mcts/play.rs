@@ -23,6 +23,7 @@ use engine::{Move, Rng, State};
 
 use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache};
 use super::config::{MctsConfig, RootKind};
+use super::leaves::{Descent, LeafRequest};
 use super::outcome::SearchOutcome;
 use super::search::Search;
 use super::time::TimeBudget;
@@ -67,6 +68,10 @@ pub struct PlayStats {
     /// The search ended because its tree reached its bound
     /// ([`PlaySearch::set_tree_limit`]).
     pub tree_full: bool,
+    /// The simulations' mean number of moves from the root to their leaf.
+    pub depth: f64,
+    /// The most moves from the root to a simulation's leaf.
+    pub seldepth: u32,
 }
 
 /// Why a search could not run.
@@ -116,7 +121,14 @@ struct Shared<'a> {
     /// Duration of the latest batch, from its gathering (where the endgame solver works)
     /// to the end of its evaluation, to keep the next one within the limit.
     last_batch: Duration,
+    /// Stop checks before the soft limit (smart pruning is checked at every
+    /// [`PRUNE_EVERY`]th).
+    checks: u32,
 }
+
+/// Smart pruning is checked at every this many batches: it stops a search at most this
+/// many simulations later than it could have (a fraction of a millisecond).
+const PRUNE_EVERY: u32 = 16;
 
 impl PlaySearch {
     /// A search of `root` gathering up to `batch` leaves per evaluator call; `seed` drives
@@ -221,6 +233,7 @@ impl PlaySearch {
             },
             done: false,
             last_batch: Duration::ZERO,
+            checks: 0,
         });
         let ctx = Context {
             cfg: &cfg,
@@ -240,6 +253,7 @@ impl PlaySearch {
         });
         let mut stats = shared.into_inner().unwrap_or_else(|p| p.into_inner()).stats;
         stats.simulations = self.search.simulations();
+        (stats.depth, stats.seldepth) = self.search.depth();
         let cache_after = self.cache.counts();
         stats.cache_lookups = cache_after.0 - cache_before.0;
         stats.cache_hits = cache_after.1 - cache_before.1;
@@ -272,6 +286,8 @@ impl Context<'_> {
         let mut policies: Vec<usize> = Vec::with_capacity(self.batch);
         let policy_alone = evaluator.policy_alone();
         let mut evals: Vec<Evaluation> = Vec::with_capacity(self.batch);
+        // The evaluation of a leaf expanded during a descent (one leaf at a time).
+        let mut expansion = Evaluation::default();
         loop {
             // Three clock readings a batch: its start (which the stop rule reads too),
             // the evaluator's start and its end; one where the cache answered every
@@ -284,10 +300,21 @@ impl Context<'_> {
                     return;
                 }
                 let Shared {
-                    search, rng, cache, ..
+                    search,
+                    rng,
+                    cache,
+                    stats,
+                    ..
                 } = &mut *g;
                 let before = search.simulations();
-                let batch = search.gather_with(self.batch, self.cfg, rng, |s| cache.prefetch(s));
+                let mut descent = ExpandNow {
+                    cache,
+                    evaluator: &mut *evaluator,
+                    policy_alone,
+                    stats,
+                    eval: &mut expansion,
+                };
+                let batch = search.gather_with(self.batch, self.cfg, rng, &mut descent);
                 if batch.is_empty() && search.simulations() > before {
                     // Only finished games (or leaves the endgame solver proved) were met:
                     // scored already, no wait.
@@ -395,6 +422,14 @@ impl Context<'_> {
         if elapsed >= budget.hard {
             return true;
         }
+        if elapsed < budget.soft {
+            // Smart pruning reads every root move's visits (up to a hundred and more in
+            // a middle game): checked every few batches, not at every simulation.
+            g.checks = g.checks.wrapping_add(1);
+            if !g.checks.is_multiple_of(PRUNE_EVERY) {
+                return false;
+            }
+        }
         let (first, second) = leaders(search.child_visits(ROOT).map(|(_, v)| v));
         if elapsed >= budget.soft {
             return (second as f32) < CLOSE_RATIO * first as f32;
@@ -403,6 +438,42 @@ impl Context<'_> {
         let rate = done as f64 / spent.as_secs_f64().max(1e-6);
         let left = rate * (budget.soft - elapsed).as_secs_f64();
         f64::from(second) + left < f64::from(first)
+    }
+}
+
+/// The play loop's part in a descent: the evaluation cache's slot of each leaf fetched
+/// early, and lazy expansion's second visit evaluated at once where the search asks
+/// ([`Descent::expand_now`]: one leaf at a time), from the cache or by the evaluator,
+/// as the loop would have evaluated it handed out.
+struct ExpandNow<'a> {
+    cache: &'a mut EvalCache,
+    evaluator: &'a mut dyn Evaluator,
+    policy_alone: bool,
+    stats: &'a mut PlayStats,
+    eval: &'a mut Evaluation,
+}
+
+impl Descent for ExpandNow<'_> {
+    fn leaf(&mut self, position: &State) {
+        self.cache.prefetch(position);
+    }
+
+    fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
+        let e = &mut *self.eval;
+        if !self.cache.get_into(&r.position, false, r.moves.len(), e) {
+            let start = now();
+            if self.policy_alone && self.cache.value_into(&r.position, e) {
+                self.evaluator
+                    .policy_into(&r.state, &r.moves, &mut e.policy);
+            } else {
+                self.evaluator.evaluate_into(&r.state, &r.moves, false, e);
+            }
+            self.stats.eval_time += since(start);
+            self.stats.evaluations += 1;
+            self.stats.batches += 1;
+            self.cache.put(r.position, e);
+        }
+        Some(e)
     }
 }
 

@@ -26,6 +26,10 @@ pub struct Search {
     pub(super) compacted: usize,
     pub(super) sims_target: u32,
     pub(super) sims_done: u32,
+    /// The moves from the root to the leaves of the current search's simulations, summed,
+    /// and the most ([`Search::depth`]).
+    pub(super) depth_sum: u64,
+    pub(super) seldepth: u32,
     pub(super) full: bool,
     /// Leaves handed out and not yet given back (collisions excluded).
     pub(super) in_flight: u32,
@@ -89,6 +93,8 @@ impl Search {
             compacted: 1,
             sims_target: 0,
             sims_done: 0,
+            depth_sum: 0,
+            seldepth: 0,
             full: true,
             in_flight: 0,
             batches_out: 0,
@@ -251,6 +257,7 @@ impl Search {
     pub fn start(&mut self, sims: u32, full: bool, cfg: &MctsConfig, rng: &mut Rng) {
         self.sims_target = sims.max(1);
         self.sims_done = 0;
+        (self.depth_sum, self.seldepth) = (0, 0);
         self.full = full;
         self.pending = None;
         self.in_flight = 0;
@@ -280,6 +287,22 @@ impl Search {
     /// Simulations run in the current search.
     pub fn simulations(&self) -> u32 {
         self.sims_done
+    }
+
+    /// Counts a simulation whose path (the root's edge and the moves to its leaf) had
+    /// `path` edges.
+    pub(super) fn simulated(&mut self, path: usize) {
+        self.sims_done += 1;
+        let moves = path.saturating_sub(1) as u32;
+        self.depth_sum += u64::from(moves);
+        self.seldepth = self.seldepth.max(moves);
+    }
+
+    /// The current search's simulations' mean number of moves from the root to their leaf
+    /// (0 before the first), and the most.
+    pub fn depth(&self) -> (f64, u32) {
+        let mean = self.depth_sum as f64 / f64::from(self.sims_done.max(1));
+        (mean, self.seldepth)
     }
 
     /// Backs up `v`, the value for the side to move after the last edge of `path`.

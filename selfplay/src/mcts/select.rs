@@ -278,7 +278,7 @@ pub(super) mod tests {
     use crate::mcts::LeafBatch;
 
     /// A made-up evaluation that depends on the position alone.
-    fn eval(position: &State, moves: &[Move], value_only: bool) -> Evaluation {
+    pub(in crate::mcts) fn eval(position: &State, moves: &[Move], value_only: bool) -> Evaluation {
         let h = position.hash();
         let policy = if value_only {
             Vec::new()
