@@ -80,6 +80,22 @@ impl LeafBatch {
         self.moves.clear();
     }
 
+    /// Hands `request` out, its leaf's path `paths[start..]` and its moves `moves[first..]`.
+    pub(super) fn hand_out(
+        &mut self,
+        request: LeafRequest,
+        start: usize,
+        first: usize,
+        kind: LeafKind,
+    ) {
+        self.requests.push(request);
+        self.leaves.push(PendingLeaf {
+            path: (start as u32, self.paths.len() as u32),
+            moves: (first as u32, self.moves.len() as u32),
+            kind,
+        });
+    }
+
     pub(super) fn path(&self, leaf: &PendingLeaf) -> &[u32] {
         &self.paths[leaf.path.0 as usize..leaf.path.1 as usize]
     }

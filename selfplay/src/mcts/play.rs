@@ -307,7 +307,7 @@ impl Context<'_> {
                     ..
                 } = &mut *g;
                 let before = search.simulations();
-                let mut descent = ExpandNow {
+                let mut descent = AtOnce {
                     cache,
                     evaluator: &mut *evaluator,
                     policy_alone,
@@ -317,7 +317,8 @@ impl Context<'_> {
                 let batch = search.gather_with(self.batch, self.cfg, rng, &mut descent);
                 if batch.is_empty() && search.simulations() > before {
                     // Only finished games (or leaves the endgame solver proved) were met:
-                    // scored already, no wait.
+                    // scored already, no wait. The batch's buffers go back for the next.
+                    search.apply_batch(batch, &[], self.cfg, rng);
                     g.last_batch = g.last_batch.max(since(gathering));
                     continue;
                 }
@@ -443,9 +444,9 @@ impl Context<'_> {
 
 /// The play loop's part in a descent: the evaluation cache's slot of each leaf fetched
 /// early, and lazy expansion's second visit evaluated at once where the search asks
-/// ([`Descent::expand_now`]: one leaf at a time), from the cache or by the evaluator,
-/// as the loop would have evaluated it handed out.
-struct ExpandNow<'a> {
+/// ([`Descent::expand_now`]: one leaf at a time), from the cache or by the evaluator, as
+/// the loop evaluates the leaves handed out.
+struct AtOnce<'a> {
     cache: &'a mut EvalCache,
     evaluator: &'a mut dyn Evaluator,
     policy_alone: bool,
@@ -453,20 +454,26 @@ struct ExpandNow<'a> {
     eval: &'a mut Evaluation,
 }
 
-impl Descent for ExpandNow<'_> {
+impl Descent for AtOnce<'_> {
     fn leaf(&mut self, position: &State) {
         self.cache.prefetch(position);
     }
 
     fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
         let e = &mut *self.eval;
-        if !self.cache.get_into(&r.position, false, r.moves.len(), e) {
+        if !self
+            .cache
+            .get_into(&r.position, r.value_only, r.moves.len(), e)
+        {
             let start = now();
-            if self.policy_alone && self.cache.value_into(&r.position, e) {
+            // A value alone (lazy expansion's) does not answer a request for a policy; it
+            // spares its evaluation the value where the evaluator can.
+            if self.policy_alone && !r.value_only && self.cache.value_into(&r.position, e) {
                 self.evaluator
                     .policy_into(&r.state, &r.moves, &mut e.policy);
             } else {
-                self.evaluator.evaluate_into(&r.state, &r.moves, false, e);
+                self.evaluator
+                    .evaluate_into(&r.state, &r.moves, r.value_only, e);
             }
             self.stats.eval_time += since(start);
             self.stats.evaluations += 1;
