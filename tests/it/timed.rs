@@ -4,14 +4,16 @@
 
 use crate::uai::{Session, answer, legal_at_start, move_of, run_match, script, temp, write_model};
 
-/// The `info nodes …` line of an MCTS search: (simulations, visits reused).
+/// The `info` line of an MCTS search (the one that counts evaluations): (simulations,
+/// visits reused).
 fn mcts_info(lines: &[String]) -> (u64, u64) {
     let l = lines
         .iter()
-        .find(|l| l.starts_with("info nodes "))
+        .find(|l| l.starts_with("info ") && l.contains(" evaluations in "))
         .unwrap_or_else(|| panic!("no MCTS info line: {lines:?}"));
     let words: Vec<&str> = l.split_whitespace().collect();
-    let sims = words[2].parse().unwrap();
+    let nodes = words.iter().position(|w| *w == "nodes").expect("nodes");
+    let sims = words[nodes + 1].parse().unwrap();
     let at = words
         .iter()
         .position(|w| *w == "visits")

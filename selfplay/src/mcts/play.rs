@@ -26,7 +26,7 @@ use super::config::{MctsConfig, RootKind};
 use super::leaves::{Descent, LeafRequest};
 use super::outcome::SearchOutcome;
 use super::search::Search;
-use super::time::TimeBudget;
+use super::time::{TimeBudget, leaders};
 use super::tree::ROOT;
 use crate::evaluator::{Evaluation, Evaluator, evaluate_mixed};
 
@@ -481,30 +481,5 @@ impl Descent for AtOnce<'_> {
             self.cache.put(r.position, e);
         }
         Some(e)
-    }
-}
-
-/// The largest and second-largest visit counts.
-fn leaders(visits: impl Iterator<Item = u32>) -> (u32, u32) {
-    let mut top = (0, 0);
-    for v in visits {
-        if v > top.0 {
-            top = (v, top.0);
-        } else if v > top.1 {
-            top.1 = v;
-        }
-    }
-    top
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leaders_are_the_two_largest() {
-        assert_eq!(leaders([3, 9, 9, 1].into_iter()), (9, 9));
-        assert_eq!(leaders([3, 9, 4].into_iter()), (9, 4));
-        assert_eq!(leaders([5].into_iter()), (5, 0));
     }
 }

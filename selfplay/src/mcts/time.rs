@@ -91,12 +91,33 @@ pub fn expected_moves_left(state: &State) -> u32 {
     (state.cells_to_fill() * 3 / 5 + 4).clamp(8, 60)
 }
 
+/// The largest and second-largest of the root moves' visit counts: the play loop's stop
+/// rule (the soft limit's doubt, smart pruning) reads them.
+pub(super) fn leaders(visits: impl Iterator<Item = u32>) -> (u32, u32) {
+    let mut top = (0, 0);
+    for v in visits {
+        if v > top.0 {
+            top = (v, top.0);
+        } else if v > top.1 {
+            top.1 = v;
+        }
+    }
+    top
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn leaders_are_the_two_largest() {
+        assert_eq!(leaders([3, 9, 9, 1].into_iter()), (9, 9));
+        assert_eq!(leaders([3, 9, 4].into_iter()), (9, 4));
+        assert_eq!(leaders([5].into_iter()), (5, 0));
     }
 
     #[test]
