@@ -150,16 +150,13 @@ impl Search {
                     // fewer nodes a second than handed out).
                     if kind == LeafKind::Expand
                         && self.one_leaf
-                        && self.batches_out == 0
-                        && self.gumbel.is_none()
+                        && self.goes_on_below_an_expansion()
                         && let Some(eval) = descent.expand_now(&req)
                     {
                         self.remove_virtual_loss(&batch.paths[start..]);
                         self.expand(at, &batch.moves[first..], eval);
                         batch.moves.truncate(first);
-                        let mut buffer = req.moves;
-                        buffer.clear();
-                        batch.spare_moves.push(buffer);
+                        batch.give_back(req);
                         continue;
                     }
                     batch.hand_out(req, start, first, kind);
@@ -198,6 +195,15 @@ impl Search {
             self.batches_out += 1;
         }
         batch
+    }
+
+    /// Whether the descent after an expansion may start below the expanded leaf (where
+    /// an expansion alone was given back, `Search::resume`; or at once, in the descent,
+    /// [`Descent::expand_now`]): no other batch is out, whose virtual losses the descent
+    /// from the root would meet, and no Gumbel root, whose schedule each descent takes
+    /// from.
+    fn goes_on_below_an_expansion(&self) -> bool {
+        self.batches_out == 0 && self.gumbel.is_none()
     }
 
     /// Keeps a batch given back (emptied) for the next [`Search::gather`].
@@ -322,8 +328,7 @@ impl Search {
         self.resume = None;
         if let [leaf] = &batch.leaves[..]
             && leaf.kind == LeafKind::Expand
-            && self.batches_out == 0
-            && self.gumbel.is_none()
+            && self.goes_on_below_an_expansion()
         {
             self.resume_path.clear();
             self.resume_path.extend_from_slice(batch.path(leaf));

@@ -5,10 +5,23 @@
 use engine::State;
 use engine::{fastmod, fastmod_magic};
 
+use super::leaves::LeafRequest;
 use crate::evaluator::Evaluation;
 
 /// Entries of a new cache: about 25 MB with Ataxx policies.
 pub const DEFAULT_CACHE_ENTRIES: usize = 1 << 16;
+
+/// What the evaluation cache did for a request ([`EvalCache::look_up`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Lookup {
+    /// It answered: the evaluation is in `out`.
+    Answered,
+    /// It held the position's value alone, now in `out`: the evaluator gives the policy
+    /// alone for less.
+    PolicyAlone,
+    /// The evaluator evaluates the request whole.
+    Miss,
+}
 
 /// A table of evaluations indexed by the position's Zobrist hash, one position a slot
 /// (a newer evaluation replaces an older one in its slot). An entry is returned only for
@@ -96,6 +109,24 @@ impl EvalCache {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Looks request `r` up, filling `out` with what the cache holds. A value alone (lazy
+    /// expansion's) does not answer a request for a policy; it spares the evaluation the
+    /// value where the evaluator gives a policy alone (`policy_alone`).
+    pub(super) fn look_up(
+        &mut self,
+        r: &LeafRequest,
+        policy_alone: bool,
+        out: &mut Evaluation,
+    ) -> Lookup {
+        if self.get_into(&r.position, r.value_only, r.moves.len(), out) {
+            Lookup::Answered
+        } else if policy_alone && self.value_into(&r.position, out) {
+            Lookup::PolicyAlone
+        } else {
+            Lookup::Miss
         }
     }
 

@@ -70,10 +70,8 @@ impl LeafBatch {
     }
 
     pub(super) fn clear(&mut self) {
-        for r in self.requests.drain(..) {
-            let mut moves = r.moves;
-            moves.clear();
-            self.spare_moves.push(moves);
+        while let Some(r) = self.requests.pop() {
+            self.give_back(r);
         }
         self.leaves.clear();
         self.paths.clear();
@@ -94,6 +92,14 @@ impl LeafBatch {
             moves: (first as u32, self.moves.len() as u32),
             kind,
         });
+    }
+
+    /// Keeps the move list of a request that will not be handed out (or came back),
+    /// emptied, for the next request.
+    pub(super) fn give_back(&mut self, request: LeafRequest) {
+        let mut moves = request.moves;
+        moves.clear();
+        self.spare_moves.push(moves);
     }
 
     pub(super) fn path(&self, leaf: &PendingLeaf) -> &[u32] {

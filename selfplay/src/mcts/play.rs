@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use engine::{Move, Rng, State};
 
-use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache};
+use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache, Lookup};
 use super::config::{MctsConfig, RootKind};
 use super::leaves::{Descent, LeafRequest};
 use super::outcome::SearchOutcome;
@@ -328,14 +328,10 @@ impl Context<'_> {
                     if evals.len() == i {
                         evals.push(Evaluation::default());
                     }
-                    // A value alone (lazy expansion's) does not answer a request for a
-                    // policy; it spares its evaluation the value where the evaluator can.
-                    if !cache.get_into(&r.position, r.value_only, r.moves.len(), &mut evals[i]) {
-                        if policy_alone && cache.value_into(&r.position, &mut evals[i]) {
-                            policies.push(i);
-                        } else {
-                            misses.push(i);
-                        }
+                    match cache.look_up(r, policy_alone, &mut evals[i]) {
+                        Lookup::Answered => {}
+                        Lookup::PolicyAlone => policies.push(i),
+                        Lookup::Miss => misses.push(i),
                     }
                 }
                 let calls = misses.len() + policies.len();
@@ -461,14 +457,10 @@ impl Descent for AtOnce<'_> {
 
     fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
         let e = &mut *self.eval;
-        if !self
-            .cache
-            .get_into(&r.position, r.value_only, r.moves.len(), e)
-        {
+        let lookup = self.cache.look_up(r, self.policy_alone, e);
+        if lookup != Lookup::Answered {
             let start = now();
-            // A value alone (lazy expansion's) does not answer a request for a policy; it
-            // spares its evaluation the value where the evaluator can.
-            if self.policy_alone && !r.value_only && self.cache.value_into(&r.position, e) {
+            if lookup == Lookup::PolicyAlone {
                 self.evaluator
                     .policy_into(&r.state, &r.moves, &mut e.policy);
             } else {
