@@ -3,7 +3,7 @@
 //! backed up ([`Search::apply_batch`]). [`Search::next_request`] and [`Search::apply`] do
 //! the same one leaf at a time.
 
-use engine::{Move, Rng, State};
+use engine::{Rng, State};
 
 use super::config::MctsConfig;
 use super::leaves::{Descent, LeafBatch, LeafKind, LeafRequest, PendingLeaf};
@@ -335,36 +335,6 @@ impl Search {
             self.resume = Some(batch.requests[0].position);
         }
         self.recycle(batch);
-    }
-
-    /// Expands the position edge `at` leads to with its moves and their priors: below
-    /// the root the most probable first (ties in the moves' order), so that PUCT meets
-    /// the moves it has visited first and stops at the first it has not
-    /// ([`Search::pick_puct`]); the root's in the order of its legal moves, the order of
-    /// the search's outcome.
-    fn expand(&mut self, at: u32, moves: &[Move], eval: &Evaluation) {
-        debug_assert_eq!(moves.len(), eval.policy.len());
-        let sum: f32 = eval.policy.iter().sum::<f32>().max(1e-12);
-        // A prior is not negative, so its bits order as its value; the index breaks ties.
-        let mut order = std::mem::take(&mut self.order);
-        order.clear();
-        order.extend(
-            eval.policy
-                .iter()
-                .enumerate()
-                .map(|(i, &p)| (u64::from(!(p / sum).to_bits()) << 32) | i as u64),
-        );
-        if at != ROOT {
-            order.sort_unstable();
-        }
-        self.push_moves(
-            at,
-            order.iter().map(|&k| {
-                let i = k as u32 as usize;
-                (moves[i], eval.policy[i] / sum)
-            }),
-        );
-        self.order = order;
     }
 }
 

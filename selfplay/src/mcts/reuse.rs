@@ -264,7 +264,7 @@ mod tests {
     use super::*;
     use crate::MctsConfig;
     use crate::mcts::select::tests::answer;
-    use crate::mcts::tree::FULL_MOVES;
+    use crate::mcts::tree::{FULL_MOVES, order_tail};
 
     /// Searches `s` on by `sims` simulations, one leaf a batch (the play loop's).
     fn search(s: &mut Search, sims: u32, cfg: &MctsConfig, rng: &mut Rng) {
@@ -302,7 +302,10 @@ mod tests {
                 out.push((c.mv, c.visits, value, prior, c.exact.get(), moves));
                 stack.push(i as u32);
             }
-            for t in &s.tails[s.tail_of(e)] {
+            // A tail's order is its edges' once grown.
+            let mut tail = s.tails[s.tail_of(e)].to_vec();
+            order_tail(&mut tail);
+            for t in &tail {
                 out.push((t.mv, 0, 0, t.prior.to_bits(), None, 0));
             }
         }

@@ -8,7 +8,11 @@ use engine::{Move, Rng, State, Symmetry};
 use super::config::MctsConfig;
 use super::gumbel::Gumbel;
 use super::leaves::LeafBatch;
-use super::tree::{Edge, FULL_MOVES, NONE, ROOT, Spare, TailMove, root_edge};
+use super::tree::{
+    Edge, FULL_MOVES, NONE, ROOT, Spare, TailMove, most_probable_first, order_tail, prior_key,
+    prior_of_key, root_edge,
+};
+use crate::evaluator::Evaluation;
 
 /// One game's search tree and the progress of the current search.
 pub struct Search {
@@ -197,6 +201,7 @@ impl Search {
         let first = self.edges.len();
         self.edges.extend_from_within(run.clone());
         let grown = self.edges.len();
+        order_tail(&mut self.tails[tail.clone()]);
         self.edges
             .extend(self.tails[tail.clone()].iter().map(TailMove::edge));
         let e = &mut self.edges[at as usize];
@@ -206,27 +211,70 @@ impl Search {
         grown
     }
 
-    /// Expands the position edge `at` leads to with `moves` (below the root, most
-    /// probable first) and their `priors`: a tail for the less probable where
+    /// Expands the position edge `at` leads to with its moves and their priors: below
+    /// the root the most probable first (ties in the moves' order), so that PUCT meets
+    /// the moves it has visited first and stops at the first it has not
+    /// ([`Search::pick_puct`]); the root's in the order of its legal moves, the order of
+    /// the search's outcome.
+    pub(super) fn expand(&mut self, at: u32, moves: &[Move], eval: &Evaluation) {
+        debug_assert_eq!(moves.len(), eval.policy.len());
+        let sum: f32 = eval.policy.iter().sum::<f32>().max(1e-12);
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(
+            eval.policy
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| prior_key(p / sum, i)),
+        );
+        if at != ROOT {
+            let full = self.edges_kept(at, order.len());
+            if full < order.len() {
+                most_probable_first(&mut order, full + 1);
+            } else {
+                order.sort_unstable();
+            }
+        }
+        self.push_moves(
+            at,
+            order.iter().map(|&k| {
+                let i = k as u32 as usize;
+                (moves[i], prior_of_key(k), i)
+            }),
+        );
+        self.order = order;
+    }
+
+    /// How many of its `n` moves the position edge `at` leads to keeps as edges when it
+    /// is expanded: all, or [`FULL_MOVES`] and a tail for the others where
     /// [`Search::one_leaf`] allows one.
-    pub(super) fn push_moves(
-        &mut self,
-        at: u32,
-        moves: impl ExactSizeIterator<Item = (Move, f32)>,
-    ) {
-        let first = self.edges.len() as u32;
-        let n = moves.len();
-        let full = if self.one_leaf && at != ROOT && n > FULL_MOVES + 1 {
+    pub(super) fn edges_kept(&self, at: u32, n: usize) -> usize {
+        if self.one_leaf && at != ROOT && n > FULL_MOVES + 1 {
             FULL_MOVES
         } else {
             n
-        };
+        }
+    }
+
+    /// Expands the position edge `at` leads to with `moves`, each with its prior and its
+    /// index among the legal moves: below the root, the first [`Search::edges_kept`] in
+    /// the order of [`prior_key`](super::tree::prior_key), then the tail's most
+    /// probable, then the tail's others in any order.
+    pub(super) fn push_moves(
+        &mut self,
+        at: u32,
+        moves: impl ExactSizeIterator<Item = (Move, f32, usize)>,
+    ) {
+        let first = self.edges.len() as u32;
+        let n = moves.len();
+        let full = self.edges_kept(at, n);
         let tail_start = self.tails.len();
-        for (k, (mv, prior)) in moves.enumerate() {
+        for (k, (mv, prior, rank)) in moves.enumerate() {
             if k < full {
                 self.edges.push(Edge::unvisited(mv, prior));
             } else {
-                self.tails.push(TailMove { prior, mv });
+                let rank = u16::try_from(rank).expect("fewer than 65,536 legal moves");
+                self.tails.push(TailMove { prior, mv, rank });
             }
         }
         if full < n {

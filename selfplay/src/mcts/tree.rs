@@ -101,10 +101,17 @@ impl Edge {
 /// search of one leaf at a time ([`Search::set_one_leaf`](super::search::Search)) keeps
 /// its [`FULL_MOVES`] most probable moves as edges and the rest here, until a descent
 /// wants the tail's first ([`Search::grow`](super::search::Search)).
+///
+/// Only a tail's first move is read before it grows, and most never grow: a tail holds
+/// its most probable move first and the others in no order, which [`order_tail`] gives
+/// them when they become edges.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct TailMove {
     pub(super) prior: f32,
     pub(super) mv: Move,
+    /// The move's index among the position's legal moves: what breaks a tie of priors,
+    /// as it does for the edges ([`prior_key`]).
+    pub(super) rank: u16,
 }
 
 const _: () = assert!(size_of::<TailMove>() == 8);
@@ -114,6 +121,41 @@ impl TailMove {
     pub(super) fn edge(&self) -> Edge {
         Edge::unvisited(self.mv, self.prior)
     }
+}
+
+/// The order of a position's moves below the root: the most probable first, a tie to
+/// the first legal move. A prior is not negative, so its bits order as its value.
+pub(super) fn prior_key(prior: f32, rank: usize) -> u64 {
+    (u64::from(!prior.to_bits()) << 32) | rank as u64
+}
+
+/// The prior a [`prior_key`] was made of.
+pub(super) fn prior_of_key(key: u64) -> f32 {
+    f32::from_bits(!((key >> 32) as u32))
+}
+
+/// Puts the `k` least of `keys` first, in order, and the others after them in any order:
+/// the edges of a position that keeps a tail and the tail's first, without sorting the
+/// tail (sorted if it grows, and most never do). One pass: most keys compare once.
+pub(super) fn most_probable_first(keys: &mut [u64], k: usize) {
+    let (top, rest) = keys.split_at_mut(k);
+    top.sort_unstable();
+    for x in rest {
+        if *x < top[k - 1] {
+            let mut p = k - 1;
+            let key = std::mem::replace(x, top[p]);
+            while p > 0 && top[p - 1] > key {
+                top[p] = top[p - 1];
+                p -= 1;
+            }
+            top[p] = key;
+        }
+    }
+}
+
+/// Puts a tail's moves in the order of [`prior_key`], as the edges they become.
+pub(super) fn order_tail(tail: &mut [TailMove]) {
+    tail.sort_unstable_by_key(|t| prior_key(t.prior, usize::from(t.rank)));
 }
 
 impl Edge {
@@ -179,5 +221,48 @@ pub(super) struct Spare {
 impl Spare {
     pub(super) fn bytes(&self) -> usize {
         self.edges.capacity() * size_of::<Edge>() + self.tails.capacity() * size_of::<TailMove>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use engine::Rng;
+
+    use super::*;
+
+    /// The `k` least keys come first and in order, the others after them, none lost:
+    /// keys in every order (ascending, descending, random, with equal priors told apart
+    /// by their rank), `k` from 1 to the whole.
+    #[test]
+    fn most_probable_first_orders_the_least_keys_and_keeps_the_others() {
+        let mut rng = Rng::new(5);
+        for n in [1usize, 2, 5, 6, 17, 80] {
+            let priors: [Vec<f32>; 4] = [
+                (0..n).map(|i| i as f32 / n as f32).collect(),
+                (0..n).map(|i| (n - i) as f32 / n as f32).collect(),
+                (0..n).map(|_| rng.next_f64() as f32).collect(),
+                (0..n).map(|i| (i % 3) as f32 / 4.0).collect(),
+            ];
+            for p in &priors {
+                let keys: Vec<u64> = p
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &x)| prior_key(x, i))
+                    .collect();
+                let mut sorted = keys.clone();
+                sorted.sort_unstable();
+                for k in 1..=n {
+                    let mut got = keys.clone();
+                    most_probable_first(&mut got, k);
+                    assert_eq!(got[..k], sorted[..k], "n {n} k {k} {p:?}");
+                    got[k..].sort_unstable();
+                    assert_eq!(got, sorted, "n {n} k {k}");
+                }
+            }
+        }
+        // The key orders by prior, most probable first, then by rank; and gives it back.
+        assert!(prior_key(0.5, 3) < prior_key(0.25, 0));
+        assert!(prior_key(0.5, 1) < prior_key(0.5, 2));
+        assert_eq!(prior_of_key(prior_key(0.375, 7)), 0.375);
     }
 }
