@@ -178,7 +178,7 @@ impl Search {
                     }
                 };
                 let e = &mut self.edges[next];
-                state = state.after(e.mv);
+                state.play(e.mv);
                 if e.first == NONE {
                     // A leaf, as early as it is known.
                     descent.leaf(&state);
