@@ -223,13 +223,21 @@ impl Search {
         batch.paths.truncate(start);
     }
 
+    /// Virtual loss on every edge of `path`: none where leaves are given out one at a
+    /// time, each back before the next descent (no descent would meet it).
     fn add_virtual_loss(&mut self, path: &[u32]) {
+        if self.one_leaf {
+            return;
+        }
         for &e in path {
             self.edges[e as usize].in_flight += 1;
         }
     }
 
     fn remove_virtual_loss(&mut self, path: &[u32]) {
+        if self.one_leaf {
+            return;
+        }
         for &e in path {
             let e = &mut self.edges[e as usize];
             e.in_flight = e.in_flight.saturating_sub(1);

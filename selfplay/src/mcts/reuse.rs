@@ -237,7 +237,8 @@ impl Search {
             if as_edges {
                 edges.extend(self.tails[tail].iter().map(TailMove::edge));
             } else {
-                edges.push(Edge::tail_header(tails.len(), tail.len()));
+                let first_prior = self.tails[tail.start].prior;
+                edges.push(Edge::tail_header(tails.len(), tail.len(), first_prior));
                 tails.extend_from_slice(&self.tails[tail]);
             }
         }

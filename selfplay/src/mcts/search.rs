@@ -278,7 +278,9 @@ impl Search {
             }
         }
         if full < n {
-            self.edges.push(Edge::tail_header(tail_start, n - full));
+            let first_prior = self.tails[tail_start].prior;
+            self.edges
+                .push(Edge::tail_header(tail_start, n - full, first_prior));
         }
         let e = &mut self.edges[at as usize];
         e.first = first;

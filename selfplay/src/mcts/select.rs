@@ -209,9 +209,11 @@ impl Search {
         }
         // Every edge visited: the first unvisited move is the tail's first, scored as the
         // first unvisited edge is above (a move never searched is not proven).
-        if !unvisited_met && let Some(t) = self.tail_of(at).next() {
+        if !unvisited_met && n.has_tail {
+            let first_prior = self.edges[range.end].prior;
+            debug_assert_eq!(first_prior, self.tails[self.tail_of(at).start].prior);
             let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
-            if fpu + cfg.c_puct * self.tails[t].prior * sqrt_n > best_score {
+            if fpu + cfg.c_puct * first_prior * sqrt_n > best_score {
                 return TAIL;
             }
         }

@@ -159,13 +159,16 @@ pub(super) fn order_tail(tail: &mut [TailMove]) {
 }
 
 impl Edge {
-    /// The header of a tail of `len` moves from `start` in `Search::tails`: the edge
-    /// after a position's edges when it has a tail ([`Edge::has_tail`]).
-    pub(super) fn tail_header(start: usize, len: usize) -> Edge {
+    /// The header of a tail of `len` moves from `start` in `Search::tails` whose first
+    /// (most probable) move has prior `first_prior`: the edge after a position's edges
+    /// when it has a tail ([`Edge::has_tail`]). Its prior is the tail's first's, which
+    /// PUCT reads once every edge before it was visited: beside the edges, where the
+    /// tail may be a cache miss away.
+    pub(super) fn tail_header(start: usize, len: usize, first_prior: f32) -> Edge {
         Edge {
             first: u32::try_from(start).expect("tails fit their u32 index"),
             count: u16::try_from(len).expect("fewer than 65,536 moves"),
-            ..Edge::unvisited(Move::PASS, 0.0)
+            ..Edge::unvisited(Move::PASS, first_prior)
         }
     }
 
