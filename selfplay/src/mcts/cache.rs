@@ -130,6 +130,42 @@ impl EvalCache {
         }
     }
 
+    /// Looks request `r` (not a value alone) up as [`EvalCache::look_up`] does, and gives
+    /// its slot's evaluation to be read, or, where the cache did not answer, to be made
+    /// in place: the slot then holds `r`'s position, its value kept where `PolicyAlone`
+    /// (the policy is left to make), nothing of another position's. Where a leaf is
+    /// evaluated during the descent, the evaluation is neither copied out of the cache
+    /// nor into it. `None` for a cache of no slots.
+    pub(super) fn slot_for(
+        &mut self,
+        r: &LeafRequest,
+        policy_alone: bool,
+    ) -> Option<(Lookup, &mut Evaluation)> {
+        debug_assert!(
+            !r.value_only,
+            "a value alone is looked up, not made in place"
+        );
+        let i = self.slot(&r.position)?;
+        self.lookups += 1;
+        let lookup = match &self.slots[i] {
+            Some((held, e)) if *held == r.position => {
+                self.hits += 1;
+                if e.policy.len() == r.moves.len() {
+                    Lookup::Answered
+                } else if policy_alone {
+                    Lookup::PolicyAlone
+                } else {
+                    Lookup::Miss
+                }
+            }
+            _ => Lookup::Miss,
+        };
+        let slot = &mut self.slots[i];
+        let (held, e) = slot.get_or_insert_with(|| (r.position, Evaluation::default()));
+        *held = r.position;
+        Some((lookup, e))
+    }
+
     /// Keeps the evaluation of `s`, in the memory of the one it replaces (a value alone,
     /// with an empty policy, does not replace a whole evaluation of the same position).
     pub fn put(&mut self, s: State, e: &Evaluation) {
@@ -239,5 +275,51 @@ mod tests {
         none.put(s, &eval(0.5));
         assert!(!none.get_into(&s, true, 0, &mut out));
         assert_eq!(none.counts(), (0, 0));
+    }
+
+    /// A slot given for an evaluation made in place answers as a lookup would (whole,
+    /// its value alone, nothing), holds the request's position from then on, keeps a
+    /// value it held for it and nothing of another position's; what is made there is
+    /// found by the next lookups.
+    #[test]
+    fn a_slot_for_an_evaluation_in_place_answers_as_a_lookup() {
+        let s = "ataxx".parse::<engine::Game>().unwrap().startpos();
+        let moves = s.legal_moves();
+        let other = s.after(moves[0]);
+        let request = |p: State| LeafRequest {
+            state: p,
+            moves: p.legal_moves(),
+            position: p,
+            value_only: false,
+        };
+        let eval = |policy: Vec<f32>, value: f32| Evaluation {
+            policy,
+            value,
+            wdl: None,
+            score: None,
+        };
+        let mut cache = EvalCache::new(1);
+        cache.put(other, &eval(vec![], 0.75));
+        // Another position held: a miss, and the slot is the request's, emptied of it.
+        let (lookup, e) = cache.slot_for(&request(s), true).unwrap();
+        assert_eq!(lookup, Lookup::Miss);
+        *e = eval(vec![1.0 / moves.len() as f32; moves.len()], 0.25);
+        let mut out = eval(vec![], 9.0);
+        assert!(!cache.get_into(&other, true, 0, &mut out), "replaced");
+        assert!(cache.get_into(&s, false, moves.len(), &mut out));
+        assert_eq!(out, eval(vec![1.0 / moves.len() as f32; moves.len()], 0.25));
+        // The whole evaluation held: answered, as it is.
+        let (lookup, e) = cache.slot_for(&request(s), true).unwrap();
+        assert_eq!((lookup, e.value), (Lookup::Answered, 0.25));
+        // A value alone held: its policy is to be made where the evaluator gives one
+        // alone (the value kept), the whole evaluation otherwise.
+        let r = request(other);
+        cache.put(other, &eval(vec![], -0.5));
+        let (lookup, e) = cache.slot_for(&r, true).unwrap();
+        assert_eq!((lookup, e.value), (Lookup::PolicyAlone, -0.5));
+        assert_eq!(cache.slot_for(&r, false).unwrap().0, Lookup::Miss);
+        // Counted as lookups; the position found in all but the first two.
+        assert_eq!(cache.counts(), (6, 4));
+        assert!(EvalCache::new(0).slot_for(&r, true).is_none());
     }
 }

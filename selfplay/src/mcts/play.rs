@@ -473,8 +473,11 @@ impl Descent for AtOnce<'_> {
     }
 
     fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
-        let e = &mut *self.eval;
-        let lookup = self.cache.look_up(r, self.policy_alone, e);
+        // In the cache's slot; in the loop's buffer for a cache of no slots.
+        let (lookup, e) = self
+            .cache
+            .slot_for(r, self.policy_alone)
+            .unwrap_or((Lookup::Miss, &mut *self.eval));
         if lookup != Lookup::Answered {
             let start = self.timed_as.and_then(|_| now());
             if lookup == Lookup::PolicyAlone {
@@ -487,7 +490,6 @@ impl Descent for AtOnce<'_> {
             self.stats.eval_time += since(start) * self.timed_as.unwrap_or(0);
             self.stats.evaluations += 1;
             self.stats.batches += 1;
-            self.cache.put(r.position, e);
         }
         Some(e)
     }
