@@ -37,22 +37,40 @@ impl Driver {
                 "`{tool}` is not installed: run `.ci/install-browser` as root (Debian: apt-get install chromium chromium-driver)"
             );
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // A free port is free when asked, not when chromedriver binds it: a server of a
+        // test beside this one may take it first (chromedriver then exits, and the port
+        // answers, but not as chromedriver). So: chromedriver's own `/status`, or
+        // another port.
+        let (child, port) = (0..5)
+            .find_map(|_| {
+                let port = std::net::TcpListener::bind("127.0.0.1:0")
+                    .unwrap()
+                    .local_addr()
+                    .unwrap()
+                    .port();
+                let mut child = Command::new("chromedriver")
+                    .arg(format!("--port={port}"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                let deadline = Instant::now() + Duration::from_secs(20);
+                loop {
+                    if child.try_wait().unwrap().is_some() {
+                        return None;
+                    }
+                    if chromedriver_ready(port) {
+                        return Some((child, port));
+                    }
+                    if Instant::now() > deadline {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return None;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            })
+            .expect("chromedriver did not start (5 ports tried)");
         // One profile per browser: tests run side by side.
         static BROWSERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = BROWSERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -89,6 +107,25 @@ impl Driver {
             .await
             .expect("a chromium session")
     }
+}
+
+/// Whether chromedriver answers its `/status` on `port` as ready.
+fn chromedriver_ready(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+    // HTTP/1.1 with the port in `Host`: chromedriver answers HTTP/1.0 with nothing.
+    let request =
+        format!("GET /status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if c.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut reply = Vec::new();
+    let _ = c.read_to_end(&mut reply);
+    let reply = String::from_utf8_lossy(&reply);
+    reply.contains("\"ready\":true") || reply.contains("\"ready\": true")
 }
 
 impl Drop for Driver {

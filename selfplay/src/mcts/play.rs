@@ -135,7 +135,8 @@ const PRUNE_EVERY: u32 = 16;
 /// only (and times the evaluator there): a batch of one leaf takes a few microseconds,
 /// and three readings of the clock took 2% of them. A search stops at most this many
 /// batches later than it would have (tens of microseconds), and smart pruning is checked
-/// at every [`PRUNE_EVERY`]th batch still.
+/// at every [`PRUNE_EVERY`]th batch still. A batch after one that ran the endgame solver
+/// (which may take milliseconds) is timed whatever its number.
 pub const CLOCK_EVERY: u32 = 16;
 
 impl PlaySearch {
@@ -300,11 +301,14 @@ impl Context<'_> {
         // The evaluation of a leaf expanded during a descent (one leaf at a time).
         let mut expansion = Evaluation::default();
         let mut round = 0u32;
+        // Whether the last batch ran the endgame solver (up to its node budget: far
+        // longer than a batch of one leaf), after which every batch is timed.
+        let mut solved = false;
         loop {
             // Three clock readings a timed batch: its start (which the stop rule reads
             // too), the evaluator's start and its end; one where the cache answered every
             // request (no evaluator call to time).
-            let timed = round.is_multiple_of(self.clock_every);
+            let timed = solved || round.is_multiple_of(self.clock_every);
             round = round.wrapping_add(1);
             let gathering = if timed { now() } else { None };
             let (mut batch, evaluating) = {
@@ -320,7 +324,7 @@ impl Context<'_> {
                     stats,
                     ..
                 } = &mut *g;
-                let before = search.simulations();
+                let (before, solves) = (search.simulations(), search.endgame_solves);
                 let mut descent = AtOnce {
                     cache,
                     evaluator: &mut *evaluator,
@@ -330,6 +334,7 @@ impl Context<'_> {
                     timed_as: timed.then_some(self.clock_every),
                 };
                 let batch = search.gather_with(self.batch, self.cfg, rng, &mut descent);
+                solved = search.endgame_solves != solves;
                 if batch.is_empty() && search.simulations() > before {
                     // Only finished games (or leaves the endgame solver proved) were met:
                     // scored already, no wait. The batch's buffers go back for the next.

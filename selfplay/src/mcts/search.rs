@@ -50,6 +50,8 @@ pub struct Search {
     pub(super) symmetries: Vec<Symmetry>,
     /// The endgame solver's tables, made when first needed.
     pub(super) endgame: Option<Box<engine::search::Searcher>>,
+    /// The endgame solver's tries so far (the play loop times a batch after one).
+    pub(super) endgame_solves: u64,
     /// The last batch given back, emptied, for the next [`Search::gather`].
     pub(super) recycled: Option<LeafBatch>,
     /// The buffers of the tree before the last compaction ([`Search::compact`], or a
@@ -108,6 +110,7 @@ impl Search {
             root_value: 0.0,
             symmetries,
             endgame: None,
+            endgame_solves: 0,
             recycled: None,
             spare: Spare::default(),
             order: Vec::new(),

@@ -70,6 +70,7 @@ impl Search {
             return None;
         }
         *may_solve = false;
+        self.endgame_solves += 1;
         let searcher = self
             .endgame
             .get_or_insert_with(|| Box::new(engine::search::Searcher::full_width(1)));
