@@ -98,36 +98,53 @@ impl EvalCache {
         true
     }
 
-    /// Copies the held value of `s` (of any evaluation of it, a value alone or a whole
-    /// one) into `out`, its policy left as it is; whether there was one. Not counted as
-    /// a lookup: it follows [`EvalCache::get_into`]'s, for a request that held value
-    /// does not answer whole.
-    pub fn value_into(&self, s: &State, out: &mut Evaluation) -> bool {
-        match self.slot(s).and_then(|i| self.slots[i].as_ref()) {
-            Some((held, e)) if held == s => {
-                (out.value, out.wdl, out.score) = (e.value, e.wdl, e.score);
-                true
+    /// What the cache holds for request `r`, counted as a lookup (and a hit where it
+    /// holds the position), with `r`'s slot: whatever evaluation of the position answers
+    /// a value alone, a policy of `r`'s moves answers a request for one, and a value
+    /// alone spares that request the value where the evaluator gives a policy alone
+    /// (`policy_alone`). `None` for a cache of no slots.
+    fn classify(&mut self, r: &LeafRequest, policy_alone: bool) -> Option<(usize, Lookup)> {
+        let i = self.slot(&r.position)?;
+        self.lookups += 1;
+        let lookup = match &self.slots[i] {
+            Some((held, e)) if *held == r.position => {
+                self.hits += 1;
+                if r.value_only || e.policy.len() == r.moves.len() {
+                    Lookup::Answered
+                } else if policy_alone {
+                    Lookup::PolicyAlone
+                } else {
+                    Lookup::Miss
+                }
             }
-            _ => false,
-        }
+            _ => Lookup::Miss,
+        };
+        Some((i, lookup))
     }
 
-    /// Looks request `r` up, filling `out` with what the cache holds. A value alone (lazy
-    /// expansion's) does not answer a request for a policy; it spares the evaluation the
-    /// value where the evaluator gives a policy alone (`policy_alone`).
+    /// Looks request `r` up ([`EvalCache::classify`]), filling `out` with what answers
+    /// it: the whole evaluation (its policy left out for a value alone), or the value
+    /// alone (`PolicyAlone`, `out`'s policy left as it is).
     pub(super) fn look_up(
         &mut self,
         r: &LeafRequest,
         policy_alone: bool,
         out: &mut Evaluation,
     ) -> Lookup {
-        if self.get_into(&r.position, r.value_only, r.moves.len(), out) {
-            Lookup::Answered
-        } else if policy_alone && self.value_into(&r.position, out) {
-            Lookup::PolicyAlone
-        } else {
-            Lookup::Miss
+        let Some((i, lookup)) = self.classify(r, policy_alone) else {
+            return Lookup::Miss;
+        };
+        if let (Lookup::Answered | Lookup::PolicyAlone, Some((_, e))) = (lookup, &self.slots[i]) {
+            if lookup == Lookup::Answered {
+                if r.value_only {
+                    out.policy.clear();
+                } else {
+                    out.policy.clone_from(&e.policy);
+                }
+            }
+            (out.value, out.wdl, out.score) = (e.value, e.wdl, e.score);
         }
+        lookup
     }
 
     /// Looks request `r` (not a value alone) up as [`EvalCache::look_up`] does, and gives
@@ -145,21 +162,7 @@ impl EvalCache {
             !r.value_only,
             "a value alone is looked up, not made in place"
         );
-        let i = self.slot(&r.position)?;
-        self.lookups += 1;
-        let lookup = match &self.slots[i] {
-            Some((held, e)) if *held == r.position => {
-                self.hits += 1;
-                if e.policy.len() == r.moves.len() {
-                    Lookup::Answered
-                } else if policy_alone {
-                    Lookup::PolicyAlone
-                } else {
-                    Lookup::Miss
-                }
-            }
-            _ => Lookup::Miss,
-        };
+        let (i, lookup) = self.classify(r, policy_alone)?;
         let slot = &mut self.slots[i];
         let (held, e) = slot.get_or_insert_with(|| (r.position, Evaluation::default()));
         *held = r.position;

@@ -230,16 +230,15 @@ impl Search {
                 .enumerate()
                 .map(|(i, &p)| prior_key(p / sum, i)),
         );
-        if at != ROOT {
-            let full = self.edges_kept(at, order.len());
-            if full < order.len() {
-                most_probable_first(&mut order, full + 1);
-            } else {
-                order.sort_unstable();
-            }
+        let full = self.edges_kept(at, order.len());
+        if full < order.len() {
+            most_probable_first(&mut order, full + 1);
+        } else if at != ROOT {
+            order.sort_unstable();
         }
         self.push_moves(
             at,
+            full,
             order.iter().map(|&k| {
                 let i = k as u32 as usize;
                 (moves[i], prior_of_key(k), i)
@@ -251,7 +250,7 @@ impl Search {
     /// How many of its `n` moves the position edge `at` leads to keeps as edges when it
     /// is expanded: all, or [`FULL_MOVES`] and a tail for the others where
     /// [`Search::one_leaf`] allows one.
-    pub(super) fn edges_kept(&self, at: u32, n: usize) -> usize {
+    fn edges_kept(&self, at: u32, n: usize) -> usize {
         if self.one_leaf && at != ROOT && n > FULL_MOVES + 1 {
             FULL_MOVES
         } else {
@@ -260,17 +259,17 @@ impl Search {
     }
 
     /// Expands the position edge `at` leads to with `moves`, each with its prior and its
-    /// index among the legal moves: below the root, the first [`Search::edges_kept`] in
-    /// the order of [`prior_key`](super::tree::prior_key), then the tail's most
-    /// probable, then the tail's others in any order.
-    pub(super) fn push_moves(
+    /// index among the legal moves, the first `full` ([`Search::edges_kept`]) as edges:
+    /// below the root, those in the order of [`prior_key`](super::tree::prior_key), then
+    /// the tail's most probable, then the tail's others in any order.
+    fn push_moves(
         &mut self,
         at: u32,
+        full: usize,
         moves: impl ExactSizeIterator<Item = (Move, f32, usize)>,
     ) {
         let first = self.edges.len() as u32;
         let n = moves.len();
-        let full = self.edges_kept(at, n);
         let tail_start = self.tails.len();
         for (k, (mv, prior, rank)) in moves.enumerate() {
             if k < full {
