@@ -319,15 +319,9 @@ impl QuantNet {
     /// The board policy of the features in `sc.board`.
     fn board_rows(&self, moves: &[Move], out: &mut Vec<f32>, sc: &mut Scratch) {
         out.clear();
-        let n = self.p_b.len();
         sc.outs.clear();
         sc.outs.extend_from_slice(&self.p_b);
-        for &f in &sc.board {
-            let row = &self.p_cells[usize::from(f) * n..(usize::from(f) + 1) * n];
-            for (o, w) in sc.outs.iter_mut().zip(row) {
-                *o += w;
-            }
-        }
+        simd::add_rows_f32(self.isa, &mut sc.outs, &self.p_cells, &sc.board);
         for o in sc.outs.iter_mut() {
             *o = o.max(0.0);
         }
