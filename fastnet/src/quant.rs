@@ -333,6 +333,20 @@ impl QuantNet {
     fn logits_into(&self, moves: &[Move], out: &mut Vec<f32>, outs: &[f32]) {
         let d = self.cfg.policy_dim;
         let cells = self.layout.cells();
+        if d == 4 {
+            // The shipped width, unrolled (the generic loop's `0..d` is not): the same
+            // products summed in the same order by the same `Sum`.
+            out.extend(moves.iter().map(|&m| match move_slots(m, cells) {
+                None => 0.0,
+                Some((f, t)) => {
+                    let (a, b) = (&outs[f * 4..f * 4 + 4], &outs[t * 4..t * 4 + 4]);
+                    [a[0] * b[0], a[1] * b[1], a[2] * b[2], a[3] * b[3]]
+                        .into_iter()
+                        .sum()
+                }
+            }));
+            return;
+        }
         out.extend(moves.iter().map(|&m| match move_slots(m, cells) {
             None => 0.0,
             Some((f, t)) => (0..d).map(|k| outs[f * d + k] * outs[t * d + k]).sum(),
