@@ -24,6 +24,21 @@ const X: CellState = 1;
 const O: CellState = 2;
 const WALL: CellState = 3;
 
+/// Each byte's bits spread to the bytes of a word (bit i to byte i, as 0 or 1).
+const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b] |= ((b as u64 >> i) & 1) << (8 * i);
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// The tuples of a game's board: which cells each holds, and which tuples each cell is in.
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -206,17 +221,18 @@ impl Layout {
         states.resize(self.cells + 1, WALL);
         match s {
             State::Ataxx(p) => {
-                // Own 1, the opponent's 2, blocked 3 (the three never share a cell).
-                let own = p.pieces(persp).0;
-                let opp = p.pieces(persp.other()).0;
-                let blocked = p.blocked().0;
-                states.fill(WALL);
-                let mut cells = self.cells_mask;
-                while cells != 0 {
-                    let c = cells.trailing_zeros();
-                    cells &= cells - 1;
-                    let bit = |b: u64| ((b >> c) & 1) as u8;
-                    states[c as usize] = bit(own) + 2 * bit(opp) + 3 * bit(blocked);
+                // Own 1, the opponent's 2, blocked 3 (the three never share a cell), a
+                // cell off the board a wall: eight cells at a time, each bit spread to a
+                // byte (no byte's sum passes 9: no carry into the next).
+                let mask = self.cells_mask;
+                let own = p.pieces(persp).0 & mask;
+                let opp = p.pieces(persp.other()).0 & mask;
+                let blocked = p.blocked().0 & mask;
+                for (k, chunk) in states[..self.cells].chunks_mut(8).enumerate() {
+                    let byte = |b: u64| SPREAD[(b >> (8 * k)) as u8 as usize];
+                    let word =
+                        byte(own) + 2 * byte(opp) + u64::from(WALL) * (byte(blocked) + byte(!mask));
+                    chunk.copy_from_slice(&word.to_le_bytes()[..chunk.len()]);
                 }
             }
             State::Flank(_) => {
@@ -272,6 +288,41 @@ mod tests {
                 assert!(l.tuples_of(c).count() <= 4);
             }
         }
+    }
+
+    #[test]
+    fn ataxx_cell_states_match_a_cell_by_cell_reading() {
+        let game: Game = "ataxx".parse().unwrap();
+        let l = Layout::new(game);
+        let mut rng = engine::Rng::new(11);
+        let mut states = Vec::new();
+        let mut checked = 0;
+        for board in engine::boards::TOURNAMENT_BOARDS {
+            let mut s = game.parse_position(board).unwrap();
+            for _ in 0..60 {
+                let State::Ataxx(p) = &s else { unreachable!() };
+                for persp in [Side::X, Side::O] {
+                    l.relative_states(&s, persp, &mut states);
+                    let mut want = vec![WALL; l.cells + 1];
+                    for (c, w) in want.iter_mut().enumerate().take(l.cells) {
+                        if l.cells_mask >> c & 1 == 1 {
+                            let bit = |b: engine::Bitboard| (b.0 >> c & 1) as u8;
+                            *w = bit(p.pieces(persp))
+                                + 2 * bit(p.pieces(persp.other()))
+                                + 3 * bit(p.blocked());
+                        }
+                    }
+                    assert_eq!(states, want, "{s}");
+                    checked += 1;
+                }
+                let moves = s.legal_moves();
+                if s.is_game_over() || moves.is_empty() {
+                    break;
+                }
+                s.play(moves[rng.below(moves.len() as u64) as usize]);
+            }
+        }
+        assert!(checked > 800, "{checked} positions");
     }
 
     #[test]
