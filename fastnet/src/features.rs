@@ -223,7 +223,7 @@ impl Layout {
             State::Ataxx(p) => {
                 // Own 1, the opponent's 2, blocked 3 (the three never share a cell), a
                 // cell off the board a wall: eight cells at a time, each bit spread to a
-                // byte (no byte's sum passes 9: no carry into the next).
+                // byte (no byte's sum passes 6: no carry into the next).
                 let mask = self.cells_mask;
                 let own = p.pieces(persp).0 & mask;
                 let opp = p.pieces(persp.other()).0 & mask;
