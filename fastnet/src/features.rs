@@ -214,6 +214,26 @@ impl Layout {
         self.of_cell.get(c).is_some_and(|t| !t.is_empty())
     }
 
+    /// The board features of Ataxx position `p` from `persp`'s view (own, the
+    /// opponent's, blocked: `(state − 1) · cells + c`, in cell order, as
+    /// [`crate::net::board_features_of`] lists them), straight from its bitboards: only
+    /// the occupied cells are visited.
+    pub fn ataxx_board_features(&self, p: &engine::Position, persp: Side, out: &mut Vec<u16>) {
+        let mask = self.cells_mask;
+        let own = p.pieces(persp).0 & mask;
+        let opp = p.pieces(persp.other()).0 & mask;
+        let blocked = p.blocked().0 & mask;
+        out.clear();
+        let mut occupied = own | opp | blocked;
+        while occupied != 0 {
+            let c = occupied.trailing_zeros() as usize;
+            occupied &= occupied - 1;
+            let bit = |b: u64| (b >> c & 1) as usize;
+            let state = bit(own) + 2 * bit(opp) + 3 * bit(blocked);
+            out.push(((state - 1) * self.cells + c) as u16);
+        }
+    }
+
     /// The cells of position `s` from `persp`'s view (own 1, the opponent's 2, blocked or
     /// off the board 3) into `states`, [`Layout::cells`] + 1 long (the last a wall, where
     /// the tuples' off-board cells point).
@@ -291,11 +311,11 @@ mod tests {
     }
 
     #[test]
-    fn ataxx_cell_states_match_a_cell_by_cell_reading() {
+    fn ataxx_cell_states_and_board_features_match_a_cell_by_cell_reading() {
         let game: Game = "ataxx".parse().unwrap();
         let l = Layout::new(game);
         let mut rng = engine::Rng::new(11);
-        let mut states = Vec::new();
+        let (mut states, mut got) = (Vec::new(), Vec::new());
         let mut checked = 0;
         for board in engine::boards::TOURNAMENT_BOARDS {
             let mut s = game.parse_position(board).unwrap();
@@ -313,6 +333,13 @@ mod tests {
                         }
                     }
                     assert_eq!(states, want, "{s}");
+                    // The board features, blocked cells among them, in cell order.
+                    let features: Vec<u16> = (0..l.cells)
+                        .filter(|&c| l.cells_mask >> c & 1 == 1 && want[c] != 0)
+                        .map(|c| ((usize::from(want[c]) - 1) * l.cells + c) as u16)
+                        .collect();
+                    l.ataxx_board_features(p, persp, &mut got);
+                    assert_eq!(got, features, "{s}");
                     checked += 1;
                 }
                 let moves = s.legal_moves();

@@ -112,6 +112,10 @@ pub fn board_features_of(
     states: &mut Vec<CellState>,
     out: &mut Vec<u16>,
 ) {
+    if let State::Ataxx(p) = s {
+        layout.ataxx_board_features(p, s.side_to_move(), out);
+        return;
+    }
     layout.relative_states(s, s.side_to_move(), states);
     out.clear();
     let cells = layout.cells();
