@@ -214,15 +214,23 @@ impl Layout {
         self.of_cell.get(c).is_some_and(|t| !t.is_empty())
     }
 
+    /// The cells of Ataxx position `p` on the board that hold `persp`'s pieces, the
+    /// opponent's, and blockers.
+    fn ataxx_cells(&self, p: &engine::Position, persp: Side) -> (u64, u64, u64) {
+        let mask = self.cells_mask;
+        (
+            p.pieces(persp).0 & mask,
+            p.pieces(persp.other()).0 & mask,
+            p.blocked().0 & mask,
+        )
+    }
+
     /// The board features of Ataxx position `p` from `persp`'s view (own, the
     /// opponent's, blocked: `(state − 1) · cells + c`, in cell order, as
     /// [`crate::net::board_features_of`] lists them), straight from its bitboards: only
     /// the occupied cells are visited.
     pub fn ataxx_board_features(&self, p: &engine::Position, persp: Side, out: &mut Vec<u16>) {
-        let mask = self.cells_mask;
-        let own = p.pieces(persp).0 & mask;
-        let opp = p.pieces(persp.other()).0 & mask;
-        let blocked = p.blocked().0 & mask;
+        let (own, opp, blocked) = self.ataxx_cells(p, persp);
         out.clear();
         let mut occupied = own | opp | blocked;
         while occupied != 0 {
@@ -244,14 +252,13 @@ impl Layout {
                 // Own 1, the opponent's 2, blocked 3 (the three never share a cell), a
                 // cell off the board a wall: eight cells at a time, each bit spread to a
                 // byte (no byte's sum passes 6: no carry into the next).
-                let mask = self.cells_mask;
-                let own = p.pieces(persp).0 & mask;
-                let opp = p.pieces(persp.other()).0 & mask;
-                let blocked = p.blocked().0 & mask;
+                let (own, opp, blocked) = self.ataxx_cells(p, persp);
+                let off_board = !self.cells_mask;
                 for (k, chunk) in states[..self.cells].chunks_mut(8).enumerate() {
                     let byte = |b: u64| SPREAD[(b >> (8 * k)) as u8 as usize];
-                    let word =
-                        byte(own) + 2 * byte(opp) + u64::from(WALL) * (byte(blocked) + byte(!mask));
+                    let word = byte(own)
+                        + 2 * byte(opp)
+                        + u64::from(WALL) * (byte(blocked) + byte(off_board));
                     chunk.copy_from_slice(&word.to_le_bytes()[..chunk.len()]);
                 }
             }

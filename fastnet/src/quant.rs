@@ -331,26 +331,16 @@ impl QuantNet {
 
     /// The logits of `moves` from every used subnet's outputs (after their ReLU).
     fn logits_into(&self, moves: &[Move], out: &mut Vec<f32>, outs: &[f32]) {
-        let d = self.cfg.policy_dim;
         let cells = self.layout.cells();
-        if d == 4 {
-            // The shipped width, unrolled (the generic loop's `0..d` is not): the same
-            // products summed in the same order by the same `Sum`.
-            out.extend(moves.iter().map(|&m| match move_slots(m, cells) {
-                None => 0.0,
-                Some((f, t)) => {
-                    let (a, b) = (&outs[f * 4..f * 4 + 4], &outs[t * 4..t * 4 + 4]);
-                    [a[0] * b[0], a[1] * b[1], a[2] * b[2], a[3] * b[3]]
-                        .into_iter()
-                        .sum()
-                }
-            }));
-            return;
+        // The shipped widths with the width known at compile time, so that the products
+        // are unrolled (the same products summed in the same order: the same bits).
+        match self.cfg.policy_dim {
+            4 => logits(moves, cells, out, |f, t| subnet_dot::<4>(outs, f, t)),
+            8 => logits(moves, cells, out, |f, t| subnet_dot::<8>(outs, f, t)),
+            d => logits(moves, cells, out, |f, t| {
+                (0..d).map(|k| outs[f * d + k] * outs[t * d + k]).sum()
+            }),
         }
-        out.extend(moves.iter().map(|&m| match move_slots(m, cells) {
-            None => 0.0,
-            Some((f, t)) => (0..d).map(|k| outs[f * d + k] * outs[t * d + k]).sum(),
-        }));
     }
 
     /// [`QuantNet::policy`] from the side to move's lanes, with reusable scratch.
@@ -450,6 +440,23 @@ impl Accumulator {
     pub fn same(&self, other: &Accumulator) -> bool {
         self.vals == other.vals && self.idx == other.idx
     }
+}
+
+/// The logits of `moves` into `out`: `dot` of each move's two subnets (0 for a pass).
+#[inline(always)]
+fn logits(moves: &[Move], cells: usize, out: &mut Vec<f32>, dot: impl Fn(usize, usize) -> f32) {
+    out.extend(
+        moves
+            .iter()
+            .map(|&m| move_slots(m, cells).map_or(0.0, |(f, t)| dot(f, t))),
+    );
+}
+
+/// The dot product of subnets `f` and `t`'s `D` outputs (a move's logit).
+#[inline(always)]
+fn subnet_dot<const D: usize>(outs: &[f32], f: usize, t: usize) -> f32 {
+    let (a, b) = (&outs[f * D..f * D + D], &outs[t * D..t * D + D]);
+    (0..D).map(|k| a[k] * b[k]).sum()
 }
 
 /// In-place softmax, with [`exp_nonpositive`] (the same bits on every target).

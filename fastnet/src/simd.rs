@@ -1,9 +1,10 @@
-//! The kernels of the quantised net (the value's integers, the policy's floats), one body each, built for the portable
-//! target and again for AVX2 and AVX-512 (chosen at run time by [`engine::Isa::current`],
-//! so `FLIPZERO_ISA=portable|avx2|avx512` picks one). Every build computes the same
-//! integers: the tests compare each with the scalar reference. Private to the crate: a
-//! level is taken only from a net, which holds a supported one, so no safe caller can run
-//! an instruction set the CPU lacks.
+//! The kernels of the quantised net (the value's integers, the policy's floats), one body
+//! each, built for the portable target and again for AVX2 and AVX-512 (chosen at run time
+//! by [`engine::Isa::current`], so `FLIPZERO_ISA=portable|avx2|avx512` picks one). Every
+//! build computes the same integers and the same floats' bits: the tests compare each
+//! with the scalar reference. Private to the crate: a level is taken only from a net,
+//! which holds a supported one, so no safe caller can run an instruction set the CPU
+//! lacks.
 
 use engine::Isa;
 
@@ -99,39 +100,50 @@ fn add_rows_body(acc: &mut [i16], w: &[i16], features: &[u32]) {
     }
 }
 
-/// The x86 builds of [`add_rows_body`], with intrinsics: `$k` vectors of `$w` lanes of
-/// the accumulator stay in registers while every row is added to them (the compiler's
-/// own build of the body loaded and stored the accumulator at every row). The same
-/// wrapping i16 additions in the same order: the same integers.
+/// The x86 builds of the row sums ([`add_rows_body`], [`add_rows_f32_body`]), with
+/// intrinsics: up to `K` vectors of `$w` lanes of the accumulator stay in registers while
+/// every row is added to them (the compiler's own build loaded and stored the accumulator
+/// at every row: 9% of a search's time for the board policy's rows); the lanes short of a
+/// vector at the end by the body's step `$step`. The same additions in the same order in
+/// every lane: the same integers, the same floats' bits.
 macro_rules! add_rows_x86 {
-    ($name:ident, $feat:literal, $w:literal, $ty:ty, $load:ident, $add:ident, $store:ident) => {
+    ($name:ident, $feat:literal, $el:ty, $ix:ty, $w:literal, $load:ident, $add:ident,
+     $store:ident, $step:path) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $feat)]
-        fn $name(acc: &mut [i16], w: &[i16], features: &[u32]) {
+        fn $name(acc: &mut [$el], w: &[$el], features: &[$ix]) {
             use std::arch::x86_64::*;
             const K: usize = 8;
             let h = acc.len();
             assert!(features.iter().all(|&f| (f as usize + 1) * h <= w.len()));
-            let whole = h - h % ($w * K);
-            for j in (0..whole).step_by($w * K) {
-                // SAFETY: j + $w·K <= h = acc.len().
-                let mut v: [$ty; K] =
-                    std::array::from_fn(|k| unsafe { $load(acc.as_ptr().add(j + k * $w).cast()) });
+            let mut j = 0;
+            while j + $w <= h {
+                // As many whole vectors as are left, up to K.
+                let k_here = ((h - j) / $w).min(K);
+                // SAFETY: j + (k + 1)·$w <= j + k_here·$w <= h = acc.len() for k < k_here.
+                let mut v = [unsafe { $load(acc.as_ptr().add(j).cast()) }; K];
+                for (k, v) in v.iter_mut().enumerate().take(k_here).skip(1) {
+                    // SAFETY: as above.
+                    *v = unsafe { $load(acc.as_ptr().add(j + k * $w).cast()) };
+                }
                 for &f in features {
                     let row = f as usize * h + j;
-                    for (k, v) in v.iter_mut().enumerate() {
-                        // SAFETY: (f + 1)·h <= w.len() (asserted) and j + $w·K <= h.
+                    for (k, v) in v.iter_mut().enumerate().take(k_here) {
+                        // SAFETY: (f + 1)·h <= w.len() (asserted) and j + (k + 1)·$w <= h.
                         *v = $add(*v, unsafe { $load(w.as_ptr().add(row + k * $w).cast()) });
                     }
                 }
-                for (k, v) in v.iter().enumerate() {
+                for (k, v) in v.iter().enumerate().take(k_here) {
                     // SAFETY: as the loads from `acc`.
                     unsafe { $store(acc.as_mut_ptr().add(j + k * $w).cast(), *v) };
                 }
+                j += k_here * $w;
             }
-            for &f in features {
-                let row = f as usize * h;
-                add_body(&mut acc[whole..], &w[row + whole..row + h]);
+            if j < h {
+                for &f in features {
+                    let row = f as usize * h;
+                    $step(&mut acc[j..], &w[row + j..row + h]);
+                }
             }
         }
     };
@@ -140,20 +152,24 @@ macro_rules! add_rows_x86 {
 add_rows_x86!(
     add_rows_avx2,
     "avx2",
+    i16,
+    u32,
     16,
-    __m256i,
     _mm256_loadu_si256,
     _mm256_add_epi16,
-    _mm256_storeu_si256
+    _mm256_storeu_si256,
+    add_body
 );
 add_rows_x86!(
     add_rows_avx512,
     "avx512f,avx512bw,avx512vl,avx2",
+    i16,
+    u32,
     32,
-    __m512i,
     _mm512_loadu_si512,
     _mm512_add_epi16,
-    _mm512_storeu_si512
+    _mm512_storeu_si512,
+    add_body
 );
 
 /// Adds rows `features` of the row-major f32 matrix `w` (rows of `acc.len()`) to `acc`,
@@ -186,79 +202,38 @@ pub fn add_rows_f32(isa: Isa, acc: &mut [f32], w: &[f32], features: &[u16]) {
 fn add_rows_f32_body(acc: &mut [f32], w: &[f32], features: &[u16]) {
     let h = acc.len();
     for &f in features {
-        let row = &w[usize::from(f) * h..(usize::from(f) + 1) * h];
-        for (a, b) in acc.iter_mut().zip(row) {
-            *a += b;
-        }
+        add_f32_body(acc, &w[usize::from(f) * h..(usize::from(f) + 1) * h]);
     }
 }
 
-/// The x86 builds of [`add_rows_f32_body`]: `$k` vectors of the accumulator kept in
-/// registers while every row is added (the portable build, SSE2, loads and stores the
-/// accumulator at every row: 9% of a search's time with a 256-hidden net).
-macro_rules! add_rows_f32_x86 {
-    ($name:ident, $feat:literal, $w:literal, $load:ident, $add:ident, $store:ident) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = $feat)]
-        fn $name(acc: &mut [f32], w: &[f32], features: &[u16]) {
-            use std::arch::x86_64::*;
-            const K: usize = 8;
-            let h = acc.len();
-            assert!(
-                features
-                    .iter()
-                    .all(|&f| (usize::from(f) + 1) * h <= w.len())
-            );
-            let mut j = 0;
-            while j + $w <= h {
-                // As many whole vectors as are left, up to K.
-                let k_here = ((h - j) / $w).min(K);
-                // SAFETY: j + k·$w <= j + k_here·$w <= h = acc.len() for k < k_here.
-                let mut v = [unsafe { $load(acc.as_ptr().add(j)) }; K];
-                for (k, v) in v.iter_mut().enumerate().take(k_here).skip(1) {
-                    // SAFETY: as above.
-                    *v = unsafe { $load(acc.as_ptr().add(j + k * $w)) };
-                }
-                for &f in features {
-                    let row = usize::from(f) * h + j;
-                    for (k, v) in v.iter_mut().enumerate().take(k_here) {
-                        // SAFETY: (f + 1)·h <= w.len() (asserted) and j + (k + 1)·$w <= h.
-                        *v = $add(*v, unsafe { $load(w.as_ptr().add(row + k * $w)) });
-                    }
-                }
-                for (k, v) in v.iter().enumerate().take(k_here) {
-                    // SAFETY: as the loads from `acc`.
-                    unsafe { $store(acc.as_mut_ptr().add(j + k * $w), *v) };
-                }
-                j += k_here * $w;
-            }
-            if j < h {
-                for &f in features {
-                    let row = usize::from(f) * h;
-                    for (a, b) in acc[j..].iter_mut().zip(&w[row + j..row + h]) {
-                        *a += b;
-                    }
-                }
-            }
-        }
-    };
+#[inline(always)]
+fn add_f32_body(acc: &mut [f32], w: &[f32]) {
+    for (a, b) in acc.iter_mut().zip(w) {
+        *a += b;
+    }
 }
 
-add_rows_f32_x86!(
+add_rows_x86!(
     add_rows_f32_avx2,
     "avx2",
+    f32,
+    u16,
     8,
     _mm256_loadu_ps,
     _mm256_add_ps,
-    _mm256_storeu_ps
+    _mm256_storeu_ps,
+    add_f32_body
 );
-add_rows_f32_x86!(
+add_rows_x86!(
     add_rows_f32_avx512,
     "avx512f,avx512bw,avx512vl,avx2",
+    f32,
+    u16,
     16,
     _mm512_loadu_ps,
     _mm512_add_ps,
-    _mm512_storeu_ps
+    _mm512_storeu_ps,
+    add_f32_body
 );
 
 #[inline(always)]
