@@ -61,19 +61,6 @@ impl EvalCache {
         }
     }
 
-    /// The held evaluation of `s`, counted as a lookup (and a hit).
-    fn lookup(&mut self, s: &State) -> Option<&Evaluation> {
-        let i = self.slot(s)?;
-        self.lookups += 1;
-        match &self.slots[i] {
-            Some((held, e)) if held == s => {
-                self.hits += 1;
-                Some(e)
-            }
-            _ => None,
-        }
-    }
-
     /// Copies the held evaluation of `s` into `out` (in `out`'s memory) when there is one
     /// that answers the request: any for a value alone, else one whose policy covers
     /// `moves` moves. Whether it did.
@@ -84,32 +71,50 @@ impl EvalCache {
         moves: usize,
         out: &mut Evaluation,
     ) -> bool {
-        let Some(e) = self.lookup(s) else {
-            return false;
-        };
-        if value_only {
-            out.policy.clear();
-        } else if e.policy.len() == moves {
-            out.policy.clone_from(&e.policy);
-        } else {
-            return false;
+        match self.classify(s, value_only, moves, false) {
+            Some((i, Lookup::Answered)) => {
+                self.copy(i, true, value_only, out);
+                true
+            }
+            _ => false,
         }
-        (out.value, out.wdl, out.score) = (e.value, e.wdl, e.score);
-        true
     }
 
-    /// What the cache holds for request `r`, counted as a lookup (and a hit where it
-    /// holds the position), with `r`'s slot: whatever evaluation of the position answers
-    /// a value alone, a policy of `r`'s moves answers a request for one, and a value
-    /// alone spares that request the value where the evaluator gives a policy alone
-    /// (`policy_alone`). `None` for a cache of no slots.
-    fn classify(&mut self, r: &LeafRequest, policy_alone: bool) -> Option<(usize, Lookup)> {
-        let i = self.slot(&r.position)?;
+    /// Copies slot `i`'s value into `out`, and its policy where `whole` (cleared for a
+    /// value alone, `value_only`); `out`'s policy is left as it is otherwise.
+    fn copy(&self, i: usize, whole: bool, value_only: bool, out: &mut Evaluation) {
+        let Some((_, e)) = &self.slots[i] else {
+            return;
+        };
+        if whole {
+            if value_only {
+                out.policy.clear();
+            } else {
+                out.policy.clone_from(&e.policy);
+            }
+        }
+        (out.value, out.wdl, out.score) = (e.value, e.wdl, e.score);
+    }
+
+    /// What the cache holds for a request of position `s` (a value alone where
+    /// `value_only`, else a policy over `moves` moves too), counted as a lookup (and a
+    /// hit where it holds the position), with the slot: whatever evaluation of the
+    /// position answers a value alone, a policy of `moves` moves answers a request for
+    /// one, and a value alone spares that request the value where the evaluator gives a
+    /// policy alone (`policy_alone`). `None` for a cache of no slots.
+    fn classify(
+        &mut self,
+        s: &State,
+        value_only: bool,
+        moves: usize,
+        policy_alone: bool,
+    ) -> Option<(usize, Lookup)> {
+        let i = self.slot(s)?;
         self.lookups += 1;
         let lookup = match &self.slots[i] {
-            Some((held, e)) if *held == r.position => {
+            Some((held, e)) if held == s => {
                 self.hits += 1;
-                if r.value_only || e.policy.len() == r.moves.len() {
+                if value_only || e.policy.len() == moves {
                     Lookup::Answered
                 } else if policy_alone {
                     Lookup::PolicyAlone
@@ -122,6 +127,11 @@ impl EvalCache {
         Some((i, lookup))
     }
 
+    /// [`EvalCache::classify`] of request `r`.
+    fn classify_request(&mut self, r: &LeafRequest, policy_alone: bool) -> Option<(usize, Lookup)> {
+        self.classify(&r.position, r.value_only, r.moves.len(), policy_alone)
+    }
+
     /// Looks request `r` up ([`EvalCache::classify`]), filling `out` with what answers
     /// it: the whole evaluation (its policy left out for a value alone), or the value
     /// alone (`PolicyAlone`, `out`'s policy left as it is).
@@ -131,18 +141,11 @@ impl EvalCache {
         policy_alone: bool,
         out: &mut Evaluation,
     ) -> Lookup {
-        let Some((i, lookup)) = self.classify(r, policy_alone) else {
+        let Some((i, lookup)) = self.classify_request(r, policy_alone) else {
             return Lookup::Miss;
         };
-        if let (Lookup::Answered | Lookup::PolicyAlone, Some((_, e))) = (lookup, &self.slots[i]) {
-            if lookup == Lookup::Answered {
-                if r.value_only {
-                    out.policy.clear();
-                } else {
-                    out.policy.clone_from(&e.policy);
-                }
-            }
-            (out.value, out.wdl, out.score) = (e.value, e.wdl, e.score);
+        if lookup != Lookup::Miss {
+            self.copy(i, lookup == Lookup::Answered, r.value_only, out);
         }
         lookup
     }
@@ -162,7 +165,7 @@ impl EvalCache {
             !r.value_only,
             "a value alone is looked up, not made in place"
         );
-        let (i, lookup) = self.classify(r, policy_alone)?;
+        let (i, lookup) = self.classify_request(r, policy_alone)?;
         let slot = &mut self.slots[i];
         let (held, e) = slot.get_or_insert_with(|| (r.position, Evaluation::default()));
         *held = r.position;
