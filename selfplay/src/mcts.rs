@@ -13,9 +13,11 @@
 //! `search` the tree with the progress of a search, then its parts: `select` the choice of a move (PUCT, first-play urgency, the
 //! Gumbel root and its schedule), `solver` the proofs (MCTS-solver and the exact
 //! endgame), `batch` the leaves handed out and given back, `targets` what a finished
-//! search reports, `reuse` moving the root down the tree; [`play`] runs a search on
-//! threads within a clock.
+//! search reports, `reuse` moving the root down the tree; [`cache`] the evaluations kept by
+//! position, `at_once` the evaluations a descent asks for on its way, and [`play`] runs a
+//! search on threads within a clock.
 
+mod at_once;
 mod batch;
 pub mod cache;
 mod config;

@@ -2,7 +2,7 @@
 //! move, so that a transposition (common in Ataxx: a clone and a jump reach the same
 //! board) or a position of an earlier tree that was not kept costs no evaluator call.
 
-use engine::State;
+use engine::{Game, State};
 use engine::{fastmod, fastmod_magic};
 
 use super::leaves::LeafRequest;
@@ -23,12 +23,55 @@ pub(super) enum Lookup {
     Miss,
 }
 
-/// A table of evaluations indexed by the position's Zobrist hash, one position a slot
-/// (a newer evaluation replaces an older one in its slot). An entry is returned only for
-/// the very position it holds (the whole position compared, the move clocks included),
-/// so a hash collision costs an evaluation, never a wrong one.
+/// A slot's position and what a lookup needs of its evaluation: 16 bytes, so that the
+/// table a lookup reads (a megabyte for the default cache) stays in the caches a search
+/// leaves it, where the evaluations (three times the size, their policies elsewhere)
+/// would not: a value alone, most lookups, is read from here.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// The position's [`key`].
+    key: u64,
+    value: f32,
+    /// The moves its policy covers (0 for a value alone), or [`EMPTY`].
+    policy: u32,
+}
+
+/// An [`Entry::policy`] that holds no position.
+const EMPTY: u32 = u32::MAX;
+
+impl Entry {
+    const NONE: Entry = Entry {
+        key: 0,
+        value: 0.0,
+        policy: EMPTY,
+    };
+}
+
+/// What a position is known by in the cache: its Zobrist hash, with what the hash leaves
+/// out mixed in: the move clocks, an outflanking game's passes (an evaluator may read the
+/// half-move clock, as the CNN's inputs do; and an evaluation of another symmetry of the
+/// position is not the same bits, so that a search that found one in another's place
+/// would not be the same search). Two positions with one key are one position but for a
+/// chance of about 2⁻⁶⁴ a lookup, as lc0's cache keys positions; the game's rules are
+/// not in it, and a cache holds one game's positions ([`EvalCache::keep_for`]). The slot
+/// is the hash's (positions that differ in their clocks alone share one).
+fn key(s: &State) -> u64 {
+    let clocks = match s {
+        State::Ataxx(p) => u64::from(p.halfmove_clock()) | u64::from(p.fullmove_number()) << 16,
+        // Consecutive passes: the one field of a position its hash leaves out.
+        State::Flank(p) => u64::from(p.passes()),
+    };
+    s.hash() ^ clocks.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// A table of evaluations indexed by the position's key ([`key`]), one position a slot
+/// (a newer evaluation replaces an older one in its slot).
 pub struct EvalCache {
-    slots: Vec<Option<(State, Evaluation)>>,
+    entries: Vec<Entry>,
+    /// Each slot's evaluation, its value and policy as its entry says.
+    evals: Vec<Evaluation>,
+    /// The game of the positions held (none before the first).
+    game: Option<Game>,
     /// [`fastmod`]'s constant for the number of slots.
     magic: u128,
     hits: u64,
@@ -39,25 +82,42 @@ impl EvalCache {
     /// A cache of `entries` slots (0: a cache that holds nothing).
     pub fn new(entries: usize) -> EvalCache {
         EvalCache {
-            slots: (0..entries).map(|_| None).collect(),
+            entries: vec![Entry::NONE; entries],
+            evals: (0..entries).map(|_| Evaluation::default()).collect(),
+            game: None,
             magic: fastmod_magic(entries.max(1) as u64),
             hits: 0,
             lookups: 0,
         }
     }
 
+    /// Whether the cache has no slots (and answers nothing).
+    pub(super) fn holds_nothing(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Empties the cache if it holds positions of another game than `game` (its keys do
+    /// not tell games apart): a search calls it with its root's game.
+    pub fn keep_for(&mut self, game: Game) {
+        if self.game.is_some_and(|g| g != game) {
+            self.entries.fill(Entry::NONE);
+        }
+        self.game = Some(game);
+    }
+
     fn slot(&self, s: &State) -> Option<usize> {
-        let n = self.slots.len() as u64;
+        let n = self.entries.len() as u64;
         // The remainder by multiplications: a 64-bit division takes tens of cycles, and
         // a leaf's slot is computed up to four times (prefetch, lookups, store).
         (n > 0).then(|| fastmod(s.hash(), self.magic, n) as usize)
     }
 
-    /// Asks the CPU to bring `s`'s slot into its caches, ahead of its lookup: a slot is
-    /// a cache miss (the table is larger than the caches the tree leaves it).
+    /// Asks the CPU to bring `s`'s entry and evaluation into its caches, ahead of its
+    /// lookup (and of the evaluation made there where the lookup misses).
     pub fn prefetch(&self, s: &State) {
         if let Some(i) = self.slot(s) {
-            engine::prefetch(&self.slots[i]);
+            engine::prefetch(&self.entries[i]);
+            engine::prefetch(&self.evals[i]);
         }
     }
 
@@ -83,9 +143,7 @@ impl EvalCache {
     /// Copies slot `i`'s value into `out`, and its policy where `whole` (cleared for a
     /// value alone, `value_only`); `out`'s policy is left as it is otherwise.
     fn copy(&self, i: usize, whole: bool, value_only: bool, out: &mut Evaluation) {
-        let Some((_, e)) = &self.slots[i] else {
-            return;
-        };
+        let e = &self.evals[i];
         if whole {
             if value_only {
                 out.policy.clear();
@@ -110,19 +168,20 @@ impl EvalCache {
         policy_alone: bool,
     ) -> Option<(usize, Lookup)> {
         let i = self.slot(s)?;
+        let k = key(s);
         self.lookups += 1;
-        let lookup = match &self.slots[i] {
-            Some((held, e)) if held == s => {
-                self.hits += 1;
-                if value_only || e.policy.len() == moves {
-                    Lookup::Answered
-                } else if policy_alone {
-                    Lookup::PolicyAlone
-                } else {
-                    Lookup::Miss
-                }
+        let e = self.entries[i];
+        let lookup = if e.policy != EMPTY && e.key == k {
+            self.hits += 1;
+            if value_only || e.policy as usize == moves {
+                Lookup::Answered
+            } else if policy_alone {
+                Lookup::PolicyAlone
+            } else {
+                Lookup::Miss
             }
-            _ => Lookup::Miss,
+        } else {
+            Lookup::Miss
         };
         Some((i, lookup))
     }
@@ -151,50 +210,80 @@ impl EvalCache {
     }
 
     /// Looks request `r` (not a value alone) up as [`EvalCache::look_up`] does, and gives
-    /// its slot's evaluation to be read, or, where the cache did not answer, to be made
-    /// in place: the slot then holds `r`'s position, its value kept where `PolicyAlone`
-    /// (the policy is left to make), nothing of another position's. Where a leaf is
-    /// evaluated during the descent, the evaluation is neither copied out of the cache
-    /// nor into it. `None` for a cache of no slots.
-    pub(super) fn slot_for(
+    /// its slot's evaluation to be read, or, where the cache did not answer, has `make`
+    /// make it in place (told what to make: the policy alone where `PolicyAlone`, the
+    /// value being kept; the whole evaluation where `Miss`), the slot then holding `r`'s
+    /// position. Where a leaf is evaluated during the descent, the evaluation is neither
+    /// copied out of the cache nor into it. `None` for a cache of no slots.
+    pub(super) fn answer_in_place(
         &mut self,
         r: &LeafRequest,
         policy_alone: bool,
-    ) -> Option<(Lookup, &mut Evaluation)> {
+        make: impl FnOnce(Lookup, &mut Evaluation),
+    ) -> Option<&Evaluation> {
         debug_assert!(
             !r.value_only,
-            "a value alone is looked up, not made in place"
+            "a value alone is looked up with value_in_place"
         );
         let (i, lookup) = self.classify_request(r, policy_alone)?;
-        let slot = &mut self.slots[i];
-        let (held, e) = slot.get_or_insert_with(|| (r.position, Evaluation::default()));
-        *held = r.position;
-        Some((lookup, e))
+        if lookup != Lookup::Answered {
+            self.make(i, &r.position, |e| make(lookup, e));
+        }
+        Some(&self.evals[i])
+    }
+
+    /// The value of position `s` as [`EvalCache::look_up`] finds it for a value alone,
+    /// or, where the cache did not answer, as `make` makes it in the slot's evaluation,
+    /// the slot then holding `s` (what [`EvalCache::put`] of that evaluation would leave
+    /// there, without the copy). A hit reads the slot's entry alone. `None` for a cache
+    /// of no slots.
+    pub(super) fn value_in_place(
+        &mut self,
+        s: &State,
+        make: impl FnOnce(&mut Evaluation),
+    ) -> Option<f32> {
+        let (i, lookup) = self.classify(s, true, 0, false)?;
+        if lookup != Lookup::Answered {
+            self.make(i, s, make);
+        }
+        Some(self.entries[i].value)
+    }
+
+    /// Slot `i`'s evaluation made by `make` (in place) for position `s`, its entry set
+    /// from it.
+    fn make(&mut self, i: usize, s: &State, make: impl FnOnce(&mut Evaluation)) {
+        let e = &mut self.evals[i];
+        make(e);
+        self.entries[i] = Entry {
+            key: key(s),
+            value: e.value,
+            policy: e.policy.len() as u32,
+        };
     }
 
     /// Keeps the evaluation of `s`, in the memory of the one it replaces (a value alone,
     /// with an empty policy, does not replace a whole evaluation of the same position).
     pub fn put(&mut self, s: State, e: &Evaluation) {
-        if let Some(i) = self.slot(&s) {
-            match &mut self.slots[i] {
-                Some((held, old))
-                    if *held == s && e.policy.is_empty() && !old.policy.is_empty() => {}
-                Some((held, old)) => {
-                    *held = s;
-                    // Field by field (a derived `clone_from` would allocate anew); the
-                    // pattern names every field, so a new one cannot be forgotten.
-                    let Evaluation {
-                        policy,
-                        value,
-                        wdl,
-                        score,
-                    } = e;
-                    old.policy.clone_from(policy);
-                    (old.value, old.wdl, old.score) = (*value, *wdl, *score);
-                }
-                empty => *empty = Some((s, e.clone())),
-            }
+        let Some(i) = self.slot(&s) else {
+            return;
+        };
+        let k = key(&s);
+        let held = self.entries[i];
+        if held.policy != EMPTY && held.key == k && e.policy.is_empty() && held.policy > 0 {
+            return;
         }
+        self.make(i, &s, |old| {
+            // Field by field (a derived `clone_from` would allocate anew); the pattern
+            // names every field, so a new one cannot be forgotten.
+            let Evaluation {
+                policy,
+                value,
+                wdl,
+                score,
+            } = e;
+            old.policy.clone_from(policy);
+            (old.value, old.wdl, old.score) = (*value, *wdl, *score);
+        });
     }
 
     /// Lookups and hits since the cache was made.
@@ -284,19 +373,20 @@ mod tests {
     }
 
     /// A slot given for an evaluation made in place answers as a lookup would (whole,
-    /// its value alone, nothing), holds the request's position from then on, keeps a
-    /// value it held for it and nothing of another position's; what is made there is
-    /// found by the next lookups.
+    /// its value alone, nothing), is made as the lookup says (the policy alone where the
+    /// value is held, the whole evaluation otherwise) and holds the request's position
+    /// from then on, nothing of another position's; what is made there is found by the
+    /// next lookups.
     #[test]
     fn a_slot_for_an_evaluation_in_place_answers_as_a_lookup() {
         let s = "ataxx".parse::<engine::Game>().unwrap().startpos();
         let moves = s.legal_moves();
         let other = s.after(moves[0]);
-        let request = |p: State| LeafRequest {
+        let request = |p: State, value_only: bool| LeafRequest {
             state: p,
             moves: p.legal_moves(),
             position: p,
-            value_only: false,
+            value_only,
         };
         let eval = |policy: Vec<f32>, value: f32| Evaluation {
             policy,
@@ -304,28 +394,101 @@ mod tests {
             wdl: None,
             score: None,
         };
+        let uniform = vec![1.0 / moves.len() as f32; moves.len()];
         let mut cache = EvalCache::new(1);
         cache.put(other, &eval(vec![], 0.75));
-        // Another position held: a miss, and the slot is the request's, emptied of it.
-        let (lookup, e) = cache.slot_for(&request(s), true).unwrap();
-        assert_eq!(lookup, Lookup::Miss);
-        *e = eval(vec![1.0 / moves.len() as f32; moves.len()], 0.25);
+        // Another position held: a miss, made whole, and the slot is the request's.
+        let mut asked = Vec::new();
+        let e = cache.answer_in_place(&request(s, false), true, |lookup, e| {
+            asked.push(lookup);
+            *e = eval(uniform.clone(), 0.25);
+        });
+        assert_eq!(e, Some(&eval(uniform.clone(), 0.25)));
+        assert_eq!(asked, [Lookup::Miss]);
         let mut out = eval(vec![], 9.0);
         assert!(!cache.get_into(&other, true, 0, &mut out), "replaced");
         assert!(cache.get_into(&s, false, moves.len(), &mut out));
-        assert_eq!(out, eval(vec![1.0 / moves.len() as f32; moves.len()], 0.25));
-        // The whole evaluation held: answered, as it is.
-        let (lookup, e) = cache.slot_for(&request(s), true).unwrap();
-        assert_eq!((lookup, e.value), (Lookup::Answered, 0.25));
-        // A value alone held: its policy is to be made where the evaluator gives one
-        // alone (the value kept), the whole evaluation otherwise.
-        let r = request(other);
+        assert_eq!(out, eval(uniform.clone(), 0.25));
+        // The whole evaluation held: answered as it is, nothing made; its value too.
+        let e = cache.answer_in_place(&request(s, false), true, |_, _| panic!("made"));
+        assert_eq!(e.map(|e| e.value), Some(0.25));
+        let v = cache.value_in_place(&s, |_| panic!("made"));
+        assert_eq!(v, Some(0.25));
+        // A value alone held: its policy is made where the evaluator gives one alone (the
+        // value kept), the whole evaluation otherwise.
         cache.put(other, &eval(vec![], -0.5));
-        let (lookup, e) = cache.slot_for(&r, true).unwrap();
-        assert_eq!((lookup, e.value), (Lookup::PolicyAlone, -0.5));
-        assert_eq!(cache.slot_for(&r, false).unwrap().0, Lookup::Miss);
-        // Counted as lookups; the position found in all but the first two.
-        assert_eq!(cache.counts(), (6, 4));
-        assert!(EvalCache::new(0).slot_for(&r, true).is_none());
+        let r = request(other, false);
+        let e = cache.answer_in_place(&r, true, |lookup, e| {
+            assert_eq!((lookup, e.value), (Lookup::PolicyAlone, -0.5));
+            e.policy = vec![0.5; r.moves.len()];
+        });
+        assert_eq!(
+            e.map(|e| (e.value, e.policy.len())),
+            Some((-0.5, r.moves.len()))
+        );
+        assert!(cache.get_into(&other, false, r.moves.len(), &mut out));
+        assert_eq!(out.value, -0.5);
+        // (A value alone does not replace the whole evaluation of its position: another
+        // position in between.)
+        cache.put(s, &eval(vec![], 0.0));
+        cache.put(other, &eval(vec![], -0.5));
+        let e = cache.answer_in_place(&r, false, |lookup, e| {
+            assert_eq!(lookup, Lookup::Miss);
+            *e = eval(vec![0.25; r.moves.len()], 0.125);
+        });
+        assert_eq!(e.map(|e| e.value), Some(0.125));
+        // A value made in place replaces another position's, and is found.
+        let v = cache.value_in_place(&s, |e| *e = eval(vec![], -0.25));
+        assert_eq!(v, Some(-0.25));
+        assert!(!cache.get_into(&other, true, 0, &mut out), "replaced");
+        assert!(cache.get_into(&s, true, 0, &mut out));
+        assert_eq!(out.value, -0.25);
+        // Counted as lookups: the position found in all but four (the first, the two of
+        // a position replaced, and the value made in place).
+        assert_eq!(cache.counts(), (11, 7));
+        assert!(
+            EvalCache::new(0)
+                .answer_in_place(&r, true, |_, _| {})
+                .is_none()
+        );
+        assert!(EvalCache::new(0).value_in_place(&s, |_| {}).is_none());
+    }
+
+    /// A position at another half-move clock (which an evaluator may read) is another
+    /// position; one of another game empties the cache when a search starts in it.
+    #[test]
+    fn the_clock_and_the_game_tell_positions_apart() {
+        let ataxx: engine::Game = "ataxx".parse().unwrap();
+        let s = ataxx.startpos();
+        let State::Ataxx(start) = s else {
+            unreachable!("an Ataxx position")
+        };
+        let fen = start.fen().replacen(" 0 ", " 7 ", 1);
+        let later = State::Ataxx(engine::Position::from_fen(&fen, start.rules()).unwrap());
+        assert_eq!(later.hash(), s.hash());
+        assert_ne!(later, s);
+        let value = |v: f32| Evaluation {
+            policy: vec![],
+            value: v,
+            wdl: None,
+            score: None,
+        };
+        let mut cache = EvalCache::new(1 << 10);
+        cache.put(s, &value(0.5));
+        let mut out = value(9.0);
+        assert!(!cache.get_into(&later, true, 0, &mut out));
+        cache.put(later, &value(0.25));
+        assert!(cache.get_into(&later, true, 0, &mut out));
+        assert_eq!(out.value, 0.25);
+        cache.keep_for(ataxx);
+        assert!(cache.get_into(&later, true, 0, &mut out), "the same game");
+        let misere: engine::Game = "ataxx/misere".parse().unwrap();
+        let mirror = misere.startpos();
+        // The same board and clock: the same key, found but for the game's change.
+        assert_eq!(key(&mirror), key(&s));
+        cache.put(s, &value(0.5));
+        assert!(cache.get_into(&mirror, true, 0, &mut out));
+        cache.keep_for(misere);
+        assert!(!cache.get_into(&mirror, true, 0, &mut out), "emptied");
     }
 }

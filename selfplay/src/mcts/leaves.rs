@@ -125,6 +125,21 @@ pub trait Descent {
         let _ = request;
         None
     }
+
+    /// The value of leaf `position`, its first visit under lazy expansion (a value
+    /// alone), if the caller gives it at once: it is then backed up and the descent ends
+    /// there, a simulation made with nothing handed out. `transformed` gives the position
+    /// in the symmetry drawn for its evaluation (as a request's `state`), with no moves
+    /// (asked only of a search whose evaluators do not need them for a value,
+    /// [`crate::Search::set_values_need_moves`]). Asked, as [`Descent::expand_now`] is,
+    /// only of a search that gives out one leaf at a time with none out: the same tree
+    /// as handing the request out and giving its evaluation back, without the request
+    /// and the round trip through the caller's loop. `None` (the default): the request
+    /// is handed out.
+    fn value_now(&mut self, position: &State, transformed: impl FnOnce() -> State) -> Option<f32> {
+        let _ = (position, transformed);
+        None
+    }
 }
 
 impl<F: FnMut(&State)> Descent for F {

@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use engine::{Move, Rng, State};
 
+use super::at_once::{AtOnce, Calls, Counts};
 use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache, Lookup};
 use super::config::{MctsConfig, RootKind};
-use super::leaves::{Descent, LeafRequest};
 use super::outcome::SearchOutcome;
 use super::search::Search;
 use super::time::{TimeBudget, leaders};
@@ -229,6 +229,7 @@ impl PlaySearch {
         self.search
             .set_values_need_moves(evaluators.iter().any(|e| e.values_need_moves()));
         let reused_visits = self.search.visits_at(&[]).map_or(0, |(v, _)| v);
+        self.cache.keep_for(self.search.root_state().game());
         let cache_before = self.cache.counts();
         self.search
             .start(limits.sims.unwrap_or(u32::MAX), false, &cfg, &mut self.rng);
@@ -327,19 +328,35 @@ impl Context<'_> {
                 let (before, solves) = (search.simulations(), search.endgame_solves);
                 let mut descent = AtOnce {
                     cache,
-                    evaluator: &mut *evaluator,
-                    policy_alone,
-                    stats,
+                    calls: Calls {
+                        evaluator: &mut *evaluator,
+                        policy_alone,
+                        timed_as: timed.then_some(self.clock_every),
+                        counts: Counts::default(),
+                    },
                     eval: &mut expansion,
-                    timed_as: timed.then_some(self.clock_every),
                 };
                 let batch = search.gather_with(self.batch, self.cfg, rng, &mut descent);
                 solved = search.endgame_solves != solves;
+                let counts = descent.calls.counts;
+                // Each evaluation of a descent is a batch of one.
+                stats.evaluations += counts.evaluations;
+                stats.batches += counts.evaluations;
+                stats.eval_time += counts.eval_time;
+                let evaluated = counts.evaluations > 0;
                 if batch.is_empty() && search.simulations() > before {
-                    // Only finished games (or leaves the endgame solver proved) were met:
+                    // Only finished games (or leaves the endgame solver proved) were met,
+                    // or a leaf evaluated during the descent ([`Descent::value_now`]):
                     // scored already, no wait. The batch's buffers go back for the next.
                     search.apply_batch(batch, &[], self.cfg, rng);
-                    g.last_batch = g.last_batch.max(since(gathering));
+                    let took = since(gathering);
+                    g.last_batch = if timed && evaluated {
+                        took
+                    } else {
+                        // A batch of finished games alone is quicker than one that
+                        // evaluates: it keeps the longer estimate.
+                        g.last_batch.max(took)
+                    };
                     continue;
                 }
                 misses.clear();
@@ -455,47 +472,5 @@ impl Context<'_> {
         let rate = done as f64 / spent.as_secs_f64().max(1e-6);
         let left = rate * (budget.soft - elapsed).as_secs_f64();
         f64::from(second) + left < f64::from(first)
-    }
-}
-
-/// The play loop's part in a descent: the evaluation cache's slot of each leaf fetched
-/// early, and lazy expansion's second visit evaluated at once where the search asks
-/// ([`Descent::expand_now`]: one leaf at a time), from the cache or by the evaluator, as
-/// the loop evaluates the leaves handed out.
-struct AtOnce<'a> {
-    cache: &'a mut EvalCache,
-    evaluator: &'a mut dyn Evaluator,
-    policy_alone: bool,
-    stats: &'a mut PlayStats,
-    eval: &'a mut Evaluation,
-    /// Where the batch is timed, the batches its evaluator time stands for.
-    timed_as: Option<u32>,
-}
-
-impl Descent for AtOnce<'_> {
-    fn leaf(&mut self, position: &State) {
-        self.cache.prefetch(position);
-    }
-
-    fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
-        // In the cache's slot; in the loop's buffer for a cache of no slots.
-        let (lookup, e) = self
-            .cache
-            .slot_for(r, self.policy_alone)
-            .unwrap_or((Lookup::Miss, &mut *self.eval));
-        if lookup != Lookup::Answered {
-            let start = self.timed_as.and_then(|_| now());
-            if lookup == Lookup::PolicyAlone {
-                self.evaluator
-                    .policy_into(&r.state, &r.moves, &mut e.policy);
-            } else {
-                self.evaluator
-                    .evaluate_into(&r.state, &r.moves, r.value_only, e);
-            }
-            self.stats.eval_time += since(start) * self.timed_as.unwrap_or(0);
-            self.stats.evaluations += 1;
-            self.stats.batches += 1;
-        }
-        Some(e)
     }
 }
