@@ -83,17 +83,13 @@ impl Descent for AtOnce<'_> {
 
     fn value_now(&mut self, position: &State, transformed: impl FnOnce() -> State) -> Option<f32> {
         let calls = &mut self.calls;
-        let mut transformed = Some(transformed);
-        let mut evaluate = |e: &mut Evaluation| {
-            let state = transformed.take().map(|t| t()).expect("made once");
-            calls.evaluate(&state, &[], true, Lookup::Miss, e);
-        };
-        match self.cache.value_in_place(position, &mut evaluate) {
-            Some(v) => Some(v),
-            None => {
-                evaluate(self.eval);
-                Some(self.eval.value)
-            }
+        // In the cache's slot; in the loop's buffer for a cache of no slots.
+        if self.cache.holds_nothing() {
+            calls.evaluate(&transformed(), &[], true, Lookup::Miss, self.eval);
+            return Some(self.eval.value);
         }
+        self.cache.value_in_place(position, |e| {
+            calls.evaluate(&transformed(), &[], true, Lookup::Miss, e);
+        })
     }
 }

@@ -153,9 +153,7 @@ impl Search {
                         && !self.values_need_moves
                         && let Some(v) = descent.value_now(&state, || self.transformed(&state, sym))
                     {
-                        let path = &batch.paths[start..];
-                        self.backup(path, v);
-                        self.simulated(path.len());
+                        self.simulated(&batch.paths[start..], v);
                         batch.paths.truncate(start);
                         break;
                     }
@@ -232,9 +230,8 @@ impl Search {
     /// batch.
     fn score_exact(&mut self, batch: &mut LeafBatch, start: usize, v: f32) {
         let path = &batch.paths[start..];
-        self.backup(path, v);
+        self.simulated(path, v);
         self.prove_path(path);
-        self.simulated(path.len());
         batch.paths.truncate(start);
     }
 
@@ -329,8 +326,7 @@ impl Search {
             let at = *path.last().expect("a path holds its leaf");
             if leaf.kind == LeafKind::Value {
                 self.in_flight = self.in_flight.saturating_sub(1);
-                self.backup(path, eval.value);
-                self.simulated(path.len());
+                self.simulated(path, eval.value);
                 continue;
             }
             let (m0, m1) = leaf.moves;
@@ -349,8 +345,7 @@ impl Search {
                 continue;
             }
             self.in_flight = self.in_flight.saturating_sub(1);
-            self.backup(path, eval.value);
-            self.simulated(path.len());
+            self.simulated(path, eval.value);
         }
         self.resume = None;
         if let [leaf] = &batch.leaves[..]

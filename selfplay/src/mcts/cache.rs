@@ -49,6 +49,11 @@ impl Entry {
         value: 0.0,
         policy: EMPTY,
     };
+
+    /// Whether the entry holds the position of key `key`.
+    fn holds(&self, key: u64) -> bool {
+        self.policy != EMPTY && self.key == key
+    }
 }
 
 /// What a position is known by in the cache: its Zobrist hash, with what the hash leaves
@@ -172,10 +177,9 @@ impl EvalCache {
         policy_alone: bool,
     ) -> Option<(usize, Lookup)> {
         let i = self.slot(s)?;
-        let k = key(s);
         self.lookups += 1;
         let e = self.entries[i];
-        let lookup = if e.policy != EMPTY && e.key == k {
+        let lookup = if e.holds(key(s)) {
             self.hits += 1;
             if value_only || e.policy as usize == moves {
                 Lookup::Answered
@@ -271,9 +275,8 @@ impl EvalCache {
         let Some(i) = self.slot(&s) else {
             return;
         };
-        let k = key(&s);
         let held = self.entries[i];
-        if held.policy != EMPTY && held.key == k && e.policy.is_empty() && held.policy > 0 {
+        if held.holds(key(&s)) && e.policy.is_empty() && held.policy > 0 {
             return;
         }
         self.make(i, &s, |old| {

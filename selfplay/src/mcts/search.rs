@@ -341,11 +341,12 @@ impl Search {
         self.sims_done
     }
 
-    /// Counts a simulation whose path (the root's edge and the moves to its leaf) had
-    /// `path` edges.
-    pub(super) fn simulated(&mut self, path: usize) {
+    /// A simulation ended at the last edge of `path` (the root's edge and the moves to
+    /// its leaf) with value `v` for the side to move there: backed up, and counted.
+    pub(super) fn simulated(&mut self, path: &[u32], v: f32) {
+        self.backup(path, v);
         self.sims_done += 1;
-        let moves = path.saturating_sub(1) as u32;
+        let moves = path.len().saturating_sub(1) as u32;
         self.depth_sum += u64::from(moves);
         self.seldepth = self.seldepth.max(moves);
     }
@@ -358,7 +359,7 @@ impl Search {
     }
 
     /// Backs up `v`, the value for the side to move after the last edge of `path`.
-    pub(super) fn backup(&mut self, path: &[u32], v: f32) {
+    fn backup(&mut self, path: &[u32], v: f32) {
         let mut x = -v;
         for &e in path.iter().rev() {
             let e = &mut self.edges[e as usize];
