@@ -5,7 +5,8 @@
 //!
 //! - [`features`]: the input (2×2 tuples of cells, per perspective);
 //! - [`net`]: the description ([`FastNetConfig`]) and the float weights;
-//! - [`quant`]: the quantised net and its incremental [`Accumulator`];
+//! - [`quant`]: the quantised net and its incremental [`Accumulator`]; [`rows`]: its first
+//!   layer a byte a weight;
 //! - [`simd`]: the integer kernels, one body per instruction-set level; [`slots`]: the
 //!   policy subnets' outputs a position needs;
 //! - [`data`], [`train`]: examples from shards, the trainer;
@@ -20,6 +21,7 @@ pub mod features;
 pub mod io;
 pub mod net;
 pub mod quant;
+pub(crate) mod rows;
 pub(crate) mod simd;
 pub(crate) mod slots;
 #[cfg(feature = "train")]

@@ -1,5 +1,6 @@
-//! The quantised net the searchers run: W₁ and b₁ as i16 scaled by `qa`, w₂ as i16 scaled
-//! by `qb`, the policy in f32 on the dequantised activations. The accumulator of each
+//! The quantised net the searchers run: W₁ and b₁ as i16 scaled by `qa` (W₁ read a byte a
+//! weight, [`crate::rows`]), w₂ as i16 scaled by `qb`, the policy in f32 on the
+//! dequantised activations. The accumulator of each
 //! perspective follows make/unmake: a move changes a handful of cells, so only the
 //! tuples holding them are taken out and put back ([`Accumulator::apply`]).
 //!
@@ -12,6 +13,7 @@ use crate::features::{CellState, Layout, PER_TUPLE};
 use crate::net::{
     FastNetConfig, FloatNet, PolicyKind, board_features, board_features_of, move_slots,
 };
+use crate::rows::Rows;
 use crate::{simd, slots};
 
 /// The quantised weights and the layout of their game.
@@ -22,7 +24,7 @@ pub struct QuantNet {
     /// The tuples.
     pub layout: Layout,
     isa: Isa,
-    l1_w: Vec<i16>,
+    l1_w: Rows,
     l1_b: Vec<i16>,
     v_w: Vec<i16>,
     v_b: f32,
@@ -81,7 +83,7 @@ impl QuantNet {
         Ok(QuantNet {
             layout: Layout::new(game),
             isa: Isa::current(),
-            l1_w: quantise(&net.l1_w, f32::from(cfg.qa)),
+            l1_w: Rows::new(&quantise(&net.l1_w, f32::from(cfg.qa)), cfg.hidden),
             l1_b: quantise(&net.l1_b, f32::from(cfg.qa)),
             v_w: quantise(&net.v_w, f32::from(cfg.qb)),
             v_b: net.v_b,
@@ -152,14 +154,18 @@ impl QuantNet {
     }
 
     /// The i16 tensors: W₁, b₁, w₂.
-    pub fn quantised(&self) -> (&[i16], &[i16], &[i16]) {
-        (&self.l1_w, &self.l1_b, &self.v_w)
+    pub fn quantised(&self) -> (Vec<i16>, &[i16], &[i16]) {
+        (self.l1_w.to_i16(), &self.l1_b, &self.v_w)
     }
 
-    fn row(&self, t: usize, idx: u16) -> &[i16] {
-        let h = self.cfg.hidden;
-        let f = t * PER_TUPLE + usize::from(idx);
-        &self.l1_w[f * h..(f + 1) * h]
+    /// How many of W₁'s weights a byte does not hold (kept beside the bytes).
+    pub fn wide_weights(&self) -> usize {
+        self.l1_w.wide()
+    }
+
+    /// Tuple `t`'s row for index `idx`.
+    fn row(t: usize, idx: u16) -> usize {
+        t * PER_TUPLE + usize::from(idx)
     }
 
     /// A fresh accumulator of `s`.
@@ -216,8 +222,10 @@ impl QuantNet {
                 let new = self.layout.tuple_index(t, &acc.states, persp);
                 let old = acc.idx[p][t];
                 if new != old {
-                    simd::sub(self.isa, &mut acc.vals[p], self.row(t, old));
-                    simd::add(self.isa, &mut acc.vals[p], self.row(t, new));
+                    self.l1_w
+                        .sub(self.isa, &mut acc.vals[p], QuantNet::row(t, old));
+                    self.l1_w
+                        .add(self.isa, &mut acc.vals[p], QuantNet::row(t, new));
                     acc.idx[p][t] = new;
                 }
             }
@@ -231,7 +239,8 @@ impl QuantNet {
             vals[p].copy_from_slice(&self.l1_b);
             for (t, slot) in idx[p].iter_mut().enumerate() {
                 *slot = self.layout.tuple_index(t, states, persp);
-                simd::add(self.isa, &mut vals[p], self.row(t, *slot));
+                self.l1_w
+                    .add(self.isa, &mut vals[p], QuantNet::row(t, *slot));
             }
         }
     }
@@ -273,7 +282,7 @@ impl QuantNet {
             .active_of(s, s.side_to_move(), &mut leaf.states, &mut leaf.feats);
         leaf.lanes.clear();
         leaf.lanes.extend_from_slice(&self.l1_b);
-        simd::add_rows(self.isa, &mut leaf.lanes, &self.l1_w, &leaf.feats);
+        self.l1_w.add_rows(self.isa, &mut leaf.lanes, &leaf.feats);
     }
 
     /// Whether the policy reads the board (its features), not the accumulator's lanes.

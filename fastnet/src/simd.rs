@@ -8,9 +8,10 @@
 
 use engine::Isa;
 
-/// Adds `w` to `acc` lane by lane (wrapping, as the quantisation keeps sums in range).
+/// Adds the byte row `w` to `acc` lane by lane, each byte widened to i16 (wrapping, as
+/// the quantisation keeps sums in range).
 #[inline]
-pub fn add(isa: Isa, acc: &mut [i16], w: &[i16]) {
+pub fn add_i8(isa: Isa, acc: &mut [i16], w: &[i8]) {
     assert_eq!(acc.len(), w.len());
     match isa {
         #[cfg(target_arch = "x86_64")]
@@ -19,33 +20,33 @@ pub fn add(isa: Isa, acc: &mut [i16], w: &[i16]) {
             // of a `QuantNet`, which comes from `Isa::current` or `QuantNet::with_isa`
             // (which asserts `is_supported`): Avx512 only when the CPU reports AVX-512
             // F/BW/VL and AVX2.
-            unsafe { add_avx512(acc, w) }
+            unsafe { add_i8_avx512(acc, w) }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
             // SAFETY: as above, Avx2 only when the CPU reports AVX2.
-            unsafe { add_avx2(acc, w) }
+            unsafe { add_i8_avx2(acc, w) }
         }
-        _ => add_body(acc, w),
+        _ => add_i8_body(acc, w),
     }
 }
 
-/// Subtracts `w` from `acc` lane by lane (wrapping).
+/// Subtracts the byte row `w` from `acc` lane by lane (wrapping).
 #[inline]
-pub fn sub(isa: Isa, acc: &mut [i16], w: &[i16]) {
+pub fn sub_i8(isa: Isa, acc: &mut [i16], w: &[i8]) {
     assert_eq!(acc.len(), w.len());
     match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
-            // SAFETY: see `add`.
-            unsafe { sub_avx512(acc, w) }
+            // SAFETY: see `add_i8`.
+            unsafe { sub_i8_avx512(acc, w) }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
-            // SAFETY: see `add`.
-            unsafe { sub_avx2(acc, w) }
+            // SAFETY: see `add_i8`.
+            unsafe { sub_i8_avx2(acc, w) }
         }
-        _ => sub_body(acc, w),
+        _ => sub_i8_body(acc, w),
     }
 }
 
@@ -59,59 +60,60 @@ pub fn screlu_dot(isa: Isa, acc: &[i16], w: &[i16], qa: i16) -> i64 {
     match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
-            // SAFETY: see `add`; the lengths are equal multiples of 32 (checked above).
+            // SAFETY: see `add_i8`; the lengths are equal multiples of 32 (checked above).
             unsafe { screlu_dot_avx512(acc, w, qa) }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
-            // SAFETY: see `add`; the lengths are equal multiples of 32 (checked above).
+            // SAFETY: see `add_i8`; the lengths are equal multiples of 32 (checked above).
             unsafe { screlu_dot_avx2(acc, w, qa) }
         }
         _ => screlu_dot_scalar(acc, w, qa),
     }
 }
 
-/// Adds rows `features` of the row-major matrix `w` (rows of `acc.len()`) to `acc`: the
-/// accumulator refresh, in one call so that the loop runs inside one kernel build.
+/// Adds rows `features` of the row-major byte matrix `w` (rows of `acc.len()`) to `acc`,
+/// each byte widened to i16: the accumulator refresh, in one call so that the loop runs
+/// inside one kernel build.
 #[inline]
-pub fn add_rows(isa: Isa, acc: &mut [i16], w: &[i16], features: &[u32]) {
+pub fn add_rows_i8(isa: Isa, acc: &mut [i16], w: &[i8], features: &[u32]) {
     let h = acc.len();
     assert!(features.iter().all(|&f| (f as usize + 1) * h <= w.len()));
     match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
-            // SAFETY: see `add`; every row lies inside `w` (checked above).
-            unsafe { add_rows_avx512(acc, w, features) }
+            // SAFETY: see `add_i8`; every row lies inside `w` (checked above).
+            unsafe { add_rows_i8_avx512(acc, w, features) }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
-            // SAFETY: see `add`; every row lies inside `w` (checked above).
-            unsafe { add_rows_avx2(acc, w, features) }
+            // SAFETY: see `add_i8`; every row lies inside `w` (checked above).
+            unsafe { add_rows_i8_avx2(acc, w, features) }
         }
-        _ => add_rows_body(acc, w, features),
+        _ => add_rows_i8_body(acc, w, features),
     }
 }
 
 #[inline(always)]
-fn add_rows_body(acc: &mut [i16], w: &[i16], features: &[u32]) {
+fn add_rows_i8_body(acc: &mut [i16], w: &[i8], features: &[u32]) {
     let h = acc.len();
     for &f in features {
-        add_body(acc, &w[f as usize * h..(f as usize + 1) * h]);
+        add_i8_body(acc, &w[f as usize * h..(f as usize + 1) * h]);
     }
 }
 
-/// The x86 builds of the row sums ([`add_rows_body`], [`add_rows_f32_body`]), with
+/// The x86 builds of the row sums ([`add_rows_i8_body`], [`add_rows_f32_body`]), with
 /// intrinsics: up to `K` vectors of `$w` lanes of the accumulator stay in registers while
-/// every row is added to them (the compiler's own build loaded and stored the accumulator
+/// every row (of `$wel`, read by `$loadw` as a vector of `$el`) is added to them (the compiler's own build loaded and stored the accumulator
 /// at every row: 9% of a search's time for the board policy's rows); the lanes short of a
 /// vector at the end by the body's step `$step`. The same additions in the same order in
 /// every lane: the same integers, the same floats' bits.
 macro_rules! add_rows_x86 {
-    ($name:ident, $feat:literal, $el:ty, $ix:ty, $w:literal, $load:ident, $add:ident,
-     $store:ident, $step:path) => {
+    ($name:ident, $feat:literal, $el:ty, $wel:ty, $ix:ty, $w:literal, $load:ident,
+     $loadw:path, $add:ident, $store:ident, $step:path) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $feat)]
-        fn $name(acc: &mut [$el], w: &[$el], features: &[$ix]) {
+        fn $name(acc: &mut [$el], w: &[$wel], features: &[$ix]) {
             use std::arch::x86_64::*;
             const K: usize = 8;
             let h = acc.len();
@@ -130,7 +132,7 @@ macro_rules! add_rows_x86 {
                     let row = f as usize * h + j;
                     for (k, v) in v.iter_mut().enumerate().take(k_here) {
                         // SAFETY: (f + 1)·h <= w.len() (asserted) and j + (k + 1)·$w <= h.
-                        *v = $add(*v, unsafe { $load(w.as_ptr().add(row + k * $w).cast()) });
+                        *v = $add(*v, unsafe { $loadw(w.as_ptr().add(row + k * $w).cast()) });
                     }
                 }
                 for (k, v) in v.iter().enumerate().take(k_here) {
@@ -149,27 +151,51 @@ macro_rules! add_rows_x86 {
     };
 }
 
+/// 16 bytes widened to 16 i16 lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn widen_avx2(p: *const std::arch::x86_64::__m128i) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller reads 16 bytes at `p` (unaligned load).
+    _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(p) })
+}
+
+/// 32 bytes widened to 32 i16 lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+#[inline]
+unsafe fn widen_avx512(p: *const std::arch::x86_64::__m256i) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller reads 32 bytes at `p` (unaligned load).
+    _mm512_cvtepi8_epi16(unsafe { _mm256_loadu_si256(p) })
+}
+
 add_rows_x86!(
-    add_rows_avx2,
+    add_rows_i8_avx2,
     "avx2",
     i16,
+    i8,
     u32,
     16,
     _mm256_loadu_si256,
+    widen_avx2,
     _mm256_add_epi16,
     _mm256_storeu_si256,
-    add_body
+    add_i8_body
 );
 add_rows_x86!(
-    add_rows_avx512,
+    add_rows_i8_avx512,
     "avx512f,avx512bw,avx512vl,avx2",
     i16,
+    i8,
     u32,
     32,
     _mm512_loadu_si512,
+    widen_avx512,
     _mm512_add_epi16,
     _mm512_storeu_si512,
-    add_body
+    add_i8_body
 );
 
 /// Adds rows `features` of the row-major f32 matrix `w` (rows of `acc.len()`) to `acc`,
@@ -186,12 +212,12 @@ pub fn add_rows_f32(isa: Isa, acc: &mut [f32], w: &[f32], features: &[u16]) {
     match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
-            // SAFETY: see `add`; every row lies inside `w` (checked above).
+            // SAFETY: see `add_i8`; every row lies inside `w` (checked above).
             unsafe { add_rows_f32_avx512(acc, w, features) }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
-            // SAFETY: see `add`; every row lies inside `w` (checked above).
+            // SAFETY: see `add_i8`; every row lies inside `w` (checked above).
             unsafe { add_rows_f32_avx2(acc, w, features) }
         }
         _ => add_rows_f32_body(acc, w, features),
@@ -217,8 +243,10 @@ add_rows_x86!(
     add_rows_f32_avx2,
     "avx2",
     f32,
+    f32,
     u16,
     8,
+    _mm256_loadu_ps,
     _mm256_loadu_ps,
     _mm256_add_ps,
     _mm256_storeu_ps,
@@ -228,8 +256,10 @@ add_rows_x86!(
     add_rows_f32_avx512,
     "avx512f,avx512bw,avx512vl,avx2",
     f32,
+    f32,
     u16,
     16,
+    _mm512_loadu_ps,
     _mm512_loadu_ps,
     _mm512_add_ps,
     _mm512_storeu_ps,
@@ -237,16 +267,16 @@ add_rows_x86!(
 );
 
 #[inline(always)]
-fn add_body(acc: &mut [i16], w: &[i16]) {
+fn add_i8_body(acc: &mut [i16], w: &[i8]) {
     for (a, b) in acc.iter_mut().zip(w) {
-        *a = a.wrapping_add(*b);
+        *a = a.wrapping_add(i16::from(*b));
     }
 }
 
 #[inline(always)]
-fn sub_body(acc: &mut [i16], w: &[i16]) {
+fn sub_i8_body(acc: &mut [i16], w: &[i8]) {
     for (a, b) in acc.iter_mut().zip(w) {
-        *a = a.wrapping_sub(*b);
+        *a = a.wrapping_sub(i16::from(*b));
     }
 }
 
@@ -263,26 +293,26 @@ pub fn screlu_dot_scalar(acc: &[i16], w: &[i16], qa: i16) -> i64 {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn add_avx2(acc: &mut [i16], w: &[i16]) {
-    add_body(acc, w)
+fn add_i8_avx2(acc: &mut [i16], w: &[i8]) {
+    add_i8_body(acc, w)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-fn add_avx512(acc: &mut [i16], w: &[i16]) {
-    add_body(acc, w)
+fn add_i8_avx512(acc: &mut [i16], w: &[i8]) {
+    add_i8_body(acc, w)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn sub_avx2(acc: &mut [i16], w: &[i16]) {
-    sub_body(acc, w)
+fn sub_i8_avx2(acc: &mut [i16], w: &[i8]) {
+    sub_i8_body(acc, w)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
-fn sub_avx512(acc: &mut [i16], w: &[i16]) {
-    sub_body(acc, w)
+fn sub_i8_avx512(acc: &mut [i16], w: &[i8]) {
+    sub_i8_body(acc, w)
 }
 
 /// v = clamp(acc, 0, qa); (v·w as i16) madd v: v·w fits an i16 (255 · 127 < 2¹⁵), and
@@ -357,12 +387,12 @@ pub fn columns(isa: Isa, x: &[f32], list: &[u16], cols: &[f32], y: &mut [f32]) {
     match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
-            // SAFETY: see `add`.
+            // SAFETY: see `add_i8`.
             unsafe { columns_avx512(x, list, cols, y) }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
-            // SAFETY: see `add`.
+            // SAFETY: see `add_i8`.
             unsafe { columns_avx2(x, list, cols, y) }
         }
         _ => columns_body(x, list, cols, y),
@@ -495,12 +525,12 @@ pub fn activations(isa: Isa, lanes: &[i16], qa: i16, out: &mut [f32], list: &mut
     let n = match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
-            // SAFETY: see `add`.
+            // SAFETY: see `add_i8`.
             unsafe { activations_avx512(lanes, qa, out, list) }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
-            // SAFETY: see `add`.
+            // SAFETY: see `add_i8`.
             unsafe { activations_avx2(lanes, qa, out, list) }
         }
         _ => activations_body(lanes, qa, out, list),
@@ -604,31 +634,51 @@ mod tests {
 
     #[test]
     fn every_kernel_build_equals_the_scalar_one() {
-        for n in [32, 256, 1024] {
+        // 40 and 72: rows whose end is short of a vector (the kernels' tails).
+        for n in [32, 40, 72, 256, 1024] {
             let acc = noise(n, 1, -400, 700);
             let w = noise(n, 2, -127, 127);
             let want = screlu_dot_scalar(&acc, &w, 255);
-            let mut added = acc.clone();
-            add_body(&mut added, &w);
-            let mut taken = acc.clone();
-            sub_body(&mut taken, &w);
+            let bytes: Vec<i8> = noise(n, 3, -128, 127).iter().map(|&b| b as i8).collect();
+            let wide: Vec<i16> = bytes.iter().map(|&b| i16::from(b)).collect();
+            let added: Vec<i16> = acc
+                .iter()
+                .zip(&wide)
+                .map(|(a, b)| a.wrapping_add(*b))
+                .collect();
+            let taken: Vec<i16> = acc
+                .iter()
+                .zip(&wide)
+                .map(|(a, b)| a.wrapping_sub(*b))
+                .collect();
             for isa in Isa::available() {
-                assert_eq!(screlu_dot(isa, &acc, &w, 255), want, "{isa:?} n={n}");
+                if n % 32 == 0 {
+                    assert_eq!(screlu_dot(isa, &acc, &w, 255), want, "{isa:?} n={n}");
+                }
                 let mut a = acc.clone();
-                add(isa, &mut a, &w);
+                add_i8(isa, &mut a, &bytes);
                 assert_eq!(a, added, "{isa:?}");
-                sub(isa, &mut a, &w);
+                sub_i8(isa, &mut a, &bytes);
                 assert_eq!(a, acc, "{isa:?}");
                 let mut s = acc.clone();
-                sub(isa, &mut s, &w);
+                sub_i8(isa, &mut s, &bytes);
                 assert_eq!(s, taken, "{isa:?}");
-                let mut rows = acc.clone();
-                let two = [w.clone(), acc.clone()].concat();
-                add_rows(isa, &mut rows, &two, &[1, 0, 1]);
-                let mut want_rows = acc.clone();
-                for r in [&acc, &w, &acc] {
-                    add_body(&mut want_rows, r);
-                }
+                // Rows 1, 0, 1 of [bytes; -bytes] from a saturated start: the sums wrap
+                // as the i16 ones do.
+                let start = vec![i16::MAX; n];
+                let neg: Vec<i8> = bytes.iter().map(|b| b.wrapping_neg()).collect();
+                let two = [bytes.clone(), neg.clone()].concat();
+                let mut rows = start.clone();
+                add_rows_i8(isa, &mut rows, &two, &[1, 0, 1]);
+                let want_rows: Vec<i16> = start
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &s)| {
+                        [neg[i], bytes[i], neg[i]]
+                            .iter()
+                            .fold(s, |s, &b| s.wrapping_add(i16::from(b)))
+                    })
+                    .collect();
                 assert_eq!(rows, want_rows, "{isa:?}");
             }
         }

@@ -53,7 +53,7 @@ pub fn outputs(
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 if dim == 4 && z.len() <= MAX_RANK => {
             // SAFETY: this module is private to the crate, and its callers pass the
-            // level of a `QuantNet`, which holds a supported one (see `simd::add`): Avx512
+            // level of a `QuantNet`, which holds a supported one (see `simd::add_i8`): Avx512
             // only when the CPU reports AVX-512 F/BW/VL and AVX2. Bounds asserted above.
             unsafe { outputs4_avx512(z, w, c, slots, out) }
         }
