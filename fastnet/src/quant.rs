@@ -1,8 +1,8 @@
 //! The quantised net the searchers run: W₁ and b₁ as i16 scaled by `qa` (W₁ read a byte a
 //! weight, [`crate::rows`]), w₂ as i16 scaled by `qb`, the policy in f32 on the
-//! dequantised activations. The accumulator of each
-//! perspective follows make/unmake: a move changes a handful of cells, so only the
-//! tuples holding them are taken out and put back ([`Accumulator::apply`]).
+//! dequantised activations. The accumulator of each perspective follows make/unmake: a
+//! move changes a handful of cells, so only the tuples holding them are taken out and put
+//! back ([`Accumulator::apply`]).
 //!
 //! Against the float net (the same weights) the value differs by the rounding of the
 //! weights only: |Δh| ≤ (tuples + 1) / (2 qa) per accumulator lane, bounded in the tests.
@@ -158,13 +158,8 @@ impl QuantNet {
         (self.l1_w.to_i16(), &self.l1_b, &self.v_w)
     }
 
-    /// How many of W₁'s weights a byte does not hold (kept beside the bytes).
-    pub fn wide_weights(&self) -> usize {
-        self.l1_w.wide()
-    }
-
-    /// Tuple `t`'s row for index `idx`.
-    fn row(t: usize, idx: u16) -> usize {
+    /// The feature (W₁'s row) of tuple `t` at index `idx`.
+    fn feature(t: usize, idx: u16) -> usize {
         t * PER_TUPLE + usize::from(idx)
     }
 
@@ -223,9 +218,9 @@ impl QuantNet {
                 let old = acc.idx[p][t];
                 if new != old {
                     self.l1_w
-                        .sub(self.isa, &mut acc.vals[p], QuantNet::row(t, old));
+                        .sub(self.isa, &mut acc.vals[p], QuantNet::feature(t, old));
                     self.l1_w
-                        .add(self.isa, &mut acc.vals[p], QuantNet::row(t, new));
+                        .add(self.isa, &mut acc.vals[p], QuantNet::feature(t, new));
                     acc.idx[p][t] = new;
                 }
             }
@@ -240,7 +235,7 @@ impl QuantNet {
             for (t, slot) in idx[p].iter_mut().enumerate() {
                 *slot = self.layout.tuple_index(t, states, persp);
                 self.l1_w
-                    .add(self.isa, &mut vals[p], QuantNet::row(t, *slot));
+                    .add(self.isa, &mut vals[p], QuantNet::feature(t, *slot));
             }
         }
     }

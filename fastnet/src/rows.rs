@@ -67,11 +67,6 @@ impl Rows {
         w
     }
 
-    /// How many weights a byte does not hold.
-    pub fn wide(&self) -> usize {
-        self.rests.len()
-    }
-
     fn rests_of(&self, f: usize) -> &[Rest] {
         &self.rests[self.rest_at[f] as usize..self.rest_at[f + 1] as usize]
     }
@@ -128,7 +123,7 @@ mod tests {
         let rows = Rows::new(&w, hidden);
         assert_eq!(rows.to_i16(), w);
         let wide = w.iter().filter(|&&x| !(-128..=127).contains(&x)).count();
-        assert_eq!(rows.wide(), wide);
+        assert_eq!(rows.rests.len(), wide);
         assert!(wide > 20, "{wide}");
         let start: Vec<i16> = (0..hidden as i16).map(|i| i * 700 - 9000).collect();
         let feats = [3u32, 0, 8, 3];

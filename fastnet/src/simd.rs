@@ -104,9 +104,10 @@ fn add_rows_i8_body(acc: &mut [i16], w: &[i8], features: &[u32]) {
 
 /// The x86 builds of the row sums ([`add_rows_i8_body`], [`add_rows_f32_body`]), with
 /// intrinsics: up to `K` vectors of `$w` lanes of the accumulator stay in registers while
-/// every row (of `$wel`, read by `$loadw` as a vector of `$el`) is added to them (the compiler's own build loaded and stored the accumulator
-/// at every row: 9% of a search's time for the board policy's rows); the lanes short of a
-/// vector at the end by the body's step `$step`. The same additions in the same order in
+/// every row (of `$wel`, read by `$loadw` as a vector of `$el`) is added to them (the
+/// compiler's own build loaded and stored the accumulator at every row: 9% of a search's
+/// time for the board policy's rows); the lanes short of a vector at the end by the
+/// body's step `$step`. The same additions in the same order in
 /// every lane: the same integers, the same floats' bits.
 macro_rules! add_rows_x86 {
     ($name:ident, $feat:literal, $el:ty, $wel:ty, $ix:ty, $w:literal, $load:ident,
