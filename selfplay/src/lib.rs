@@ -26,9 +26,8 @@ pub use evaluator::{
     Bootstrap, BuiltinEvaluator, Evaluation, Evaluator, FixedCost, HashRandom, LeafEval, NetEngine,
     Uniform, evaluate_mixed,
 };
-pub use mcts::play::{
-    DEFAULT_TREE_BYTES, MAX_TREE_BYTES, PlayError, PlayLimits, PlaySearch, PlayStats,
-};
+pub use mcts::memory::{DEFAULT_TREE_BYTES, MAX_TREE_BYTES, PREPARED_TREE_BYTES, PlayMemory};
+pub use mcts::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
 pub use mcts::player::{TreePlayer, batch_for};
 pub use mcts::time::{ClockState, TimeBudget, TimeManager, expected_moves_left};
 pub use mcts::{LeafBatch, LeafRequest, MctsConfig, RootKind, RootLine, Search, SearchOutcome};

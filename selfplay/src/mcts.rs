@@ -10,12 +10,13 @@
 //! The module by concern, each importing only those before it: `config` and `outcome`
 //! the settings and the reports, `tree` the storage (edges carrying the statistics of
 //! the positions they lead to, the root's edge), `leaves` the batches handed out,
-//! `search` the tree with the progress of a search, then its parts: `select` the choice of a move (PUCT, first-play urgency, the
-//! Gumbel root and its schedule), `solver` the proofs (MCTS-solver and the exact
-//! endgame), `batch` the leaves handed out and given back, `targets` what a finished
-//! search reports, `reuse` moving the root down the tree; [`cache`] the evaluations kept by
-//! position, `at_once` the evaluations a descent asks for on its way, and [`play`] runs a
-//! search on threads within a clock.
+//! `search` the tree with the progress of a search, then its parts: `select` the choice
+//! of a move (PUCT, first-play urgency, the Gumbel root and its schedule), `solver` the
+//! proofs (MCTS-solver and the exact endgame), `batch` the leaves handed out and given
+//! back, `targets` what a finished search reports, `reuse` moving the root down the
+//! tree; [`cache`] the evaluations kept by position, [`memory`] a play-time search's
+//! buffers and cache kept from tree to tree, `at_once` the evaluations a descent asks
+//! for on its way, and [`play`] runs a search on threads within a clock.
 
 mod at_once;
 mod batch;
@@ -24,6 +25,7 @@ mod config;
 pub mod endgame;
 mod gumbel;
 mod leaves;
+pub mod memory;
 mod noise;
 mod outcome;
 pub mod play;

@@ -173,9 +173,11 @@ pub fn mcts(model: &std::path::Path, nodes: u32) -> anyhow::Result<()> {
     let never = AtomicBool::new(false);
     let (mut total, mut seconds) = (0u64, 0.0);
     for root in &roots {
-        // A fresh player a position: no tree or cache carried over.
+        // A fresh player a position: no tree or cache carried over; made ready, untimed,
+        // as the UAI engine makes it at `isready`.
         let evaluators = eval::mcts_evaluators(&source, game, 1, selfplay::NetEngine::Fast)?;
         let mut player = eval::MctsPlayer::new(evaluators, eval::Thinking::Sims(1), 1, 1)?;
+        player.prepare();
         let limits = PlayLimits {
             sims: Some(nodes),
             time: None,

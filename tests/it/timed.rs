@@ -69,6 +69,50 @@ fn uai_keeps_its_tree_between_searches_and_takes_threads() {
     s.quit();
 }
 
+/// `isready` builds the MCTS player and makes its memory ready: the search after it is
+/// the one a player built at `go` makes (seeded by the position searched, not by the
+/// one at `isready`), after a new game too.
+#[test]
+fn isready_readies_the_mcts_player_and_changes_no_search() {
+    let dir = temp("ready");
+    let model = dir.join("net");
+    write_model(&model, "ataxx");
+    let search = |ready: bool| {
+        let mut s = Session::start();
+        s.send(&format!("setoption name Model value {}", model.display()));
+        let mut infos = Vec::new();
+        for _ in 0..2 {
+            if ready {
+                assert_eq!(answer(&mut s, "uainewgame"), [] as [&str; 0]);
+            } else {
+                s.send("uainewgame");
+            }
+            s.send("position startpos moves f2 b2");
+            s.send("go nodes 300");
+            let lines = s.until("bestmove");
+            let info = lines
+                .iter()
+                .find(|l| l.contains(" evaluations in "))
+                .unwrap_or_else(|| panic!("{lines:?}"));
+            // Without the timings.
+            let (mut words, mut kept) = (info.split_whitespace(), Vec::new());
+            while let Some(w) = words.next() {
+                if w == "nps" || w == "time" {
+                    words.next();
+                } else {
+                    kept.push(w);
+                }
+            }
+            infos.push((kept.join(" "), lines.last().unwrap().clone()));
+        }
+        s.quit();
+        infos
+    };
+    let unready = search(false);
+    assert_eq!(unready[0], unready[1], "a new game searches as the first");
+    assert_eq!(search(true), unready);
+}
+
 #[test]
 fn a_match_clock_is_shared_and_time_losses_are_reported() {
     let dir = temp("clock");

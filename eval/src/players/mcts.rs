@@ -321,6 +321,18 @@ impl MctsPlayer {
         self.tree.set_tree_limit(bytes);
     }
 
+    /// Seeds the random choices of its next new tree (see [`TreePlayer::new`]).
+    pub fn set_seed(&mut self, seed: u64) {
+        self.tree.set_seed(seed);
+    }
+
+    /// Makes the memory of its next new tree ready ([`TreePlayer::prepare`]): a new
+    /// game's first search then spends no time faulting its pages in. An engine does
+    /// this at `isready`.
+    pub fn prepare(&mut self) {
+        self.tree.prepare(self.evaluators.len());
+    }
+
     /// Sets the time kept off every clock budget for latency.
     pub fn set_move_overhead(&mut self, overhead: Duration) {
         self.time_manager.move_overhead = overhead;

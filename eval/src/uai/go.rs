@@ -28,12 +28,21 @@ pub(super) struct KeptMcts {
     /// The evaluators' preferred batch.
     preferred_batch: usize,
     player: MctsPlayer,
+    /// Whether it searched (before, it takes the seed of its first search's position).
+    searched: bool,
 }
 
 impl KeptMcts {
     /// Forgets the tree (a new game).
     pub(super) fn new_game(&mut self) {
         let _ = self.player.new_game();
+    }
+
+    /// Makes the memory of its next new tree ready, within the `TreeMemory` bound
+    /// `tree_bytes` ([`MctsPlayer::prepare`]).
+    pub(super) fn prepare(&mut self, tree_bytes: usize) {
+        self.player.set_tree_limit(tree_bytes);
+        self.player.prepare();
     }
 }
 
@@ -261,20 +270,16 @@ fn choose(
     })
 }
 
-/// Searches with the kept MCTS player, (re)built when the network or the thread count
-/// changed; reports the search's counts in an `info` line.
-#[allow(clippy::too_many_arguments)]
-fn run_mcts(
+/// The kept MCTS player of network `net` with these settings for `pos`'s game: the one
+/// kept, or a new one where it was of another network, thread count or settings (a
+/// network given by a run directory is resolved again: its best model may have changed).
+pub(super) fn kept_player<'a>(
     net: &NetSource,
     (net_engine, params): (NetEngine, SearchParams),
-    (threads, tree_bytes): (usize, usize),
-    limits: PlayLimits,
-    kept: &mut Option<KeptMcts>,
+    threads: usize,
+    kept: &'a mut Option<KeptMcts>,
     pos: &State,
-    stop: &AtomicBool,
-    out: &Output,
-) -> Result<Move, String> {
-    // Resolved again here: a run directory's best model may have changed since.
+) -> Result<&'a mut KeptMcts, String> {
     let model = match net {
         NetSource::Bootstrap => None,
         NetSource::Path(p) => match resolve_net(p).map_err(|e| e.to_string())? {
@@ -300,9 +305,31 @@ fn run_mcts(
             key,
             preferred_batch,
             player,
+            searched: false,
         });
     }
-    let k = kept.as_mut().expect("built above");
+    Ok(kept.as_mut().expect("built above"))
+}
+
+/// Searches with the kept MCTS player ([`kept_player`]); reports the search's counts in
+/// an `info` line.
+#[allow(clippy::too_many_arguments)]
+fn run_mcts(
+    net: &NetSource,
+    (net_engine, params): (NetEngine, SearchParams),
+    (threads, tree_bytes): (usize, usize),
+    limits: PlayLimits,
+    kept: &mut Option<KeptMcts>,
+    pos: &State,
+    stop: &AtomicBool,
+    out: &Output,
+) -> Result<Move, String> {
+    let k = kept_player(net, (net_engine, params), threads, kept, pos)?;
+    if !k.searched {
+        // Seeded by the position of its first search, wherever it was built.
+        k.player.set_seed(pos.hash());
+        k.searched = true;
+    }
     k.player
         .set_batch(batch_for(limits.sims, k.preferred_batch));
     k.player.set_tree_limit(tree_bytes);

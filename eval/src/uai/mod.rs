@@ -239,7 +239,7 @@ impl Engine {
         };
         match command {
             Command::Uai => self.hello(),
-            Command::IsReady => self.out.say(&Reply::ReadyOk),
+            Command::IsReady => self.ready(),
             Command::Stop => self.stop(),
             Command::Quit => return false,
             Command::SetOption { name, value } => {
@@ -452,6 +452,47 @@ impl Engine {
         self.position = pos;
     }
 
+    /// The player that plays: the `Model` option's where set, else the `Player`
+    /// option's; an MCTS player with the MCTS options applied.
+    fn playing(&self) -> Choice {
+        let mut player = match &self.model {
+            Some((_, p)) => p.clone(),
+            None => self.player.clone(),
+        };
+        if let Choice::Ladder(crate::PlayerSpec::Mcts { params, .. }) = &mut player {
+            for (k, v) in &self.search_options {
+                let _ = params.set(k, v);
+            }
+        }
+        player
+    }
+
+    /// `isready`, answered at once during a search; otherwise an MCTS player is made
+    /// ready first: its network loaded and the memory of its next new tree written
+    /// (`MctsPlayer::prepare`), so that a game's first move pays for neither on its
+    /// clock, as engines allocate their tables here. A player that cannot be built is
+    /// left to `go`, which says why and plays alpha-beta instead.
+    fn ready(&mut self) {
+        if self.search.is_none()
+            && let Choice::Ladder(crate::PlayerSpec::Mcts {
+                net,
+                engine,
+                params,
+                ..
+            }) = self.playing()
+            && let Ok(k) = go::kept_player(
+                &net,
+                (engine, params),
+                self.threads,
+                &mut self.mcts,
+                &self.position,
+            )
+        {
+            k.prepare(self.tree_mb.saturating_mul(1 << 20));
+        }
+        self.out.say(&Reply::ReadyOk);
+    }
+
     fn go(&mut self, go: &Go) {
         let (params, warnings) = GoParams::from_uai(go);
         for w in warnings {
@@ -464,15 +505,7 @@ impl Engine {
                 ponder: None,
             });
         }
-        let mut player = match &self.model {
-            Some((_, p)) => p.clone(),
-            None => self.player.clone(),
-        };
-        if let Choice::Ladder(crate::PlayerSpec::Mcts { params, .. }) = &mut player {
-            for (k, v) in &self.search_options {
-                let _ = params.set(k, v);
-            }
-        }
+        let player = self.playing();
         let mut ab = match &player {
             Choice::Ladder(
                 crate::PlayerSpec::AlphaBeta { search, .. }

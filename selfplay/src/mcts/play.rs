@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 use engine::{Move, Rng, State};
 
 use super::at_once::{AtOnce, Calls, Counts};
-use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache, Lookup};
+use super::cache::{EvalCache, Lookup};
 use super::config::{MctsConfig, RootKind};
+use super::memory::{DEFAULT_TREE_BYTES, MAX_TREE_BYTES, PlayMemory};
 use super::outcome::SearchOutcome;
 use super::search::Search;
 use super::time::{TimeBudget, leaders};
@@ -92,14 +93,6 @@ pub enum PlayError {
 
 use engine::clock::{now, since};
 
-/// The default bound on a search's tree ([`PlaySearch::set_tree_limit`]), in bytes.
-pub const DEFAULT_TREE_BYTES: usize = 2 << 30;
-
-/// The largest bound [`PlaySearch::set_tree_limit`] takes, in bytes: the tree numbers its
-/// moves with 32 bits, 2³² moves of 24 bytes (96 GiB) at most, and a tree of this many
-/// bytes holds fewer.
-pub const MAX_TREE_BYTES: u64 = 32 << 30;
-
 /// A search tree kept between the moves of a game, searched by one thread per evaluator.
 pub struct PlaySearch {
     search: Search,
@@ -142,16 +135,41 @@ pub const CLOCK_EVERY: u32 = 16;
 impl PlaySearch {
     /// A search of `root` gathering up to `batch` leaves per evaluator call; `seed` drives
     /// its random choices (symmetries). Its evaluation cache holds
-    /// [`DEFAULT_CACHE_ENTRIES`], its tree at most [`DEFAULT_TREE_BYTES`].
+    /// [`DEFAULT_CACHE_ENTRIES`](super::cache::DEFAULT_CACHE_ENTRIES), its tree at most
+    /// [`DEFAULT_TREE_BYTES`].
     pub fn new(root: State, cfg: MctsConfig, batch: usize, seed: u64) -> PlaySearch {
+        PlaySearch::in_memory(root, cfg, batch, seed, PlayMemory::new())
+    }
+
+    /// [`PlaySearch::new`] in the buffers and the cache of `memory` (emptied): the same
+    /// search, without the page faults of buffers that grow from nothing.
+    pub fn in_memory(
+        root: State,
+        cfg: MctsConfig,
+        batch: usize,
+        seed: u64,
+        memory: PlayMemory,
+    ) -> PlaySearch {
+        // Empty: a memory is made empty (`PlayMemory::new`) or kept so (`kept`).
+        let PlayMemory {
+            edges,
+            tails,
+            cache,
+        } = memory;
         PlaySearch {
-            search: Search::new(root),
+            search: Search::in_buffers(root, edges, tails),
             cfg,
             rng: Rng::new(seed),
             batch: batch.max(1),
-            cache: EvalCache::new(DEFAULT_CACHE_ENTRIES),
+            cache,
             tree_limit: DEFAULT_TREE_BYTES,
         }
+    }
+
+    /// The search's buffers and cache, for the next tree ([`PlaySearch::in_memory`]).
+    pub fn into_memory(self) -> PlayMemory {
+        let (edges, tails) = self.search.into_buffers();
+        PlayMemory::kept(edges, tails, self.cache)
     }
 
     /// Bounds the tree: a search ends (as if its time were up) once the tree holds
@@ -161,8 +179,8 @@ impl PlaySearch {
     /// reroots left behind dropped, [`Search::compact`]), and starts a fresh tree if the
     /// kept tree alone is still more than half, giving the old one's memory back. A
     /// search with no other limit (`go infinite`) grows its tree by hundreds of megabytes
-    /// a second: without a bound it would take all the memory. At most [`MAX_TREE_BYTES`] (a larger bound is taken as
-    /// that).
+    /// a second: without a bound it would take all the memory. At most [`MAX_TREE_BYTES`]
+    /// (a larger bound is taken as that).
     pub fn set_tree_limit(&mut self, bytes: usize) {
         self.tree_limit = bytes.min(usize::try_from(MAX_TREE_BYTES).unwrap_or(usize::MAX));
     }

@@ -9,7 +9,8 @@ use std::sync::atomic::AtomicBool;
 use engine::{Move, State};
 
 use super::config::MctsConfig;
-use super::play::{DEFAULT_TREE_BYTES, PlayError, PlayLimits, PlaySearch, PlayStats};
+use super::memory::{DEFAULT_TREE_BYTES, PREPARED_TREE_BYTES, PlayMemory};
+use super::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
 use crate::evaluator::Evaluator;
 
 /// PUCT's play-time exploration constant and first-play-urgency reduction: the SPSA
@@ -58,6 +59,9 @@ pub struct TreePlayer {
     batch: usize,
     seed: u64,
     search: Option<PlaySearch>,
+    /// The memory of the last tree dropped, or made ready ([`TreePlayer::prepare`]), for
+    /// the next.
+    memory: Option<PlayMemory>,
     tree_reuse: bool,
     tree_limit: usize,
     last: Option<PlayStats>,
@@ -72,6 +76,7 @@ impl TreePlayer {
             batch: batch.max(1),
             seed,
             search: None,
+            memory: None,
             tree_reuse: true,
             tree_limit: DEFAULT_TREE_BYTES,
             last: None,
@@ -80,8 +85,35 @@ impl TreePlayer {
 
     /// The configuration, to change from the next search on (the kept tree is dropped).
     pub fn config_mut(&mut self) -> &mut MctsConfig {
-        self.search = None;
+        self.drop_tree();
         &mut self.cfg
+    }
+
+    /// Drops the kept tree, keeping its memory for the next.
+    fn drop_tree(&mut self) {
+        if let Some(s) = self.search.take() {
+            self.memory = Some(s.into_memory());
+        }
+    }
+
+    /// Makes the memory of the next new tree ready (for a search on `threads` threads):
+    /// [`PREPARED_TREE_BYTES`] (half the tree's bound at most) allocated and written, so
+    /// that its search spends no time faulting pages in (see [`PlayMemory`]). Nothing
+    /// while a tree is kept: the next move searches in its memory.
+    pub fn prepare(&mut self, threads: usize) {
+        if self.search.is_none() {
+            let tails = threads == 1 && self.batch == 1;
+            let bytes = PREPARED_TREE_BYTES.min(self.tree_limit / 2);
+            self.memory
+                .get_or_insert_with(PlayMemory::new)
+                .prepare(bytes, tails);
+        }
+    }
+
+    /// Seeds the random choices of the next new tree (each new tree's seed is this one
+    /// with its root's hash mixed in).
+    pub fn set_seed(&mut self, seed: u64) {
+        self.seed = seed;
     }
 
     /// Sets the leaves gathered per evaluator call.
@@ -109,7 +141,7 @@ impl TreePlayer {
 
     /// Forgets the kept tree (a new game).
     pub fn new_game(&mut self) {
-        self.search = None;
+        self.drop_tree();
     }
 
     /// The counts of the last search (none after a forced move).
@@ -141,7 +173,7 @@ impl TreePlayer {
             return Ok(moves[0]);
         }
         if !self.tree_reuse {
-            self.search = None;
+            self.drop_tree();
         }
         let search = match &mut self.search {
             Some(s) => {
@@ -149,11 +181,12 @@ impl TreePlayer {
                 s
             }
             none => {
-                let mut fresh = PlaySearch::new(
+                let mut fresh = PlaySearch::in_memory(
                     *state,
                     self.cfg.clone(),
                     self.batch,
                     self.seed ^ state.hash(),
+                    self.memory.take().unwrap_or_default(),
                 );
                 fresh.set_tree_limit(self.tree_limit);
                 none.insert(fresh)

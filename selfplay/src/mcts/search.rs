@@ -77,8 +77,18 @@ pub struct Search {
 impl Search {
     /// A fresh tree rooted at `root`.
     pub fn new(root: State) -> Search {
+        Search::in_buffers(root, Vec::new(), Vec::new())
+    }
+
+    /// A fresh tree rooted at `root` in the memory of `edges` and `tails` (emptied).
+    pub(super) fn in_buffers(root: State, edges: Vec<Edge>, tails: Vec<TailMove>) -> Search {
         let symmetries = root.symmetries();
-        Search::with_buffers(root, symmetries, Vec::new(), Vec::new())
+        Search::with_buffers(root, symmetries, edges, tails)
+    }
+
+    /// The tree's buffers, for another tree (its spare given back).
+    pub(super) fn into_buffers(self) -> (Vec<Edge>, Vec<TailMove>) {
+        (self.edges, self.tails)
     }
 
     /// A fresh tree rooted at `root` in `edges`' memory (emptied first).

@@ -4,6 +4,7 @@ mod alphabeta;
 mod aux_targets;
 mod golden;
 mod mcts;
+mod memory;
 mod play;
 mod solver;
 mod workers;
