@@ -8,7 +8,8 @@
 //! side to move, so views alternate along a path.
 //!
 //! The module by concern, each importing only those before it: `config` and `outcome`
-//! the settings and the reports, `tree` the storage (edges carrying the statistics of
+//! the settings and the reports, `pages` memory written ahead of a search (on huge
+//! pages where the kernel gives them), `tree` the storage (edges carrying the statistics of
 //! the positions they lead to, the root's edge), `leaves` the batches handed out,
 //! `search` the tree with the progress of a search, then its parts: `select` the choice
 //! of a move (PUCT, first-play urgency, the Gumbel root and its schedule), `solver` the
@@ -28,6 +29,7 @@ mod leaves;
 pub mod memory;
 mod noise;
 mod outcome;
+mod pages;
 pub mod play;
 pub mod player;
 mod reuse;

@@ -6,6 +6,7 @@ use engine::{Game, State};
 use engine::{fastmod, fastmod_magic};
 
 use super::leaves::LeafRequest;
+use super::pages::written;
 use crate::evaluator::Evaluation;
 
 /// Entries of a new cache: 16 MiB of slots, and the policies they hold (a search of a
@@ -91,8 +92,8 @@ impl EvalCache {
     /// A cache of `entries` slots (0: a cache that holds nothing).
     pub fn new(entries: usize) -> EvalCache {
         EvalCache {
-            entries: vec![Entry::NONE; entries],
-            evals: (0..entries).map(|_| Evaluation::default()).collect(),
+            entries: written(entries, || Entry::NONE),
+            evals: written(entries, Evaluation::default),
             game: None,
             magic: fastmod_magic(entries.max(1) as u64),
             hits: 0,

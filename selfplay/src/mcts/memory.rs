@@ -11,6 +11,7 @@
 //! in buffers already touched, as it searches every later one.
 
 use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache};
+use super::pages::reserve_written;
 use super::tree::{Edge, MAX_SPARE_BYTES, TailMove};
 use engine::Move;
 
@@ -55,7 +56,7 @@ impl PlayMemory {
     }
 
     /// Makes room for a tree of `bytes` and writes it, so that the kernel maps its pages
-    /// now rather than during a search: in edges alone, or where the tree keeps tails
+    /// now rather than during a search, huge ones where it gives them (`pages`): in edges alone, or where the tree keeps tails
     /// (`tails`), in edges and tails by their share in a search from the start. Buffers
     /// already as large are left as they are.
     pub fn prepare(&mut self, bytes: usize, tails: bool) {
@@ -64,12 +65,12 @@ impl PlayMemory {
         } else {
             0
         };
-        touch(
+        reserve_written(
             &mut self.edges,
             (bytes - tail_bytes) / size_of::<Edge>(),
             Edge::unvisited(Move::PASS, 0.0),
         );
-        touch(
+        reserve_written(
             &mut self.tails,
             tail_bytes / size_of::<TailMove>(),
             TailMove {
@@ -106,15 +107,4 @@ impl PlayMemory {
         }
         m
     }
-}
-
-/// Gives `v` room for `n` items and writes them (then empties it).
-fn touch<T: Copy>(v: &mut Vec<T>, n: usize, fill: T) {
-    if v.capacity() >= n {
-        return;
-    }
-    v.clear();
-    v.reserve_exact(n);
-    v.resize(n, fill);
-    v.clear();
 }
