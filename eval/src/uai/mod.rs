@@ -452,6 +452,11 @@ impl Engine {
         self.position = pos;
     }
 
+    /// The `TreeMemory` bound, bytes.
+    fn tree_bytes(&self) -> usize {
+        self.tree_mb.saturating_mul(1 << 20)
+    }
+
     /// The player that plays: the `Model` option's where set, else the `Player`
     /// option's; an MCTS player with the MCTS options applied.
     fn playing(&self) -> Choice {
@@ -473,6 +478,7 @@ impl Engine {
     /// clock, as engines allocate their tables here. A player that cannot be built is
     /// left to `go`, which says why and plays alpha-beta instead.
     fn ready(&mut self) {
+        let tree_bytes = self.tree_bytes();
         if self.search.is_none()
             && let Choice::Ladder(crate::PlayerSpec::Mcts {
                 net,
@@ -488,7 +494,7 @@ impl Engine {
                 &self.position,
             )
         {
-            k.prepare(self.tree_mb.saturating_mul(1 << 20));
+            k.prepare(tree_bytes);
         }
         self.out.say(&Reply::ReadyOk);
     }
@@ -521,7 +527,7 @@ impl Engine {
             player,
             simulations: self.simulations,
             threads: self.threads,
-            tree_bytes: self.tree_mb.saturating_mul(1 << 20),
+            tree_bytes: self.tree_bytes(),
             time_manager: self.time_manager,
             mcts: self.mcts.take(),
             searcher: self

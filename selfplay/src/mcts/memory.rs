@@ -1,7 +1,7 @@
 //! The memory a play-time search works in: the tree's buffers and the evaluation cache,
 //! kept from game to game and made ready before a game's first search.
 //!
-//! A search that grows its buffers from nothing spends a tenth of its time in the kernel
+//! A search that grows its buffers from nothing spends 8% of its time in the kernel
 //! faulting their pages in: 47,000 faults, 144 ms of system time in a search of 620,000
 //! simulations from Ataxx's start (1.7 s, `board256`, the Intel Xeon VM of
 //! docs/benchmarks.md). The buffers a move's search leaves are kept for the next move,
@@ -12,10 +12,11 @@
 
 use super::cache::{DEFAULT_CACHE_ENTRIES, EvalCache};
 use super::pages::reserve_written;
-use super::tree::{Edge, MAX_SPARE_BYTES, TailMove};
+use super::tree::{Edge, MAX_SPARE_BYTES, Spare, TailMove};
 use engine::Move;
 
-/// The default bound on a search's tree ([`PlaySearch::set_tree_limit`](super::play::PlaySearch::set_tree_limit)), in bytes.
+/// The default bound on a search's tree
+/// ([`PlaySearch::set_tree_limit`](super::play::PlaySearch::set_tree_limit)), in bytes.
 pub const DEFAULT_TREE_BYTES: usize = 2 << 30;
 
 /// The largest bound `PlaySearch::set_tree_limit` takes, in bytes: the tree numbers its
@@ -32,10 +33,10 @@ pub const PREPARED_TREE_BYTES: usize = MAX_SPARE_BYTES;
 /// (`board256`) held 2,411,931 edges (58 MB) and 11,443,656 tail moves (92 MB).
 const TAIL_SHARE: f64 = 0.6;
 
-/// A search's buffers and evaluation cache, between trees.
+/// A search's buffers and evaluation cache, between trees; always empty (made so, or
+/// emptied when kept), so that a search in it is the search in new memory.
 pub struct PlayMemory {
-    pub(super) edges: Vec<Edge>,
-    pub(super) tails: Vec<TailMove>,
+    pub(super) tree: Spare,
     pub(super) cache: EvalCache,
 }
 
@@ -49,16 +50,15 @@ impl PlayMemory {
     /// Empty buffers and an evaluation cache of [`DEFAULT_CACHE_ENTRIES`].
     pub fn new() -> PlayMemory {
         PlayMemory {
-            edges: Vec::new(),
-            tails: Vec::new(),
+            tree: Spare::default(),
             cache: EvalCache::new(DEFAULT_CACHE_ENTRIES),
         }
     }
 
     /// Makes room for a tree of `bytes` and writes it, so that the kernel maps its pages
-    /// now rather than during a search, huge ones where it gives them (`pages`): in edges alone, or where the tree keeps tails
-    /// (`tails`), in edges and tails by their share in a search from the start. Buffers
-    /// already as large are left as they are.
+    /// now rather than during a search, huge ones where it gives them (`pages`): in
+    /// edges alone, or where the tree keeps tails (`tails`), in edges and tails by their
+    /// share in a search from the start. Buffers already as large are left as they are.
     pub fn prepare(&mut self, bytes: usize, tails: bool) {
         let tail_bytes = if tails {
             (bytes as f64 * TAIL_SHARE) as usize
@@ -66,12 +66,12 @@ impl PlayMemory {
             0
         };
         reserve_written(
-            &mut self.edges,
+            &mut self.tree.edges,
             (bytes - tail_bytes) / size_of::<Edge>(),
             Edge::unvisited(Move::PASS, 0.0),
         );
         reserve_written(
-            &mut self.tails,
+            &mut self.tree.tails,
             tail_bytes / size_of::<TailMove>(),
             TailMove {
                 prior: 0.0,
@@ -83,28 +83,19 @@ impl PlayMemory {
 
     /// Bytes of the tree's buffers (their capacity).
     pub fn tree_bytes(&self) -> usize {
-        self.edges.capacity() * size_of::<Edge>() + self.tails.capacity() * size_of::<TailMove>()
+        self.tree.bytes()
     }
 
     /// The memory of a tree done with: its buffers emptied (given back when larger than
     /// [`PREPARED_TREE_BYTES`], as a tree's spare is), its cache emptied (a new tree's
     /// search does not depend on what earlier ones evaluated).
-    pub(super) fn kept(
-        mut edges: Vec<Edge>,
-        mut tails: Vec<TailMove>,
-        mut cache: EvalCache,
-    ) -> Self {
-        edges.clear();
-        tails.clear();
+    pub(super) fn kept(mut tree: Spare, mut cache: EvalCache) -> Self {
+        tree.edges.clear();
+        tree.tails.clear();
         cache.clear();
-        let mut m = PlayMemory {
-            edges,
-            tails,
+        PlayMemory {
+            tree: tree.within_bound(),
             cache,
-        };
-        if m.tree_bytes() > PREPARED_TREE_BYTES {
-            (m.edges, m.tails) = (Vec::new(), Vec::new());
         }
-        m
     }
 }

@@ -93,6 +93,13 @@ pub enum PlayError {
 
 use engine::clock::{now, since};
 
+/// Whether a search on `threads` threads gathering `batch` leaves a call gives out one
+/// leaf at a time, each back before the next (`Search::set_one_leaf`: its positions may
+/// keep tails).
+pub(super) fn one_leaf(threads: usize, batch: usize) -> bool {
+    threads == 1 && batch == 1
+}
+
 /// A search tree kept between the moves of a game, searched by one thread per evaluator.
 pub struct PlaySearch {
     search: Search,
@@ -150,14 +157,9 @@ impl PlaySearch {
         seed: u64,
         memory: PlayMemory,
     ) -> PlaySearch {
-        // Empty: a memory is made empty (`PlayMemory::new`) or kept so (`kept`).
-        let PlayMemory {
-            edges,
-            tails,
-            cache,
-        } = memory;
+        let PlayMemory { tree, cache } = memory;
         PlaySearch {
-            search: Search::in_buffers(root, edges, tails),
+            search: Search::in_buffers(root, tree),
             cfg,
             rng: Rng::new(seed),
             batch: batch.max(1),
@@ -168,8 +170,7 @@ impl PlaySearch {
 
     /// The search's buffers and cache, for the next tree ([`PlaySearch::in_memory`]).
     pub fn into_memory(self) -> PlayMemory {
-        let (edges, tails) = self.search.into_buffers();
-        PlayMemory::kept(edges, tails, self.cache)
+        PlayMemory::kept(self.search.into_buffers(), self.cache)
     }
 
     /// Bounds the tree: a search ends (as if its time were up) once the tree holds
@@ -235,7 +236,7 @@ impl PlaySearch {
         // positions may keep tails. Before the tree's bound is checked, since turning
         // tails off grows them.
         self.search
-            .set_one_leaf(evaluators.len() == 1 && self.batch == 1);
+            .set_one_leaf(one_leaf(evaluators.len(), self.batch));
         if self.search.tree_bytes() > self.tree_limit / 2 {
             // What earlier reroots left behind goes first; the kept tree itself if that
             // was not enough.

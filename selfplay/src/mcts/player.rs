@@ -10,7 +10,7 @@ use engine::{Move, State};
 
 use super::config::MctsConfig;
 use super::memory::{DEFAULT_TREE_BYTES, PREPARED_TREE_BYTES, PlayMemory};
-use super::play::{PlayError, PlayLimits, PlaySearch, PlayStats};
+use super::play::{PlayError, PlayLimits, PlaySearch, PlayStats, one_leaf};
 use crate::evaluator::Evaluator;
 
 /// PUCT's play-time exploration constant and first-play-urgency reduction: the SPSA
@@ -102,11 +102,10 @@ impl TreePlayer {
     /// while a tree is kept: the next move searches in its memory.
     pub fn prepare(&mut self, threads: usize) {
         if self.search.is_none() {
-            let tails = threads == 1 && self.batch == 1;
             let bytes = PREPARED_TREE_BYTES.min(self.tree_limit / 2);
             self.memory
                 .get_or_insert_with(PlayMemory::new)
-                .prepare(bytes, tails);
+                .prepare(bytes, one_leaf(threads, self.batch));
         }
     }
 

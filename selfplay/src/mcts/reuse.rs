@@ -3,7 +3,7 @@
 use engine::{Move, State};
 
 use super::search::Search;
-use super::tree::{Edge, MAX_SPARE_BYTES, NONE, ROOT, Spare, TailMove};
+use super::tree::{Edge, NONE, ROOT, Spare, TailMove};
 
 /// A reroot compacts the tree only once its buffer holds more than [`COMPACT_GROWTH`]
 /// times what the last compaction left, and times this (96 KB): a small tree is left in
@@ -123,13 +123,9 @@ impl Search {
         self.keep_spare(spare);
     }
 
-    /// Keeps `spare` for the next tree, unless it is larger than [`MAX_SPARE_BYTES`].
+    /// Keeps `spare` for the next tree, within its bound ([`Spare::within_bound`]).
     fn keep_spare(&mut self, spare: Spare) {
-        self.spare = if spare.bytes() > MAX_SPARE_BYTES {
-            Spare::default()
-        } else {
-            spare
-        };
+        self.spare = spare.within_bound();
     }
 
     /// Makes the position edge `top` leads to (at `state`) the root, keeping its subtree

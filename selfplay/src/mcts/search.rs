@@ -77,18 +77,22 @@ pub struct Search {
 impl Search {
     /// A fresh tree rooted at `root`.
     pub fn new(root: State) -> Search {
-        Search::in_buffers(root, Vec::new(), Vec::new())
+        Search::in_buffers(root, Spare::default())
     }
 
-    /// A fresh tree rooted at `root` in the memory of `edges` and `tails` (emptied).
-    pub(super) fn in_buffers(root: State, edges: Vec<Edge>, tails: Vec<TailMove>) -> Search {
+    /// A fresh tree rooted at `root` in the memory of `buffers` (emptied).
+    pub(super) fn in_buffers(root: State, buffers: Spare) -> Search {
         let symmetries = root.symmetries();
-        Search::with_buffers(root, symmetries, edges, tails)
+        Search::with_buffers(root, symmetries, buffers.edges, buffers.tails)
     }
 
     /// The tree's buffers, for another tree (its spare given back).
-    pub(super) fn into_buffers(self) -> (Vec<Edge>, Vec<TailMove>) {
-        (self.edges, self.tails)
+    pub(super) fn into_buffers(self) -> Spare {
+        Spare {
+            edges: self.edges,
+            tails: self.tails,
+            ..Spare::default()
+        }
     }
 
     /// A fresh tree rooted at `root` in `edges`' memory (emptied first).

@@ -225,6 +225,16 @@ impl Spare {
     pub(super) fn bytes(&self) -> usize {
         self.edges.capacity() * size_of::<Edge>() + self.tails.capacity() * size_of::<TailMove>()
     }
+
+    /// These buffers, to be kept for another tree; none where they are larger than
+    /// [`MAX_SPARE_BYTES`] (given back to the allocator).
+    pub(super) fn within_bound(self) -> Spare {
+        if self.bytes() > MAX_SPARE_BYTES {
+            Spare::default()
+        } else {
+            self
+        }
+    }
 }
 
 #[cfg(test)]
