@@ -68,6 +68,10 @@ impl Descent for AtOnce<'_> {
         self.cache.prefetch(position);
     }
 
+    fn will_expand(&mut self, position: &State) {
+        self.cache.prefetch_policy(position);
+    }
+
     fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
         let calls = &mut self.calls;
         // In the cache's slot; in the loop's buffer for a cache of no slots.

@@ -195,6 +195,10 @@ impl Search {
                 if e.first == NONE {
                     // A leaf, as early as it is known.
                     descent.leaf(&state);
+                    if e.visits > 0 && e.in_flight == 0 && e.exact.get().is_none() {
+                        // Lazy expansion's second visit: its policy will be read.
+                        descent.will_expand(&state);
+                    }
                 }
                 if e.visits + u32::from(e.in_flight) == 0 {
                     // The first descent through this move.

@@ -137,6 +137,24 @@ impl EvalCache {
         }
     }
 
+    /// Asks the CPU to bring the first lines of the policy held in `s`'s slot into its
+    /// caches, ahead of an expansion's read of it: the slot's own prefetch
+    /// ([`EvalCache::prefetch`]) is still on its way, and this load of the buffer's
+    /// address waits for it while the descent goes on (the request's moves generated),
+    /// where the expansion would have waited for both misses one after the other. The
+    /// slot may hold another position: then a few lines are fetched for nothing.
+    pub fn prefetch_policy(&self, s: &State) {
+        if let Some(i) = self.slot(s) {
+            let policy = &self.evals[i].policy;
+            // A line holds 16 priors: three lines cover the moves of most positions.
+            for k in [0, 16, 32] {
+                if let Some(p) = policy.get(k) {
+                    engine::prefetch(p);
+                }
+            }
+        }
+    }
+
     /// Copies the held evaluation of `s` into `out` (in `out`'s memory) when there is one
     /// that answers the request: any for a value alone, else one whose policy covers
     /// `moves` moves. Whether it did.

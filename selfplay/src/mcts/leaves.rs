@@ -115,6 +115,13 @@ pub trait Descent {
     /// evaluation cache's slot).
     fn leaf(&mut self, position: &State);
 
+    /// Leaf `position` (told to [`Descent::leaf`] just before) is visited the second
+    /// time: the descent will ask for its policy, to expand it (the play loop prefetches
+    /// the cached policy's buffer, which lies apart from its slot). Nothing by default.
+    fn will_expand(&mut self, position: &State) {
+        let _ = position;
+    }
+
     /// The evaluation of `request`, lazy expansion's second visit, if the caller gives
     /// it at once (its policy is read): the leaf is then expanded and the descent goes on
     /// below it. Asked only of a search that gives out one leaf at a time with none out,

@@ -30,19 +30,33 @@ fn gather_with_shows_each_leaf_before_its_request() {
 }
 
 /// The made-up evaluation of [`answer`], given at once to a descent that asks: an
-/// expansion's, and a first visit's value too where `values`.
+/// expansion's, and a first visit's value too where `values`. Each expansion must have
+/// been announced ([`Descent::will_expand`]) since the last leaf.
 struct AtOnce {
     eval: Evaluation,
     evaluated: u32,
     values: bool,
     valued: u32,
+    /// The leaf last announced for an expansion, if none was seen since.
+    announced: Option<State>,
 }
 
 impl Descent for AtOnce {
-    fn leaf(&mut self, _: &State) {}
+    fn leaf(&mut self, _: &State) {
+        self.announced = None;
+    }
+
+    fn will_expand(&mut self, position: &State) {
+        self.announced = Some(*position);
+    }
 
     fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
         assert!(!r.value_only);
+        assert_eq!(
+            self.announced.take(),
+            Some(r.position),
+            "an expansion at once announced by its descent"
+        );
         self.eval = eval(&r.position, &r.moves, false);
         self.evaluated += 1;
         Some(&self.eval)
@@ -87,6 +101,7 @@ fn a_descent_after_an_expansion_goes_on_as_one_from_the_root() {
                     evaluated: 0,
                     values: mode == Mode::Values,
                     valued: 0,
+                    announced: None,
                 },
             );
             for _ in 0..20_000 {
