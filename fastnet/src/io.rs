@@ -168,8 +168,8 @@ pub fn quantised_file(net: &FloatNet) -> Result<Vec<u8>, Error> {
         .map(|((name, shape), t)| {
             let (dtype, bytes) = match *name {
                 "l1.weight" => ("I16", i16_bytes(&l1_w)),
-                "l1.bias" => ("I16", i16_bytes(l1_b)),
-                "value.weight" => ("I16", i16_bytes(v_w)),
+                "l1.bias" => ("I16", i16_bytes(&l1_b)),
+                "value.weight" => ("I16", i16_bytes(&v_w)),
                 _ => ("F32", f32_bytes(t)),
             };
             (*name, shape.clone(), dtype, bytes)

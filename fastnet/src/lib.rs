@@ -20,6 +20,7 @@ pub mod evaluator;
 pub mod features;
 pub mod io;
 pub mod net;
+pub(crate) mod prune;
 pub mod quant;
 pub(crate) mod rows;
 pub(crate) mod simd;

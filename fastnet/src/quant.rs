@@ -13,6 +13,7 @@ use crate::features::{CellState, Layout, PER_TUPLE};
 use crate::net::{
     FastNetConfig, FloatNet, PolicyKind, board_features, board_features_of, move_slots,
 };
+use crate::prune::{Pruned, prune};
 use crate::rows::Rows;
 use crate::{simd, slots};
 
@@ -27,6 +28,9 @@ pub struct QuantNet {
     l1_w: Rows,
     l1_b: Vec<i16>,
     v_w: Vec<i16>,
+    /// The units the value never reads, left out of W₁, b₁ and w₂ above (a `board`
+    /// policy's net; [`crate::prune`]).
+    pruned: Option<Pruned>,
     v_b: f32,
     /// The policy's projection B (`rank × hidden`), stored input major (`hidden × rank`):
     /// [`QuantNet::policy_of`] adds one column per active lane.
@@ -80,12 +84,23 @@ impl QuantNet {
         let game = QuantNet::check_sums(net)?;
         let cfg = net.cfg.clone();
         let board = cfg.policy == PolicyKind::Board;
+        let (l1_w, l1_b, v_w) = (
+            quantise(&net.l1_w, f32::from(cfg.qa)),
+            quantise(&net.l1_b, f32::from(cfg.qa)),
+            quantise(&net.v_w, f32::from(cfg.qb)),
+        );
+        // An `accumulator` policy reads every lane: only a `board` one's are pruned.
+        let (l1_w, l1_b, v_w, pruned) = match board.then(|| prune(&l1_w, &l1_b, &v_w)).flatten() {
+            Some(((w, b, v), pruned)) => (w, b, v, Some(pruned)),
+            None => (l1_w, l1_b, v_w, None),
+        };
         Ok(QuantNet {
             layout: Layout::new(game),
             isa: Isa::current(),
-            l1_w: Rows::new(&quantise(&net.l1_w, f32::from(cfg.qa)), cfg.hidden),
-            l1_b: quantise(&net.l1_b, f32::from(cfg.qa)),
-            v_w: quantise(&net.v_w, f32::from(cfg.qb)),
+            l1_w: Rows::new(&l1_w, l1_b.len()),
+            l1_b,
+            v_w,
+            pruned,
             v_b: net.v_b,
             p_proj_t: if board {
                 Vec::new()
@@ -153,9 +168,19 @@ impl QuantNet {
         self
     }
 
-    /// The i16 tensors: W₁, b₁, w₂.
-    pub fn quantised(&self) -> (Vec<i16>, &[i16], &[i16]) {
-        (self.l1_w.to_i16(), &self.l1_b, &self.v_w)
+    /// The i16 tensors: W₁, b₁, w₂, whole (the units pruned put back).
+    pub fn quantised(&self) -> (Vec<i16>, Vec<i16>, Vec<i16>) {
+        let w = self.l1_w.to_i16();
+        match &self.pruned {
+            Some(p) => p.restore(&w, &self.l1_b, &self.v_w),
+            None => (w, self.l1_b.clone(), self.v_w.clone()),
+        }
+    }
+
+    /// The accumulator lanes the searchers compute: `hidden`, or fewer where units the
+    /// value never reads were pruned.
+    pub fn lanes(&self) -> usize {
+        self.l1_b.len()
     }
 
     /// The feature (W₁'s row) of tuple `t` at index `idx`.
@@ -411,7 +436,7 @@ impl Leaf {
         Leaf {
             states: vec![0; net.layout.cells()],
             feats: Vec::with_capacity(net.layout.tuples()),
-            lanes: Vec::with_capacity(net.cfg.hidden),
+            lanes: Vec::with_capacity(net.lanes()),
         }
     }
 }
@@ -504,6 +529,77 @@ fn exp_nonpositive(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `board` net whose value leaves units unread is pruned ([`crate::prune`]) and
+    /// values positions as its whole tensors do, bit for bit: through a leaf's lanes and
+    /// through the accumulator that follows moves (the alpha-beta searcher's), in every
+    /// kernel build. An `accumulator` net, whose policy reads every lane, is not pruned.
+    #[test]
+    fn a_pruned_net_values_as_its_whole_tensors() {
+        let game: engine::Game = "ataxx".parse().unwrap();
+        let mut cfg = FastNetConfig::for_game(game, 256);
+        let accumulator_net = FloatNet::init(cfg.clone(), 7).unwrap();
+        cfg.policy = PolicyKind::Board;
+        let mut net = FloatNet::init(cfg.clone(), 7).unwrap();
+        for (u, w) in net.v_w.iter_mut().enumerate() {
+            if u % 3 == 0 {
+                *w = 0.0;
+            }
+        }
+        // The tensors as quantised, whole; what the pruned net gives back.
+        let (w, b, v) = (
+            quantise(&net.l1_w, f32::from(cfg.qa)),
+            quantise(&net.l1_b, f32::from(cfg.qa)),
+            quantise(&net.v_w, f32::from(cfg.qb)),
+        );
+        assert!(QuantNet::new(&net).unwrap().quantised() == (w.clone(), b.clone(), v.clone()));
+        let read = v.iter().filter(|&&x| x != 0).count();
+        assert!(read < 171, "{read} units read");
+        // The value from the whole tensors, as the module docs define it.
+        let (qa, qb) = (i64::from(cfg.qa), f32::from(cfg.qb));
+        let layout = Layout::new(game);
+        let whole = |s: &State| {
+            let (mut states, mut feats) = (Vec::new(), Vec::new());
+            layout.active_of(s, s.side_to_move(), &mut states, &mut feats);
+            let sum: i64 = (0..256)
+                .map(|h| {
+                    let lane = i64::from(b[h])
+                        + feats
+                            .iter()
+                            .map(|&f| i64::from(w[f as usize * 256 + h]))
+                            .sum::<i64>();
+                    lane.clamp(0, qa).pow(2) * i64::from(v[h])
+                })
+                .sum();
+            libm::tanhf(sum as f32 / (qa as f32 * qa as f32 * qb) + net.v_b)
+        };
+        let mut checked = 0;
+        for isa in Isa::available() {
+            let q = QuantNet::new(&net).unwrap().with_isa(isa);
+            assert_eq!(q.lanes(), read.div_ceil(32) * 32, "{isa:?}");
+            let mut leaf = Leaf::new(&q);
+            let mut rng = engine::Rng::new(11);
+            for _ in 0..4 {
+                let mut s = game.startpos();
+                let mut acc = q.accumulator(&s);
+                while !s.is_game_over() {
+                    let stm = s.side_to_move();
+                    q.side_lanes(&s, &mut leaf);
+                    let expected = whole(&s);
+                    assert_eq!(q.value_of(&leaf.lanes).to_bits(), expected.to_bits());
+                    assert_eq!(q.value(&acc, stm).to_bits(), expected.to_bits());
+                    checked += 1;
+                    let moves = s.legal_moves();
+                    let mv = moves[rng.next_u64() as usize % moves.len()];
+                    let undo = s.make(mv);
+                    q.apply(&mut acc, &undo.change());
+                }
+            }
+        }
+        assert!(checked > 200, "{checked} positions");
+        let q = QuantNet::new(&accumulator_net).unwrap();
+        assert_eq!(q.lanes(), 256);
+    }
 
     /// The distance from `y` to `e^x` (computed in f64) in units of f32's last place at
     /// `e^x`.
