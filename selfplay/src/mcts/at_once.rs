@@ -72,12 +72,12 @@ impl Descent for AtOnce<'_> {
         self.cache.prefetch_policy(position);
     }
 
-    fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
+    fn expand_now(&mut self, r: &LeafRequest) -> Option<&[f32]> {
         let calls = &mut self.calls;
         // In the cache's slot; in the loop's buffer for a cache of no slots.
         if self.cache.holds_nothing() {
             calls.evaluate(&r.state, &r.moves, false, Lookup::Miss, self.eval);
-            return Some(self.eval);
+            return Some(&self.eval.policy);
         }
         self.cache
             .answer_in_place(r, calls.policy_alone, |lookup, e| {

@@ -164,10 +164,10 @@ impl Search {
                     if kind == LeafKind::Expand
                         && self.one_leaf
                         && self.goes_on_below_an_expansion()
-                        && let Some(eval) = descent.expand_now(&req)
+                        && let Some(policy) = descent.expand_now(&req)
                     {
                         self.remove_virtual_loss(&batch.paths[start..]);
-                        self.expand(at, &batch.moves[first..], eval);
+                        self.expand(at, &batch.moves[first..], policy);
                         batch.moves.truncate(first);
                         batch.give_back(req);
                         continue;
@@ -334,7 +334,7 @@ impl Search {
                 continue;
             }
             let (m0, m1) = leaf.moves;
-            self.expand(at, &batch.moves[m0 as usize..m1 as usize], eval);
+            self.expand(at, &batch.moves[m0 as usize..m1 as usize], &eval.policy);
             if leaf.kind == LeafKind::Expand {
                 continue;
             }

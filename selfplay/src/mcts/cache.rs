@@ -9,8 +9,8 @@ use super::leaves::LeafRequest;
 use super::pages::written;
 use crate::evaluator::Evaluation;
 
-/// Entries of a new cache: 16 MiB of slots, and the policies they hold (a search of a
-/// million simulations from Ataxx's start peaked 23 MB higher than with 65,536 entries).
+/// Entries of a new cache: 16 MiB of slots and 64 MiB of their policies (up to
+/// [`INLINE`] moves a slot; a longer one, rarer, has its own buffer).
 /// A search of 600,000 simulations makes a fifth fewer evaluations than with 65,536 (the
 /// transpositions of distant parts of its tree are found): 10% more simulations a second
 /// with 1,024 hidden, 1% with 256 (docs/benchmarks.md).
@@ -43,6 +43,14 @@ struct Entry {
 
 /// An [`Entry::policy`] that holds no position.
 const EMPTY: u32 = u32::MAX;
+
+/// The priors a slot holds in the cache's own table ([`EvalCache::priors`]): the policy
+/// of a position of at most this many moves. An expansion reads its leaf's policy from
+/// a slot it did not visit for long, a miss: in one table on huge pages, written when
+/// the cache is made, the miss takes no page walk, where a buffer of its own (on the
+/// heap's small pages) took one; and its address is the slot's, prefetched without a
+/// load ([`EvalCache::prefetch_policy`]).
+const INLINE: usize = 64;
 
 impl Entry {
     const NONE: Entry = Entry {
@@ -78,8 +86,13 @@ fn key(s: &State) -> u64 {
 /// (a newer evaluation replaces an older one in its slot).
 pub struct EvalCache {
     entries: Vec<Entry>,
-    /// Each slot's evaluation, its value and policy as its entry says.
+    /// Each slot's evaluation, its value as its entry says; its policy where it has
+    /// more than [`INLINE`] moves (else in `priors`; the buffer here is then stale).
     evals: Vec<Evaluation>,
+    /// Each slot's policy of at most [`INLINE`] moves, [`INLINE`] floats a slot.
+    priors: Vec<f32>,
+    /// Where an evaluation is made before it is stored.
+    made: Evaluation,
     /// The game of the positions held (none before the first).
     game: Option<Game>,
     /// [`fastmod`]'s constant for the number of slots.
@@ -94,6 +107,8 @@ impl EvalCache {
         EvalCache {
             entries: written(entries, || Entry::NONE),
             evals: written(entries, Evaluation::default),
+            priors: written(entries * INLINE, || 0.0),
+            made: Evaluation::default(),
             game: None,
             magic: fastmod_magic(entries.max(1) as u64),
             hits: 0,
@@ -138,20 +153,25 @@ impl EvalCache {
     }
 
     /// Asks the CPU to bring the first lines of the policy held in `s`'s slot into its
-    /// caches, ahead of an expansion's read of it: the slot's own prefetch
-    /// ([`EvalCache::prefetch`]) is still on its way, and this load of the buffer's
-    /// address waits for it while the descent goes on (the request's moves generated),
-    /// where the expansion would have waited for both misses one after the other. The
-    /// slot may hold another position: then a few lines are fetched for nothing.
+    /// caches, ahead of an expansion's read of it, while the descent goes on (the
+    /// request's moves generated). The slot may hold another position, or a policy of
+    /// its own buffer: then a few lines are fetched for nothing.
     pub fn prefetch_policy(&self, s: &State) {
         if let Some(i) = self.slot(s) {
-            let policy = &self.evals[i].policy;
             // A line holds 16 priors: three lines cover the moves of most positions.
             for k in [0, 16, 32] {
-                if let Some(p) = policy.get(k) {
-                    engine::prefetch(p);
-                }
+                engine::prefetch(&self.priors[i * INLINE + k]);
             }
+        }
+    }
+
+    /// Slot `i`'s policy (its entry holds a position).
+    fn policy(&self, i: usize) -> &[f32] {
+        let n = self.entries[i].policy as usize;
+        if n <= INLINE {
+            &self.priors[i * INLINE..i * INLINE + n]
+        } else {
+            &self.evals[i].policy
         }
     }
 
@@ -177,14 +197,13 @@ impl EvalCache {
     /// Copies slot `i`'s value into `out`, and its policy where `whole` (cleared for a
     /// value alone, `value_only`); `out`'s policy is left as it is otherwise.
     fn copy(&self, i: usize, whole: bool, value_only: bool, out: &mut Evaluation) {
-        let e = &self.evals[i];
         if whole {
-            if value_only {
-                out.policy.clear();
-            } else {
-                out.policy.clone_from(&e.policy);
+            out.policy.clear();
+            if !value_only {
+                out.policy.extend_from_slice(self.policy(i));
             }
         }
+        let e = &self.evals[i];
         (out.value, out.wdl, out.score) = (e.value, e.wdl, e.score);
     }
 
@@ -243,17 +262,17 @@ impl EvalCache {
     }
 
     /// Looks request `r` (not a value alone) up as [`EvalCache::look_up`] does, and gives
-    /// its slot's evaluation to be read, or, where the cache did not answer, has `make`
-    /// make it in place (told what to make: the policy alone where `PolicyAlone`, the
-    /// value being kept; the whole evaluation where `Miss`), the slot then holding `r`'s
-    /// position. Where a leaf is evaluated during the descent, the evaluation is neither
-    /// copied out of the cache nor into it. `None` for a cache of no slots.
+    /// its slot's policy to be read, or, where the cache did not answer, has `make` make
+    /// the evaluation (told what to make: the policy alone where `PolicyAlone`, the value
+    /// being kept; the whole evaluation where `Miss`) and stores it, the slot then
+    /// holding `r`'s position. Where a leaf is evaluated during the descent, the
+    /// evaluation is not copied out of the cache. `None` for a cache of no slots.
     pub(super) fn answer_in_place(
         &mut self,
         r: &LeafRequest,
         policy_alone: bool,
         make: impl FnOnce(Lookup, &mut Evaluation),
-    ) -> Option<&Evaluation> {
+    ) -> Option<&[f32]> {
         debug_assert!(
             !r.value_only,
             "a value alone is looked up with value_in_place"
@@ -262,14 +281,13 @@ impl EvalCache {
         if lookup != Lookup::Answered {
             self.make(i, &r.position, |e| make(lookup, e));
         }
-        Some(&self.evals[i])
+        Some(self.policy(i))
     }
 
     /// The value of position `s` as [`EvalCache::look_up`] finds it for a value alone,
-    /// or, where the cache did not answer, as `make` makes it in the slot's evaluation,
-    /// the slot then holding `s` (what [`EvalCache::put`] of that evaluation would leave
-    /// there, without the copy). A hit reads the slot's entry alone. `None` for a cache
-    /// of no slots.
+    /// or, where the cache did not answer, as `make` makes it, the slot then holding `s`
+    /// (what [`EvalCache::put`] of that evaluation would leave there). A hit reads the
+    /// slot's entry alone. `None` for a cache of no slots.
     pub(super) fn value_in_place(
         &mut self,
         s: &State,
@@ -282,15 +300,41 @@ impl EvalCache {
         Some(self.entries[i].value)
     }
 
-    /// Slot `i`'s evaluation made by `make` (in place) for position `s`, its entry set
-    /// from it.
+    /// Slot `i`'s evaluation made by `make` for position `s` and stored there. `make`
+    /// is handed the slot's value, W/D/L and score (what a policy made alone keeps) and
+    /// a buffer of the cache's for the rest.
     fn make(&mut self, i: usize, s: &State, make: impl FnOnce(&mut Evaluation)) {
-        let e = &mut self.evals[i];
-        make(e);
+        let mut e = std::mem::take(&mut self.made);
+        let held = &self.evals[i];
+        (e.value, e.wdl, e.score) = (held.value, held.wdl, held.score);
+        make(&mut e);
+        self.store(i, s, &e);
+        self.made = e;
+    }
+
+    /// Keeps evaluation `e` of position `s` in slot `i`, in the memory of the one it
+    /// replaces: its policy in the slot's priors where it fits, else in its buffer.
+    fn store(&mut self, i: usize, s: &State, e: &Evaluation) {
+        // The pattern names every field, so that a new one cannot be forgotten.
+        let Evaluation {
+            policy,
+            value,
+            wdl,
+            score,
+        } = e;
+        let held = &mut self.evals[i];
+        (held.value, held.wdl, held.score) = (*value, *wdl, *score);
+        let n = policy.len();
+        if n <= INLINE {
+            self.priors[i * INLINE..i * INLINE + n].copy_from_slice(policy);
+        } else {
+            // In place (a derived `clone_from` of the evaluation would allocate anew).
+            held.policy.clone_from(policy);
+        }
         self.entries[i] = Entry {
             key: key(s),
-            value: e.value,
-            policy: e.policy.len() as u32,
+            value: *value,
+            policy: n as u32,
         };
     }
 
@@ -304,18 +348,7 @@ impl EvalCache {
         if held.holds(key(&s)) && e.policy.is_empty() && held.policy > 0 {
             return;
         }
-        self.make(i, &s, |old| {
-            // Field by field (a derived `clone_from` would allocate anew); the pattern
-            // names every field, so a new one cannot be forgotten.
-            let Evaluation {
-                policy,
-                value,
-                wdl,
-                score,
-            } = e;
-            old.policy.clone_from(policy);
-            (old.value, old.wdl, old.score) = (*value, *wdl, *score);
-        });
+        self.store(i, &s, e);
     }
 
     /// Lookups and hits since the cache was made.

@@ -2,8 +2,6 @@
 
 use engine::{Move, State};
 
-use crate::evaluator::Evaluation;
-
 /// A position for the evaluator, already mapped by the symmetry chosen for it.
 #[derive(Clone, Debug)]
 pub struct LeafRequest {
@@ -122,13 +120,13 @@ pub trait Descent {
         let _ = position;
     }
 
-    /// The evaluation of `request`, lazy expansion's second visit, if the caller gives
-    /// it at once (its policy is read): the leaf is then expanded and the descent goes on
+    /// The policy of `request`, lazy expansion's second visit, if the caller gives it at
+    /// once: the leaf is then expanded and the descent goes on
     /// below it. Asked only of a search that gives out one leaf at a time with none out,
     /// which would otherwise hand the request out and go on from that leaf at the next
     /// descent: the same tree, without a round trip through the caller's loop (Monty
     /// expands the same way). `None` (the default): the request is handed out.
-    fn expand_now(&mut self, request: &LeafRequest) -> Option<&Evaluation> {
+    fn expand_now(&mut self, request: &LeafRequest) -> Option<&[f32]> {
         let _ = request;
         None
     }

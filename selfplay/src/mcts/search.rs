@@ -12,7 +12,6 @@ use super::tree::{
     Edge, FULL_MOVES, NONE, ROOT, Spare, TailMove, most_probable_first, order_tail, prior_key,
     prior_of_key, root_edge,
 };
-use crate::evaluator::Evaluation;
 
 /// One game's search tree and the progress of the current search.
 pub struct Search {
@@ -233,13 +232,13 @@ impl Search {
     /// the moves it has visited first and stops at the first it has not
     /// ([`Search::pick_puct`]); the root's in the order of its legal moves, the order of
     /// the search's outcome.
-    pub(super) fn expand(&mut self, at: u32, moves: &[Move], eval: &Evaluation) {
-        debug_assert_eq!(moves.len(), eval.policy.len());
-        let sum: f32 = eval.policy.iter().sum::<f32>().max(1e-12);
+    pub(super) fn expand(&mut self, at: u32, moves: &[Move], policy: &[f32]) {
+        debug_assert_eq!(moves.len(), policy.len());
+        let sum: f32 = policy.iter().sum::<f32>().max(1e-12);
         let mut order = std::mem::take(&mut self.order);
         order.clear();
         order.extend(
-            eval.policy
+            policy
                 .iter()
                 .enumerate()
                 .map(|(i, &p)| prior_key(p / sum, i)),

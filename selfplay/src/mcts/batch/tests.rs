@@ -50,7 +50,7 @@ impl Descent for AtOnce {
         self.announced = Some(*position);
     }
 
-    fn expand_now(&mut self, r: &LeafRequest) -> Option<&Evaluation> {
+    fn expand_now(&mut self, r: &LeafRequest) -> Option<&[f32]> {
         assert!(!r.value_only);
         assert_eq!(
             self.announced.take(),
@@ -59,7 +59,7 @@ impl Descent for AtOnce {
         );
         self.eval = eval(&r.position, &r.moves, false);
         self.evaluated += 1;
-        Some(&self.eval)
+        Some(&self.eval.policy)
     }
 
     fn value_now(&mut self, position: &State, _: impl FnOnce() -> State) -> Option<f32> {

@@ -1,5 +1,7 @@
 //! The evaluation cache's tests.
 
+use engine::Move;
+
 use super::*;
 
 #[test]
@@ -109,7 +111,7 @@ fn a_slot_for_an_evaluation_in_place_answers_as_a_lookup() {
         asked.push(lookup);
         *e = eval(uniform.clone(), 0.25);
     });
-    assert_eq!(e, Some(&eval(uniform.clone(), 0.25)));
+    assert_eq!(e, Some(&uniform[..]));
     assert_eq!(asked, [Lookup::Miss]);
     let mut out = eval(vec![], 9.0);
     assert!(!cache.get_into(&other, true, 0, &mut out), "replaced");
@@ -117,7 +119,7 @@ fn a_slot_for_an_evaluation_in_place_answers_as_a_lookup() {
     assert_eq!(out, eval(uniform.clone(), 0.25));
     // The whole evaluation held: answered as it is, nothing made; its value too.
     let e = cache.answer_in_place(&request(s, false), true, |_, _| panic!("made"));
-    assert_eq!(e.map(|e| e.value), Some(0.25));
+    assert_eq!(e, Some(&uniform[..]));
     let v = cache.value_in_place(&s, |_| panic!("made"));
     assert_eq!(v, Some(0.25));
     // A value alone held: its policy is made where the evaluator gives one alone (the
@@ -128,10 +130,7 @@ fn a_slot_for_an_evaluation_in_place_answers_as_a_lookup() {
         assert_eq!((lookup, e.value), (Lookup::PolicyAlone, -0.5));
         e.policy = vec![0.5; r.moves.len()];
     });
-    assert_eq!(
-        e.map(|e| (e.value, e.policy.len())),
-        Some((-0.5, r.moves.len()))
-    );
+    assert_eq!(e, Some(&vec![0.5; r.moves.len()][..]));
     assert!(cache.get_into(&other, false, r.moves.len(), &mut out));
     assert_eq!(out.value, -0.5);
     // (A value alone does not replace the whole evaluation of its position: another
@@ -142,7 +141,11 @@ fn a_slot_for_an_evaluation_in_place_answers_as_a_lookup() {
         assert_eq!(lookup, Lookup::Miss);
         *e = eval(vec![0.25; r.moves.len()], 0.125);
     });
-    assert_eq!(e.map(|e| e.value), Some(0.125));
+    assert_eq!(e, Some(&vec![0.25; r.moves.len()][..]));
+    assert_eq!(
+        cache.value_in_place(&other, |_| panic!("made")),
+        Some(0.125)
+    );
     // A value made in place replaces another position's, and is found.
     let v = cache.value_in_place(&s, |e| *e = eval(vec![], -0.25));
     assert_eq!(v, Some(-0.25));
@@ -151,7 +154,7 @@ fn a_slot_for_an_evaluation_in_place_answers_as_a_lookup() {
     assert_eq!(out.value, -0.25);
     // Counted as lookups: the position found in all but four (the first, the two of
     // a position replaced, and the value made in place).
-    assert_eq!(cache.counts(), (11, 7));
+    assert_eq!(cache.counts(), (12, 8));
     assert!(
         EvalCache::new(0)
             .answer_in_place(&r, true, |_, _| {})
@@ -196,4 +199,56 @@ fn the_clock_and_the_game_tell_positions_apart() {
     assert!(cache.get_into(&mirror, true, 0, &mut out));
     cache.keep_for(misere);
     assert!(!cache.get_into(&mirror, true, 0, &mut out), "emptied");
+}
+
+/// A slot gives back the policy it holds whatever its length: in the slot's priors up to
+/// [`INLINE`] moves, in its own buffer past them, one after the other in the same slot
+/// (a one-slot cache), so that a shorter policy never reads the longer one's priors and
+/// a longer one never reads a stale buffer; with its W/D/L and score.
+#[test]
+fn a_slot_holds_policies_of_every_length() {
+    let s = "ataxx".parse::<engine::Game>().unwrap().startpos();
+    let other = s.after(s.legal_moves()[0]);
+    let eval = |n: usize, seed: f32| Evaluation {
+        policy: (0..n).map(|k| seed + k as f32).collect(),
+        value: seed / 1000.0,
+        wdl: Some([seed, 0.0, 1.0]),
+        score: Some(-seed),
+    };
+    let mut cache = EvalCache::new(1);
+    let mut out = Evaluation::default();
+    let lengths = [
+        3,
+        INLINE + 36,
+        INLINE,
+        INLINE + 1,
+        1,
+        INLINE + 1,
+        2 * INLINE,
+        2,
+        5,
+    ];
+    for (k, &n) in lengths.iter().enumerate() {
+        let p = if k % 2 == 0 { s } else { other };
+        let e = eval(n, k as f32 * 7.0);
+        cache.put(p, &e);
+        assert!(cache.get_into(&p, false, n, &mut out), "length {n}");
+        assert_eq!(out, e, "length {n}");
+        // Made in place: the same, read where it was stored.
+        let (m, q) = (n + 1, if k % 2 == 0 { other } else { s });
+        let made = eval(m, k as f32 * 11.0);
+        let request = LeafRequest {
+            state: q,
+            position: q,
+            moves: vec![Move::PASS; m],
+            value_only: false,
+        };
+        let got = cache.answer_in_place(&request, false, |lookup, e| {
+            assert_eq!(lookup, Lookup::Miss);
+            *e = made.clone();
+        });
+        assert_eq!(got, Some(&made.policy[..]), "length {m}");
+        assert!(cache.get_into(&q, false, m, &mut out));
+        assert_eq!(out, made, "length {m}");
+    }
 }
