@@ -9,8 +9,8 @@ use super::leaves::LeafRequest;
 use super::pages::written;
 use crate::evaluator::Evaluation;
 
-/// Entries of a new cache: 16 MiB of slots and 64 MiB of their policies (up to
-/// [`INLINE`] moves a slot; a longer one, rarer, has its own buffer).
+/// Entries of a new cache: 16 MiB of slots and, on Linux, 64 MiB of their policies (up
+/// to [`INLINE`] moves a slot; a longer one, rarer, has its own buffer).
 /// A search of 600,000 simulations makes a fifth fewer evaluations than with 65,536 (the
 /// transpositions of distant parts of its tree are found): 10% more simulations a second
 /// with 1,024 hidden, 1% with 256 (docs/benchmarks.md).
@@ -49,8 +49,10 @@ const EMPTY: u32 = u32::MAX;
 /// a slot it did not visit for long, a miss: in one table on huge pages, written when
 /// the cache is made, the miss takes no page walk, where a buffer of its own (on the
 /// heap's small pages) took one; and its address is the slot's, prefetched without a
-/// load ([`EvalCache::prefetch_policy`]).
-const INLINE: usize = 64;
+/// load ([`EvalCache::prefetch_policy`]). Only on Linux, which gives such tables huge
+/// pages: elsewhere (the WebAssembly player among them) the table's 64 MiB would buy
+/// no walks, and every policy has its own buffer as before.
+const INLINE: usize = if cfg!(target_os = "linux") { 64 } else { 0 };
 
 impl Entry {
     const NONE: Entry = Entry {
@@ -87,10 +89,12 @@ fn key(s: &State) -> u64 {
 pub struct EvalCache {
     entries: Vec<Entry>,
     /// Each slot's evaluation, its value as its entry says; its policy where it has
-    /// more than [`INLINE`] moves (else in `priors`; the buffer here is then stale).
+    /// more than `inline` moves (else in `priors`; the buffer here is then stale).
     evals: Vec<Evaluation>,
-    /// Each slot's policy of at most [`INLINE`] moves, [`INLINE`] floats a slot.
+    /// Each slot's policy of at most `inline` moves, `inline` floats a slot.
     priors: Vec<f32>,
+    /// [`INLINE`] (another in tests).
+    inline: usize,
     /// Where an evaluation is made before it is stored.
     made: Evaluation,
     /// The game of the positions held (none before the first).
@@ -104,10 +108,17 @@ pub struct EvalCache {
 impl EvalCache {
     /// A cache of `entries` slots (0: a cache that holds nothing).
     pub fn new(entries: usize) -> EvalCache {
+        EvalCache::with_inline(entries, INLINE)
+    }
+
+    /// A cache of `entries` slots that holds policies of up to `inline` moves in its
+    /// table ([`INLINE`]).
+    fn with_inline(entries: usize, inline: usize) -> EvalCache {
         EvalCache {
             entries: written(entries, || Entry::NONE),
             evals: written(entries, Evaluation::default),
-            priors: written(entries * INLINE, || 0.0),
+            priors: written(entries * inline, || 0.0),
+            inline,
             made: Evaluation::default(),
             game: None,
             magic: fastmod_magic(entries.max(1) as u64),
@@ -160,7 +171,9 @@ impl EvalCache {
         if let Some(i) = self.slot(s) {
             // A line holds 16 priors: three lines cover the moves of most positions.
             for k in [0, 16, 32] {
-                engine::prefetch(&self.priors[i * INLINE + k]);
+                if let Some(p) = self.priors.get(i * self.inline + k) {
+                    engine::prefetch(p);
+                }
             }
         }
     }
@@ -168,8 +181,8 @@ impl EvalCache {
     /// Slot `i`'s policy (its entry holds a position).
     fn policy(&self, i: usize) -> &[f32] {
         let n = self.entries[i].policy as usize;
-        if n <= INLINE {
-            &self.priors[i * INLINE..i * INLINE + n]
+        if n <= self.inline {
+            &self.priors[i * self.inline..][..n]
         } else {
             &self.evals[i].policy
         }
@@ -325,8 +338,8 @@ impl EvalCache {
         let held = &mut self.evals[i];
         (held.value, held.wdl, held.score) = (*value, *wdl, *score);
         let n = policy.len();
-        if n <= INLINE {
-            self.priors[i * INLINE..i * INLINE + n].copy_from_slice(policy);
+        if n <= self.inline {
+            self.priors[i * self.inline..][..n].copy_from_slice(policy);
         } else {
             // In place (a derived `clone_from` of the evaluation would allocate anew).
             held.policy.clone_from(policy);

@@ -204,9 +204,16 @@ fn the_clock_and_the_game_tell_positions_apart() {
 /// A slot gives back the policy it holds whatever its length: in the slot's priors up to
 /// [`INLINE`] moves, in its own buffer past them, one after the other in the same slot
 /// (a one-slot cache), so that a shorter policy never reads the longer one's priors and
-/// a longer one never reads a stale buffer; with its W/D/L and score.
+/// a longer one never reads a stale buffer; with its W/D/L and score. Also in a cache
+/// with no table (off Linux), where every policy has its buffer.
 #[test]
 fn a_slot_holds_policies_of_every_length() {
+    for inline in [64, 0] {
+        policies_of_every_length(inline);
+    }
+}
+
+fn policies_of_every_length(inline: usize) {
     let s = "ataxx".parse::<engine::Game>().unwrap().startpos();
     let other = s.after(s.legal_moves()[0]);
     let eval = |n: usize, seed: f32| Evaluation {
@@ -215,7 +222,7 @@ fn a_slot_holds_policies_of_every_length() {
         wdl: Some([seed, 0.0, 1.0]),
         score: Some(-seed),
     };
-    let mut cache = EvalCache::new(1);
+    let mut cache = EvalCache::with_inline(1, inline);
     let mut out = Evaluation::default();
     let lengths = [
         3,
