@@ -9,8 +9,8 @@ use super::leaves::LeafRequest;
 use super::pages::written;
 use crate::evaluator::Evaluation;
 
-/// Entries of a new cache: 16 MiB of slots and, on Linux, 64 MiB of their policies (up
-/// to [`INLINE`] moves a slot; a longer one, rarer, has its own buffer).
+/// Entries of a new cache: 16 MiB of slots and, on Linux, a table of 64 MiB for their
+/// policies (up to [`INLINE`] moves a slot; a longer one, rarer, has its own buffer).
 /// A search of 600,000 simulations makes a fifth fewer evaluations than with 65,536 (the
 /// transpositions of distant parts of its tree are found): 10% more simulations a second
 /// with 1,024 hidden, 1% with 256 (docs/benchmarks.md).
@@ -47,9 +47,11 @@ const EMPTY: u32 = u32::MAX;
 /// The priors a slot holds in the cache's own table ([`EvalCache::priors`]): the policy
 /// of a position of at most this many moves. An expansion reads its leaf's policy from
 /// a slot it did not visit for long, a miss: in one table on huge pages, written when
-/// the cache is made, the miss takes no page walk, where a buffer of its own (on the
-/// heap's small pages) took one; and its address is the slot's, prefetched without a
-/// load ([`EvalCache::prefetch_policy`]). Only on Linux, which gives such tables huge
+/// the memory is made ready ([`EvalCache::prepare`]), the miss takes no page walk, where
+/// a buffer of its own (on the heap's small pages) took one; and its address is the
+/// slot's, prefetched without a load ([`EvalCache::prefetch_policy`]). A cache not made
+/// ready (a short search's: the browser's analysis) maps the table's pages as its search
+/// first touches them, small ones, and writes nothing ahead. Only on Linux, which gives such tables huge
 /// pages: elsewhere (the WebAssembly player among them) the table's 64 MiB would buy
 /// no walks, and every policy has its own buffer as before.
 const INLINE: usize = if cfg!(target_os = "linux") { 64 } else { 0 };
@@ -95,6 +97,8 @@ pub struct EvalCache {
     priors: Vec<f32>,
     /// [`INLINE`] (another in tests).
     inline: usize,
+    /// Whether `priors` was written ahead, on huge pages ([`EvalCache::prepare`]).
+    table_written: bool,
     /// Where an evaluation is made before it is stored.
     made: Evaluation,
     /// The game of the positions held (none before the first).
@@ -117,14 +121,28 @@ impl EvalCache {
         EvalCache {
             entries: written(entries, || Entry::NONE),
             evals: written(entries, Evaluation::default),
-            priors: written(entries * inline, || 0.0),
+            // Zeroed pages, mapped when first touched: nothing written here.
+            priors: vec![0.0; entries * inline],
             inline,
+            table_written: false,
             made: Evaluation::default(),
             game: None,
             magic: fastmod_magic(entries.max(1) as u64),
             hits: 0,
             lookups: 0,
         }
+    }
+
+    /// Writes the policy table ahead of a search, on huge pages where the kernel gives
+    /// them (`pages`), what it holds kept; once.
+    pub(super) fn prepare(&mut self) {
+        if self.table_written || self.priors.is_empty() {
+            return;
+        }
+        let mut table = written(self.priors.len(), || 0.0);
+        table.copy_from_slice(&self.priors);
+        self.priors = table;
+        self.table_written = true;
     }
 
     /// Whether the cache has no slots (and answers nothing).

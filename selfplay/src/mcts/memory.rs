@@ -59,7 +59,9 @@ impl PlayMemory {
     /// now rather than during a search, huge ones where it gives them (`pages`): in
     /// edges alone, or where the tree keeps tails (`tails`), in edges and tails by their
     /// share in a search from the start. Buffers already as large are left as they are.
+    /// The evaluation cache's policy table is written too (`EvalCache::prepare`).
     pub fn prepare(&mut self, bytes: usize, tails: bool) {
+        self.cache.prepare();
         let tail_bytes = if tails {
             (bytes as f64 * TAIL_SHARE) as usize
         } else {

@@ -257,5 +257,11 @@ fn policies_of_every_length(inline: usize) {
         assert_eq!(got, Some(&made.policy[..]), "length {m}");
         assert!(cache.get_into(&q, false, m, &mut out));
         assert_eq!(out, made, "length {m}");
+        // Made ready (the table written anew) between two searches: what it held kept.
+        if k == 0 {
+            cache.prepare();
+            assert!(cache.get_into(&q, false, m, &mut out));
+            assert_eq!(out, made, "length {m}, the table written");
+        }
     }
 }
