@@ -13,8 +13,6 @@
 /// What [`prune`] left out, to give the tensors back.
 #[derive(Clone, Debug)]
 pub(crate) struct Pruned {
-    /// The width of the net's tensors.
-    hidden: usize,
     /// The unit of each kept lane, in order (the padding lanes after them are none).
     kept: Vec<u32>,
     /// The units left out, in order, with their W₁ columns (row major: a row of W₁ is
@@ -65,7 +63,6 @@ pub(crate) fn prune(w: &[i16], b: &[i16], v: &[i16]) -> Option<(Tensors, Pruned)
     Some((
         (w_kept, b_kept, v_kept),
         Pruned {
-            hidden,
             kept,
             dropped,
             dropped_w,
@@ -83,7 +80,8 @@ impl Pruned {
         v: &[i16],
     ) -> (Vec<i16>, Vec<i16>, Vec<i16>) {
         let width = b.len();
-        let h = self.hidden;
+        // Every unit is kept or dropped.
+        let h = self.kept.len() + self.dropped.len();
         let rows = w.len() / width;
         let mut full_w = vec![0; rows * h];
         let mut full_b = vec![0; h];

@@ -64,12 +64,8 @@ impl Calls<'_> {
 }
 
 impl Descent for AtOnce<'_> {
-    fn leaf(&mut self, position: &State) {
-        self.cache.prefetch(position);
-    }
-
-    fn will_expand(&mut self, position: &State) {
-        self.cache.prefetch_policy(position);
+    fn leaf(&mut self, position: &State, expands: bool) {
+        self.cache.prefetch(position, expands);
     }
 
     fn expand_now(&mut self, r: &LeafRequest) -> Option<&[f32]> {

@@ -74,7 +74,7 @@ impl Search {
                 batch.paths.push(ROOT);
                 self.add_virtual_loss(&[ROOT]);
                 let root = self.root_state;
-                descent.leaf(&root);
+                descent.leaf(&root, false);
                 let sym = self.draw_symmetry(cfg, rng);
                 let (req, first) = self.leaf_request(&root, &mut batch, LeafKind::Full, sym);
                 batch.hand_out(req, start, first, LeafKind::Full);
@@ -194,11 +194,7 @@ impl Search {
                 state.play(e.mv);
                 if e.first == NONE {
                     // A leaf, as early as it is known.
-                    descent.leaf(&state);
-                    if e.visits > 0 && e.in_flight == 0 && e.exact.get().is_none() {
-                        // Lazy expansion's second visit: its policy will be read.
-                        descent.will_expand(&state);
-                    }
+                    descent.leaf(&state, e.awaits_expansion());
                 }
                 if e.visits + u32::from(e.in_flight) == 0 {
                     // The first descent through this move.

@@ -49,11 +49,11 @@ const EMPTY: u32 = u32::MAX;
 /// a slot it did not visit for long, a miss: in one table on huge pages, written when
 /// the memory is made ready ([`EvalCache::prepare`]), the miss takes no page walk, where
 /// a buffer of its own (on the heap's small pages) took one; and its address is the
-/// slot's, prefetched without a load ([`EvalCache::prefetch_policy`]). A cache not made
-/// ready (a short search's: the browser's analysis) maps the table's pages as its search
-/// first touches them, small ones, and writes nothing ahead. Only on Linux, which gives such tables huge
-/// pages: elsewhere (the WebAssembly player among them) the table's 64 MiB would buy
-/// no walks, and every policy has its own buffer as before.
+/// slot's, prefetched without a load ([`EvalCache::prefetch`]). A cache not made ready
+/// (a short search's: the browser's analysis) maps the table's pages as its search first
+/// touches them, small ones, and writes nothing ahead. Only on Linux, which gives such
+/// tables huge pages: elsewhere (the WebAssembly player among them) the table's 64 MiB
+/// would buy no walks, and every policy has its own buffer as before.
 const INLINE: usize = if cfg!(target_os = "linux") { 64 } else { 0 };
 
 impl Entry {
@@ -173,20 +173,18 @@ impl EvalCache {
     }
 
     /// Asks the CPU to bring `s`'s entry and evaluation into its caches, ahead of its
-    /// lookup (and of the evaluation made there where the lookup misses).
-    pub fn prefetch(&self, s: &State) {
-        if let Some(i) = self.slot(s) {
-            engine::prefetch(&self.entries[i]);
-            engine::prefetch(&self.evals[i]);
-        }
-    }
-
-    /// Asks the CPU to bring the first lines of the policy held in `s`'s slot into its
-    /// caches, ahead of an expansion's read of it, while the descent goes on (the
-    /// request's moves generated). The slot may hold another position, or a policy of
-    /// its own buffer: then a few lines are fetched for nothing.
-    pub fn prefetch_policy(&self, s: &State) {
-        if let Some(i) = self.slot(s) {
+    /// lookup (and of the evaluation made there where the lookup misses); and where
+    /// `policy` (an expansion's), the first lines of the policy in the slot's table,
+    /// while the descent goes on (the request's moves generated). The slot may hold
+    /// another position, or a policy of its own buffer: then a few lines are fetched for
+    /// nothing.
+    pub fn prefetch(&self, s: &State, policy: bool) {
+        let Some(i) = self.slot(s) else {
+            return;
+        };
+        engine::prefetch(&self.entries[i]);
+        engine::prefetch(&self.evals[i]);
+        if policy {
             // A line holds 16 priors: three lines cover the moves of most positions.
             for k in [0, 16, 32] {
                 if let Some(p) = self.priors.get(i * self.inline + k) {

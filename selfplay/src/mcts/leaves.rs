@@ -110,15 +110,10 @@ impl LeafBatch {
 pub trait Descent {
     /// A leaf the descent reached, as soon as it is known: every request's, in order, and
     /// those of collisions and of finished or solved games (the play loop prefetches its
-    /// evaluation cache's slot).
-    fn leaf(&mut self, position: &State);
-
-    /// Leaf `position` (told to [`Descent::leaf`] just before) is visited the second
-    /// time: the descent will ask for its policy, to expand it (the play loop prefetches
-    /// the cached policy's buffer, which lies apart from its slot). Nothing by default.
-    fn will_expand(&mut self, position: &State) {
-        let _ = position;
-    }
+    /// evaluation cache's slot). `expands`: lazy expansion's second visit, whose policy
+    /// the descent will ask for to expand it (the play loop prefetches the cached
+    /// policy too, which lies apart from the slot).
+    fn leaf(&mut self, position: &State, expands: bool);
 
     /// The policy of `request`, lazy expansion's second visit, if the caller gives it at
     /// once: the leaf is then expanded and the descent goes on
@@ -148,7 +143,7 @@ pub trait Descent {
 }
 
 impl<F: FnMut(&State)> Descent for F {
-    fn leaf(&mut self, position: &State) {
+    fn leaf(&mut self, position: &State, _: bool) {
         self(position);
     }
 }

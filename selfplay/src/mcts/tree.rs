@@ -78,6 +78,13 @@ pub(super) struct Edge {
 const _: () = assert!(size_of::<Edge>() == 24);
 
 impl Edge {
+    /// Whether the position after this move is a leaf the next descent through it
+    /// expands (lazy expansion's second visit): visited, not expanded, no simulation in
+    /// flight through it (else a collision), no exact value (else scored as it is).
+    pub(super) fn awaits_expansion(&self) -> bool {
+        self.first == NONE && self.visits > 0 && self.in_flight == 0 && self.exact == Exact::UNKNOWN
+    }
+
     /// A move not searched yet, with its prior.
     pub(super) fn unvisited(mv: Move, prior: f32) -> Edge {
         Edge {

@@ -31,7 +31,7 @@ fn gather_with_shows_each_leaf_before_its_request() {
 
 /// The made-up evaluation of [`answer`], given at once to a descent that asks: an
 /// expansion's, and a first visit's value too where `values`. Each expansion must have
-/// been announced ([`Descent::will_expand`]) since the last leaf.
+/// been announced by its leaf ([`Descent::leaf`]'s `expands`).
 struct AtOnce {
     eval: Evaluation,
     evaluated: u32,
@@ -42,12 +42,8 @@ struct AtOnce {
 }
 
 impl Descent for AtOnce {
-    fn leaf(&mut self, _: &State) {
-        self.announced = None;
-    }
-
-    fn will_expand(&mut self, position: &State) {
-        self.announced = Some(*position);
+    fn leaf(&mut self, position: &State, expands: bool) {
+        self.announced = expands.then_some(*position);
     }
 
     fn expand_now(&mut self, r: &LeafRequest) -> Option<&[f32]> {
