@@ -8,7 +8,7 @@ use engine::Rng;
 use super::config::{MctsConfig, RootKind};
 use super::gumbel::Gumbel;
 use super::noise::{dirichlet, gumbel_noise};
-use super::search::Search;
+use super::search::{Search, reciprocal};
 use super::tree::{Edge, ROOT};
 
 /// What [`Search::pick_puct`] returns for the first move of a position's tail.
@@ -122,7 +122,7 @@ impl Search {
             );
         }
         let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
-        let sqrt_n = (child_total.max(1) as f32).sqrt();
+        let exploration = cfg.c_puct * (child_total.max(1) as f32).sqrt();
         let mut best = 0;
         let mut best_score = f32::NEG_INFINITY;
         for (i, e) in edges[..(visited + 1).min(edges.len())].iter().enumerate() {
@@ -137,7 +137,7 @@ impl Search {
             if forced && (nv as f32) < (2.0 * e.prior * child_total as f32).sqrt() {
                 return range.start + i;
             }
-            let score = q + cfg.c_puct * e.prior * sqrt_n / (1 + nv) as f32;
+            let score = q + exploration * e.prior * reciprocal(1 + nv);
             if score > best_score {
                 best_score = score;
                 best = i;
@@ -169,7 +169,7 @@ impl Search {
                 .sum::<u32>(),
             "a node's visits are its first and its children's"
         );
-        let sqrt_n = (child_total.max(1) as f32).sqrt();
+        let exploration = cfg.c_puct * (child_total.max(1) as f32).sqrt();
         let mut visited_mass = 0.0f32;
         let mut best = 0;
         let mut best_score = f32::NEG_INFINITY;
@@ -190,7 +190,7 @@ impl Search {
                     _ => {}
                 }
                 let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
-                if fpu + cfg.c_puct * e.prior * sqrt_n > best_score {
+                if fpu + exploration * e.prior > best_score {
                     best = i;
                 }
                 break;
@@ -201,7 +201,7 @@ impl Search {
                 Some(p) if p <= -1.0 => continue,
                 _ => {}
             }
-            let score = q + cfg.c_puct * e.prior * sqrt_n / (1 + nv) as f32;
+            let score = q + exploration * e.prior * reciprocal(1 + nv);
             if score > best_score {
                 best_score = score;
                 best = i;
@@ -213,7 +213,7 @@ impl Search {
             let first_prior = self.edges[range.end].prior;
             debug_assert_eq!(first_prior, self.tails[self.tail_of(at).start].prior);
             let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
-            if fpu + cfg.c_puct * first_prior * sqrt_n > best_score {
+            if fpu + exploration * first_prior > best_score {
                 return TAIL;
             }
         }
