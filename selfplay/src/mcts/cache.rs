@@ -28,21 +28,35 @@ pub(super) enum Lookup {
     Miss,
 }
 
-/// A slot's position and what a lookup needs of its evaluation: 16 bytes, so that the
-/// table a lookup reads (a megabyte for the default cache) stays in the caches a search
-/// leaves it, where the evaluations (three times the size, their policies elsewhere)
-/// would not: a value alone, most lookups, is read from here.
+/// A slot's position and what a lookup needs of its evaluation: 16 bytes, four a cache
+/// line. A value alone, most lookups, is read from here, and a fast net's evaluation is
+/// held here and in the policy table alone: a leaf's lookup and store touch one line of
+/// slots (and its policy's), where a slot's evaluation kept beside it, 56 bytes, took
+/// one or two more lines a leaf, fetched ahead of every lookup and written at every
+/// store (docs/benchmarks.md).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     /// The position's [`key`].
     key: u64,
     value: f32,
-    /// The moves its policy covers (0 for a value alone), or [`EMPTY`].
-    policy: u32,
+    /// The moves its policy covers (0 for a value alone).
+    policy: u16,
+    /// Whether the slot holds a position.
+    held: bool,
+    /// Whether the slot's [`Extras`] hold the evaluation's (else it has none).
+    extras: bool,
 }
 
-/// An [`Entry::policy`] that holds no position.
-const EMPTY: u32 = u32::MAX;
+const _: () = assert!(size_of::<Entry>() == 16);
+
+/// What an evaluation holds besides its value and policy: the W/D/L and score that some
+/// evaluators give (a CNN's heads); a fast net gives neither, and its slots never read or
+/// write theirs.
+#[derive(Clone, Copy, Debug, Default)]
+struct Extras {
+    wdl: Option<[f32; 3]>,
+    score: Option<f32>,
+}
 
 /// The priors a slot holds in the cache's own table ([`EvalCache::priors`]): the policy
 /// of a position of at most this many moves. An expansion reads its leaf's policy from
@@ -60,12 +74,14 @@ impl Entry {
     const NONE: Entry = Entry {
         key: 0,
         value: 0.0,
-        policy: EMPTY,
+        policy: 0,
+        held: false,
+        extras: false,
     };
 
     /// Whether the entry holds the position of key `key`.
     fn holds(&self, key: u64) -> bool {
-        self.policy != EMPTY && self.key == key
+        self.held && self.key == key
     }
 }
 
@@ -90,9 +106,11 @@ fn key(s: &State) -> u64 {
 /// (a newer evaluation replaces an older one in its slot).
 pub struct EvalCache {
     entries: Vec<Entry>,
-    /// Each slot's evaluation, its value as its entry says; its policy where it has
-    /// more than `inline` moves (else in `priors`; the buffer here is then stale).
-    evals: Vec<Evaluation>,
+    /// Each slot's W/D/L and score, where its entry says it has them.
+    extras: Vec<Extras>,
+    /// Each slot's policy where it has more than `inline` moves (else in `priors`; the
+    /// buffer here is then stale).
+    long: Vec<Vec<f32>>,
     /// Each slot's policy of at most `inline` moves, `inline` floats a slot.
     priors: Vec<f32>,
     /// [`INLINE`] (another in tests).
@@ -120,7 +138,8 @@ impl EvalCache {
     fn with_inline(entries: usize, inline: usize) -> EvalCache {
         EvalCache {
             entries: written(entries, || Entry::NONE),
-            evals: written(entries, Evaluation::default),
+            extras: written(entries, Extras::default),
+            long: written(entries, Vec::new),
             // Zeroed pages, mapped when first touched: nothing written here.
             priors: vec![0.0; entries * inline],
             inline,
@@ -172,19 +191,20 @@ impl EvalCache {
         (n > 0).then(|| fastmod(s.hash(), self.magic, n) as usize)
     }
 
-    /// Asks the CPU to bring `s`'s entry and evaluation into its caches, ahead of its
-    /// lookup (and of the evaluation made there where the lookup misses); and where
-    /// `policy` (an expansion's), the first lines of the policy in the slot's table,
-    /// while the descent goes on (the request's moves generated). The slot may hold
-    /// another position, or a policy of its own buffer: then a few lines are fetched for
-    /// nothing.
+    /// Asks the CPU to bring `s`'s entry into its caches, ahead of its lookup (and of the
+    /// evaluation stored there where the lookup misses); and where `policy` (an
+    /// expansion's), the first lines of the policy in the slot's table (or its buffer's
+    /// header where there is no table), while the descent goes on (the request's moves
+    /// generated). The slot may hold another position, or a policy of its own buffer:
+    /// then a few lines are fetched for nothing.
     pub fn prefetch(&self, s: &State, policy: bool) {
         let Some(i) = self.slot(s) else {
             return;
         };
         engine::prefetch(&self.entries[i]);
-        engine::prefetch(&self.evals[i]);
-        if policy {
+        if policy && self.inline == 0 {
+            engine::prefetch(&self.long[i]);
+        } else if policy {
             // A line holds 16 priors: three lines cover the moves of most positions.
             for k in [0, 16, 32] {
                 if let Some(p) = self.priors.get(i * self.inline + k) {
@@ -200,7 +220,7 @@ impl EvalCache {
         if n <= self.inline {
             &self.priors[i * self.inline..][..n]
         } else {
-            &self.evals[i].policy
+            &self.long[i]
         }
     }
 
@@ -232,8 +252,17 @@ impl EvalCache {
                 out.policy.extend_from_slice(self.policy(i));
             }
         }
-        let e = &self.evals[i];
-        (out.value, out.wdl, out.score) = (e.value, e.wdl, e.score);
+        let x = self.extras_of(i);
+        (out.value, out.wdl, out.score) = (self.entries[i].value, x.wdl, x.score);
+    }
+
+    /// Slot `i`'s W/D/L and score (none where it holds neither, or no position).
+    fn extras_of(&self, i: usize) -> Extras {
+        if self.entries[i].extras {
+            self.extras[i]
+        } else {
+            Extras::default()
+        }
     }
 
     /// What the cache holds for a request of position `s` (a value alone where
@@ -334,8 +363,8 @@ impl EvalCache {
     /// a buffer of the cache's for the rest.
     fn make(&mut self, i: usize, s: &State, make: impl FnOnce(&mut Evaluation)) {
         let mut e = std::mem::take(&mut self.made);
-        let held = &self.evals[i];
-        (e.value, e.wdl, e.score) = (held.value, held.wdl, held.score);
+        let x = self.extras_of(i);
+        (e.value, e.wdl, e.score) = (self.entries[i].value, x.wdl, x.score);
         make(&mut e);
         self.store(i, s, &e);
         self.made = e;
@@ -351,19 +380,26 @@ impl EvalCache {
             wdl,
             score,
         } = e;
-        let held = &mut self.evals[i];
-        (held.value, held.wdl, held.score) = (*value, *wdl, *score);
+        let extras = wdl.is_some() || score.is_some();
+        if extras {
+            self.extras[i] = Extras {
+                wdl: *wdl,
+                score: *score,
+            };
+        }
         let n = policy.len();
         if n <= self.inline {
             self.priors[i * self.inline..][..n].copy_from_slice(policy);
         } else {
-            // In place (a derived `clone_from` of the evaluation would allocate anew).
-            held.policy.clone_from(policy);
+            // In place: the buffer's memory is kept.
+            self.long[i].clone_from(policy);
         }
         self.entries[i] = Entry {
             key: key(s),
             value: *value,
-            policy: n as u32,
+            policy: u16::try_from(n).expect("fewer than 65,536 legal moves"),
+            held: true,
+            extras,
         };
     }
 

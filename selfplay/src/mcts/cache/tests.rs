@@ -265,3 +265,69 @@ fn policies_of_every_length(inline: usize) {
         }
     }
 }
+
+/// A slot's W/D/L and score belong to the evaluation it holds: one without them (a fast
+/// net's, which never writes the slot's extras) that replaces one with them gives none
+/// back, not the stale ones; one with them after it gives its own; and a policy made
+/// alone for a held value keeps the value's W/D/L and score.
+#[test]
+fn a_slot_gives_the_wdl_and_score_of_the_evaluation_it_holds() {
+    let s = "ataxx".parse::<engine::Game>().unwrap().startpos();
+    let other = s.after(s.legal_moves()[0]);
+    let with = |v: f32| Evaluation {
+        policy: vec![0.5, 0.5],
+        value: v,
+        wdl: Some([v, 0.0, 1.0 - v]),
+        score: Some(-v),
+    };
+    let without = Evaluation {
+        policy: vec![0.25, 0.75],
+        value: 0.5,
+        wdl: None,
+        score: None,
+    };
+    let mut cache = EvalCache::new(1);
+    let mut out = Evaluation::default();
+    cache.put(s, &with(0.125));
+    assert!(cache.get_into(&s, false, 2, &mut out));
+    assert_eq!(out, with(0.125));
+    cache.put(other, &without);
+    assert!(cache.get_into(&other, false, 2, &mut out));
+    assert_eq!(
+        out, without,
+        "no W/D/L or score left from the slot's last position"
+    );
+    assert!(cache.get_into(&other, true, 0, &mut out));
+    assert_eq!((out.wdl, out.score), (None, None));
+    cache.put(s, &with(0.75));
+    assert!(cache.get_into(&s, true, 0, &mut out));
+    assert_eq!(
+        (out.value, out.wdl, out.score),
+        (0.75, with(0.75).wdl, Some(-0.75))
+    );
+    // A value alone held; its policy made alone keeps the value's W/D/L and score.
+    cache.put(
+        other,
+        &Evaluation {
+            policy: vec![],
+            ..with(0.25)
+        },
+    );
+    let request = LeafRequest {
+        state: other,
+        position: other,
+        moves: vec![Move::PASS; 2],
+        value_only: false,
+    };
+    let got = cache.answer_in_place(&request, true, |lookup, e| {
+        assert_eq!(lookup, Lookup::PolicyAlone);
+        assert_eq!(
+            (e.value, e.wdl, e.score),
+            (0.25, with(0.25).wdl, Some(-0.25))
+        );
+        e.policy = vec![0.5, 0.5];
+    });
+    assert_eq!(got, Some(&[0.5, 0.5][..]));
+    assert!(cache.get_into(&other, false, 2, &mut out));
+    assert_eq!(out, with(0.25));
+}
