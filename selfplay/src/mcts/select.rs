@@ -9,7 +9,7 @@ use super::config::{MctsConfig, RootKind};
 use super::gumbel::Gumbel;
 use super::noise::{dirichlet, gumbel_noise};
 use super::search::{Search, reciprocal};
-use super::tree::{Edge, ROOT};
+use super::tree::{Edge, NONE, ROOT};
 
 /// What [`Search::pick_puct`] returns for the first move of a position's tail.
 pub(super) const TAIL: usize = usize::MAX;
@@ -205,6 +205,12 @@ impl Search {
             if score > best_score {
                 best_score = score;
                 best = i;
+                // The leader's moves, fetched while the scan goes on: the next pick
+                // reads them if it stays the leader, as it mostly does (the descent
+                // fetches the rest once the move is chosen).
+                if e.first != NONE {
+                    engine::prefetch(&self.edges[e.first as usize]);
+                }
             }
         }
         // Every edge visited: the first unvisited move is the tail's first, scored as the
