@@ -25,7 +25,7 @@ pub const DEFAULT_TREE_BYTES: usize = 2 << 30;
 pub const MAX_TREE_BYTES: u64 = 32 << 30;
 
 /// The bytes a player made ready holds for its tree: what a tree keeps between moves
-/// (larger buffers are given back), a tree of about a million simulations.
+/// (larger buffers are given back), a tree of about two million simulations.
 pub const PREPARED_TREE_BYTES: usize = MAX_SPARE_BYTES;
 
 /// The share of a tree's bytes in its positions' tails where it keeps them (one leaf at

@@ -216,8 +216,11 @@ pub(super) fn root_edge(s: &State) -> Edge {
 }
 
 /// A spare larger than this is given back to the allocator instead of kept: a long
-/// analysis may grow a tree of gigabytes, and a game's moves at the clock use far less.
-pub(super) const MAX_SPARE_BYTES: usize = 256 << 20;
+/// analysis may grow a tree of gigabytes, and a game's moves at the clock use less. A
+/// search of 3 s from Ataxx's start (1.1M simulations with a 1,024-hidden fast net on
+/// the Xeon VM of docs/benchmarks.md) outgrew 256 MiB, and moved its tree to new memory
+/// on small pages near its end.
+pub(super) const MAX_SPARE_BYTES: usize = 512 << 20;
 
 /// Emptied buffers of an earlier tree (see `Search::spare`).
 #[derive(Default)]
