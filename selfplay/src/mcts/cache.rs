@@ -202,14 +202,17 @@ impl EvalCache {
             return;
         };
         engine::prefetch(&self.entries[i]);
-        if policy && self.inline == 0 {
+        if !policy {
+            return;
+        }
+        if self.inline == 0 {
             engine::prefetch(&self.long[i]);
-        } else if policy {
-            // A line holds 16 priors: three lines cover the moves of most positions.
-            for k in [0, 16, 32] {
-                if let Some(p) = self.priors.get(i * self.inline + k) {
-                    engine::prefetch(p);
-                }
+            return;
+        }
+        // A line holds 16 priors: three lines cover the moves of most positions.
+        for k in [0, 16, 32] {
+            if let Some(p) = self.priors.get(i * self.inline + k) {
+                engine::prefetch(p);
             }
         }
     }
@@ -252,17 +255,19 @@ impl EvalCache {
                 out.policy.extend_from_slice(self.policy(i));
             }
         }
-        let x = self.extras_of(i);
-        (out.value, out.wdl, out.score) = (self.entries[i].value, x.wdl, x.score);
+        self.held_into(i, out);
     }
 
-    /// Slot `i`'s W/D/L and score (none where it holds neither, or no position).
-    fn extras_of(&self, i: usize) -> Extras {
-        if self.entries[i].extras {
+    /// Sets `out`'s value, W/D/L and score to slot `i`'s (no W/D/L or score where it
+    /// holds neither), its policy left as it is.
+    fn held_into(&self, i: usize, out: &mut Evaluation) {
+        let entry = &self.entries[i];
+        let x = if entry.extras {
             self.extras[i]
         } else {
             Extras::default()
-        }
+        };
+        (out.value, out.wdl, out.score) = (entry.value, x.wdl, x.score);
     }
 
     /// What the cache holds for a request of position `s` (a value alone where
@@ -363,8 +368,7 @@ impl EvalCache {
     /// a buffer of the cache's for the rest.
     fn make(&mut self, i: usize, s: &State, make: impl FnOnce(&mut Evaluation)) {
         let mut e = std::mem::take(&mut self.made);
-        let x = self.extras_of(i);
-        (e.value, e.wdl, e.score) = (self.entries[i].value, x.wdl, x.score);
+        self.held_into(i, &mut e);
         make(&mut e);
         self.store(i, s, &e);
         self.made = e;

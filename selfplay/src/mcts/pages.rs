@@ -60,28 +60,22 @@ pub(super) fn reserve_written<T: Copy>(v: &mut Vec<T>, n: usize, fill: T) {
 fn advise<T>(v: &Vec<T>, huge: bool) {
     #[cfg(target_os = "linux")]
     {
-        let start = v.as_ptr() as usize;
-        let bytes = v.capacity() * size_of::<T>();
-        if bytes < HUGE {
+        if v.capacity() * size_of::<T>() < HUGE {
             return;
         }
         // SAFETY: sysconf reads a constant of the system.
         let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(0);
-        if page == 0 {
+        // madvise takes whole pages.
+        let Some((a, b)) = whole_pages(v, page) else {
             return;
-        }
-        // The whole pages inside the room (madvise takes whole pages).
-        let (a, b) = (start.next_multiple_of(page), (start + bytes) / page * page);
-        if b <= a {
-            return;
-        }
+        };
         let advice = if huge {
             libc::MADV_HUGEPAGE
         } else {
             libc::MADV_NOHUGEPAGE
         };
-        // SAFETY: [a, b) is whole pages inside `v`'s own allocation (start ≤ a < b ≤
-        // start + bytes), and these two advices change how the kernel backs those pages,
+        // SAFETY: [a, b) is whole pages inside `v`'s own allocation (`whole_pages`),
+        // and these two advices change how the kernel backs those pages,
         // never their contents nor whether they are mapped; where the kernel has no
         // transparent huge pages the call fails (EINVAL) and changes nothing, which is
         // why its result is not read.
@@ -98,19 +92,29 @@ fn collapse<T>(v: &Vec<T>) {
     {
         // The value of Linux's UAPI (the libc crate names it for glibc targets alone).
         const MADV_COLLAPSE: libc::c_int = 25;
-        let start = v.as_ptr() as usize;
-        let bytes = v.capacity() * size_of::<T>();
-        let (a, b) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
-        if b <= a {
+        let Some((a, b)) = whole_pages(v, HUGE) else {
             return;
-        }
-        // SAFETY: [a, b) is whole huge pages inside `v`'s own allocation (start ≤ a < b
-        // ≤ start + bytes); a collapse copies those pages' contents into huge pages and
+        };
+        // SAFETY: [a, b) is whole huge pages inside `v`'s own allocation
+        // (`whole_pages`); a collapse copies those pages' contents into huge pages and
         // maps them in their place, never changing what the memory holds nor whether it
         // is mapped; where it cannot, it fails and leaves the pages as they were, which
         // is why its result is not read.
         unsafe { libc::madvise(a as *mut libc::c_void, b - a, MADV_COLLAPSE) };
     }
+}
+
+/// The addresses [a, b) of the whole pages of `page` bytes inside `v`'s room (start ≤ a
+/// < b ≤ start + capacity in bytes); none where there is none, or for a page size of 0.
+#[cfg(target_os = "linux")]
+fn whole_pages<T>(v: &Vec<T>, page: usize) -> Option<(usize, usize)> {
+    let start = v.as_ptr() as usize;
+    let end = start + v.capacity() * size_of::<T>();
+    let (a, b) = (
+        start.checked_next_multiple_of(page)?,
+        end.checked_div(page)? * page,
+    );
+    (a < b).then_some((a, b))
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -121,14 +125,9 @@ mod tests {
     /// process's `AnonHugePages` grows by most of it), and holds what was written.
     #[test]
     fn written_memory_is_on_huge_pages_where_the_kernel_gives_them() {
-        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-            .unwrap_or_default();
-        let huge_kb = || -> u64 {
+        let huge_kb = || {
             let s = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
-            s.lines()
-                .find_map(|l| l.strip_prefix("AnonHugePages:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-                .unwrap_or(0)
+            s.lines().find_map(anon_huge_kb).unwrap_or(0)
         };
         let before = huge_kb();
         let v: Vec<u64> = written(8 << 20, || 7);
@@ -137,7 +136,7 @@ mod tests {
         assert!(v.iter().all(|&x| x == 7) && v.len() == 8 << 20);
         assert!(w.is_empty() && w.capacity() >= 8 << 20);
         // 96 MiB written; other tests of this process may free huge pages meanwhile.
-        if thp.contains("[always]") || thp.contains("[madvise]") {
+        if thp_on() {
             let grew = huge_kb().saturating_sub(before);
             assert!(grew >= 64 << 10, "{grew} kB of huge pages for 96 MiB");
         }
@@ -148,8 +147,6 @@ mod tests {
     /// pages on advice or always), its contents kept.
     #[test]
     fn memory_mapped_on_small_pages_is_collapsed() {
-        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-            .unwrap_or_default();
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
         let mut version = release
             .split(|c: char| !c.is_ascii_digit())
@@ -162,7 +159,7 @@ mod tests {
         collapse(&v);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 ^ 0x5a5a));
         let after = huge_kb_at(v.as_ptr() as usize);
-        if (major, minor) >= (6, 1) && (thp.contains("[always]") || thp.contains("[madvise]")) {
+        if (major, minor) >= (6, 1) && thp_on() {
             assert!(
                 after >= 6 << 10,
                 "{before} kB, then {after} kB of huge pages for 8 MiB"
@@ -181,10 +178,23 @@ mod tests {
                 && let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
             {
                 inside = (a..b).contains(&at);
-            } else if inside && let Some(kb) = line.strip_prefix("AnonHugePages:") {
-                return kb.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+            } else if inside && let Some(kb) = anon_huge_kb(line) {
+                return kb;
             }
         }
         0
+    }
+
+    /// Whether the kernel gives transparent huge pages (always, or on advice).
+    fn thp_on() -> bool {
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default();
+        thp.contains("[always]") || thp.contains("[madvise]")
+    }
+
+    /// The kB of an `AnonHugePages:` line of `smaps` or `smaps_rollup`.
+    fn anon_huge_kb(line: &str) -> Option<u64> {
+        let kb = line.strip_prefix("AnonHugePages:")?;
+        kb.trim().trim_end_matches("kB").trim().parse().ok()
     }
 }

@@ -14,6 +14,14 @@ use super::tree::{Edge, NONE, ROOT};
 /// What [`Search::pick_puct`] returns for the first move of a position's tail.
 pub(super) const TAIL: usize = usize::MAX;
 
+/// PUCT's score of a move of value `q` (the first-play value where it is unvisited),
+/// prior `prior` and `n` visits, `exploration` being its node's c·√N. (An unvisited
+/// move's term is `exploration · prior` exactly: the reciprocal of 1 is 1.)
+#[inline(always)]
+fn puct(q: f32, prior: f32, exploration: f32, n: u32) -> f32 {
+    q + exploration * prior * reciprocal(1 + n)
+}
+
 impl Search {
     /// Noise and the Gumbel schedule, once the root has priors.
     pub(super) fn prepare_root(&mut self, cfg: &MctsConfig, rng: &mut Rng) {
@@ -137,7 +145,7 @@ impl Search {
             if forced && (nv as f32) < (2.0 * e.prior * child_total as f32).sqrt() {
                 return range.start + i;
             }
-            let score = q + exploration * e.prior * reciprocal(1 + nv);
+            let score = puct(q, e.prior, exploration, nv);
             if score > best_score {
                 best_score = score;
                 best = i;
@@ -190,7 +198,7 @@ impl Search {
                     _ => {}
                 }
                 let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
-                if fpu + exploration * e.prior > best_score {
+                if puct(fpu, e.prior, exploration, 0) > best_score {
                     best = i;
                 }
                 break;
@@ -201,7 +209,7 @@ impl Search {
                 Some(p) if p <= -1.0 => continue,
                 _ => {}
             }
-            let score = q + exploration * e.prior * reciprocal(1 + nv);
+            let score = puct(q, e.prior, exploration, nv);
             if score > best_score {
                 best_score = score;
                 best = i;
@@ -219,7 +227,7 @@ impl Search {
             let first_prior = self.edges[range.end].prior;
             debug_assert_eq!(first_prior, self.tails[self.tail_of(at).start].prior);
             let fpu = parent_q - cfg.fpu_reduction * visited_mass.sqrt();
-            if fpu + exploration * first_prior > best_score {
+            if puct(fpu, first_prior, exploration, 0) > best_score {
                 return TAIL;
             }
         }
